@@ -1,0 +1,61 @@
+# lambda-inbox developer and CI entry points. All tools run from .venv explicitly.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DYNAMODB_LOCAL_DIR ?= .cache/dynamodb-local
+
+export SAM_CLI_TELEMETRY := 0
+export DYNAMODB_LOCAL_DIR
+
+.PHONY: help venv dynamodb-local lint template-lint build test demo clean
+
+help:
+	@echo "targets: venv dynamodb-local lint template-lint build test demo clean"
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -e '.[dev]'
+	@touch $(STAMP)
+
+dynamodb-local:
+	bash scripts/fetch-dynamodb-local.sh
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy --strict layers/inbox/lambda_inbox
+	$(BIN)/mypy functions tests
+
+template-lint: venv
+	$(BIN)/sam validate --lint --template-file template.yaml
+	$(BIN)/cfn-lint template.yaml
+
+# sam build needs an interpreter matching the template's runtime (python3.13) on PATH.
+build: venv
+	@py313=""; \
+	if command -v pyenv >/dev/null 2>&1 && pyenv prefix 3.13.0 >/dev/null 2>&1; then \
+		py313="$$(pyenv prefix 3.13.0)/bin"; \
+	elif command -v python3.13 >/dev/null 2>&1; then \
+		py313="$$(dirname "$$(command -v python3.13)")"; \
+	else \
+		echo "error: sam build needs Python 3.13 (install it with 'pyenv install 3.13.0' or put python3.13 on PATH)" >&2; \
+		exit 1; \
+	fi; \
+	echo "sam build with $$py313/python3.13"; \
+	PATH="$$py313:$$PATH" $(abspath $(BIN))/sam build --template-file template.yaml
+
+test: venv dynamodb-local lint template-lint
+	$(BIN)/pytest -q
+
+demo: venv dynamodb-local
+	$(BIN)/python scripts/demo.py
+
+clean:
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache
