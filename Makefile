@@ -31,7 +31,12 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict layers/inbox/lambda_inbox
-	$(BIN)/mypy functions tests
+	@# Each function is its own root (as in Lambda), so check each app.py with its folder on the path.
+	@for app in functions/*/app.py; do \
+		echo "mypy $$app"; \
+		MYPYPATH="layers/inbox:$$(dirname $$app)" $(BIN)/mypy "$$app" || exit 1; \
+	done
+	$(BIN)/mypy tests
 
 template-lint: venv
 	$(BIN)/sam validate --lint --template-file template.yaml
