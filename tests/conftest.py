@@ -1,0 +1,215 @@
+"""Root fixtures shared by unit and integration tests.
+
+- a fake AWS environment for the whole session (no real credentials or profile can leak in);
+- `dynamodb_local_endpoint`: DynamoDB Local as a real Java process (session scope);
+- `moto_server_endpoint`: a threaded moto server, e.g. for SQS (session scope);
+- `local_tables`: a fresh inbox table and domain table on DynamoDB Local (per test).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from tests.support.tables import (
+    LocalTables,
+    create_domain_table,
+    create_inbox_table,
+    delete_table,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DYNAMODB_LOCAL_START_TIMEOUT = 60.0
+
+FAKE_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "POWERTOOLS_METRICS_NAMESPACE": "LambdaInboxTests",
+    "POWERTOOLS_SERVICE_NAME": "tests",
+}
+# Removed so that nothing reaches a real account or a developer's own endpoints.
+CLEARED_AWS_ENV = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
+
+
+def _apply_fake_aws_env(mp: pytest.MonkeyPatch) -> None:
+    for key, value in FAKE_AWS_ENV.items():
+        mp.setenv(key, value)
+    for key in CLEARED_AWS_ENV:
+        mp.delenv(key, raising=False)
+    for key in list(os.environ):
+        if key == "AWS_ENDPOINT_URL" or key.startswith("AWS_ENDPOINT_URL_"):
+            mp.delenv(key, raising=False)
+    # Keep boto3 away from a developer's ~/.aws files.
+    mp.setenv("AWS_CONFIG_FILE", os.devnull)
+    mp.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+
+
+_session_env = pytest.MonkeyPatch()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Applied before collection, so modules that read the environment at import time see it.
+    _apply_fake_aws_env(_session_env)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _session_env.undo()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def aws_test_environment() -> Iterator[dict[str, str]]:
+    """Fake AWS credentials/region and Powertools settings for the whole session."""
+    with pytest.MonkeyPatch.context() as mp:
+        _apply_fake_aws_env(mp)
+        yield dict(FAKE_AWS_ENV)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def dynamodb_local_dir() -> Path:
+    raw = os.environ.get("DYNAMODB_LOCAL_DIR", ".cache/dynamodb-local")
+    path = Path(raw)
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+def local_dynamodb_client(endpoint: str) -> DynamoDBClient:
+    """A low-level DynamoDB client for a local endpoint (fast failure, few retries)."""
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(
+            connect_timeout=2,
+            read_timeout=30,
+            retries={"max_attempts": 3, "mode": "standard"},
+        ),
+    )
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local_endpoint() -> Iterator[str]:
+    """Start DynamoDB Local (`-inMemory`, free port) and yield its URL `http://127.0.0.1:PORT`."""
+    home = dynamodb_local_dir()
+    jar = home / "DynamoDBLocal.jar"
+    if not jar.is_file() or not (home / "DynamoDBLocal_lib").is_dir():
+        pytest.fail(
+            f"DynamoDB Local is not installed ({jar} missing): run `make dynamodb-local`",
+            pytrace=False,
+        )
+    java = shutil.which("java")
+    if java is None:
+        pytest.fail("DynamoDB Local needs a Java runtime (java) on PATH", pytrace=False)
+
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - kept open for the process lifetime
+        prefix="dynamodb-local-", suffix=".log", delete=False
+    )
+    proc = subprocess.Popen(
+        [
+            java,
+            "-Djava.library.path=DynamoDBLocal_lib",
+            "-jar",
+            "DynamoDBLocal.jar",
+            "-inMemory",
+            "-port",
+            str(port),
+        ],
+        cwd=home,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        client = local_dynamodb_client(endpoint)
+        deadline = time.monotonic() + DYNAMODB_LOCAL_START_TIMEOUT
+        last_error: Exception | None = None
+        while True:
+            if proc.poll() is not None:
+                output = Path(log.name).read_text(errors="replace")
+                pytest.fail(
+                    f"DynamoDB Local exited with code {proc.returncode}:\n{output}", pytrace=False
+                )
+            try:
+                client.list_tables(Limit=1)
+                break
+            except Exception as exc:  # not listening yet
+                last_error = exc
+            if time.monotonic() > deadline:
+                output = Path(log.name).read_text(errors="replace")
+                pytest.fail(
+                    f"DynamoDB Local did not answer on {endpoint} within "
+                    f"{DYNAMODB_LOCAL_START_TIMEOUT:.0f}s ({last_error!r}):\n{output}",
+                    pytrace=False,
+                )
+            time.sleep(0.25)
+        yield endpoint
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+        log.close()
+        Path(log.name).unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def moto_server_endpoint() -> Iterator[str]:
+    """A threaded moto server on 127.0.0.1 (e.g. for SQS); yields `http://127.0.0.1:PORT`."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def local_tables(dynamodb_local_endpoint: str) -> Iterator[LocalTables]:
+    """Uniquely named inbox and domain tables on DynamoDB Local, deleted after the test."""
+    client = local_dynamodb_client(dynamodb_local_endpoint)
+    suffix = uuid.uuid4().hex[:12]
+    tables = LocalTables(
+        endpoint=dynamodb_local_endpoint,
+        inbox=f"inbox-{suffix}",
+        domain=f"domain-{suffix}",
+        client=client,
+    )
+    create_inbox_table(client, tables.inbox)
+    create_domain_table(client, tables.domain)
+    try:
+        yield tables
+    finally:
+        for name in (tables.inbox, tables.domain):
+            delete_table(client, name)

@@ -1,0 +1,1 @@
+"""Shared helpers for the test suite (tables, handler loading)."""

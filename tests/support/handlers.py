@@ -1,0 +1,66 @@
+"""Load a Lambda function's `app.py` as a fresh, uniquely named module.
+
+Both example functions have an `app.py`, and handlers read their environment (table names,
+queue URLs, endpoints) at import time, so every call imports the file anew under a new name.
+As in Lambda, the function's own folder is on `sys.path` while it is imported; sibling modules it
+imports from that folder are dropped from `sys.modules` afterwards so the next load is fresh too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import itertools
+import sys
+from pathlib import Path
+from types import ModuleType
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS_DIR = REPO_ROOT / "functions"
+
+_counter = itertools.count(1)
+
+
+def function_dir(name: str) -> Path:
+    """The source folder of function `name` (e.g. "order_events")."""
+    return FUNCTIONS_DIR / name
+
+
+def _drop_modules_under(folder: Path) -> None:
+    for mod_name, mod in list(sys.modules.items()):
+        file = getattr(mod, "__file__", None)
+        if file is None:
+            continue
+        try:
+            Path(file).resolve().relative_to(folder)
+        except ValueError:
+            continue
+        if mod_name.startswith("_lambda_fn_"):
+            continue  # modules loaded by load_function keep their unique names
+        del sys.modules[mod_name]
+
+
+def load_function(name: str) -> ModuleType:
+    """Import `functions/<name>/app.py` freshly and return the module."""
+    folder = function_dir(name).resolve()
+    path = folder / "app.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"no handler module at {path}")
+    module_name = f"_lambda_fn_{name}_app_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    _drop_modules_under(folder)
+    sys.modules[module_name] = module  # pydantic/dataclasses look the module up by name
+    sys.path.insert(0, str(folder))
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(str(folder))
+        _drop_modules_under(folder)
+    return module
