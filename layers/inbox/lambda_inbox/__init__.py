@@ -1,0 +1,32 @@
+"""lambda_inbox: effectively-once message processing for AWS Lambda on DynamoDB.
+
+The inbox record of every message commits in the same `TransactWriteItems` as the domain writes
+it causes, so a redelivered message finds its record and becomes a cheap no-op.
+"""
+
+from .config import InboxConfig, RetryPolicy
+from .consumer import InboxConsumer, UnsupportedEvent
+from .errors import ConfigurationError, InboxError, PoisonMessage, UnitOfWorkError
+from .identity import KeyStrategy
+from .messages import InboundMessage
+from .outcomes import MessageResult, Outcome
+from .unit_of_work import ConditionFailures, FailedCondition, UnitOfWork
+
+__all__ = [
+    "ConditionFailures",
+    "ConfigurationError",
+    "FailedCondition",
+    "InboundMessage",
+    "InboxConfig",
+    "InboxConsumer",
+    "InboxError",
+    "KeyStrategy",
+    "MessageResult",
+    "Outcome",
+    "PoisonMessage",
+    "RetryPolicy",
+    "UnitOfWork",
+    "UnitOfWorkError",
+    "UnsupportedEvent",
+]
+__version__ = "0.1.0"

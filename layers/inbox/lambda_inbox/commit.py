@@ -1,0 +1,136 @@
+"""Commit one group of messages in a single `TransactWriteItems` and classify what happened.
+
+The `ClientRequestToken` is a digest of the exact request: re-sending the same request after a
+timeout cannot apply it twice (DynamoDB answers success for a token it has already committed in
+the last 10 minutes), while a redelivery builds a new request and meets the inbox condition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+#: Cancellation reason codes that clear up on their own.
+TRANSIENT_REASONS = frozenset(
+    {
+        "TransactionConflict",
+        "ThrottlingError",
+        "ProvisionedThroughputExceeded",
+        "RequestLimitExceeded",
+        "InternalServerError",
+    }
+)
+#: Cancellation reason codes that say this message's writes are invalid, whatever the timing.
+REJECTED_REASONS = frozenset({"ValidationError", "ItemCollectionSizeLimitExceeded"})
+#: Error codes for a whole request that retrying inside the invocation will not fix.
+UNAVAILABLE_ERRORS = frozenset(
+    {
+        "ResourceNotFoundException",
+        "AccessDeniedException",
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "ExpiredTokenException",
+        "MissingAuthenticationTokenException",
+    }
+)
+
+
+class CommitStatus(StrEnum):
+    COMMITTED = "committed"
+    #: DynamoDB cancelled the transaction; `reasons` has one entry per action.
+    CANCELLED = "cancelled"
+    #: Throttled, 5xx, timeout or connection error: the same request may be sent again.
+    TRANSIENT = "transient"
+    #: Missing table, missing permission: report for redelivery, do not retry now.
+    UNAVAILABLE = "unavailable"
+    #: The request itself is invalid (ValidationException).
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class CancellationReason:
+    code: str
+    message: str = ""
+    item: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class CommitAttempt:
+    status: CommitStatus
+    reasons: tuple[CancellationReason, ...] = ()
+    error: str = ""
+    latency_ms: float = 0.0
+
+
+@dataclass
+class PreparedTransaction:
+    """A request ready to send; kept intact so a retry after a timeout reuses its token."""
+
+    transact_items: list[dict[str, Any]]
+    token: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        canonical = json.dumps(self.transact_items, sort_keys=True, default=_bytes_as_hex)
+        self.token = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:36]
+
+
+def _bytes_as_hex(value: object) -> str:
+    return value.hex() if isinstance(value, bytes) else str(value)
+
+
+def execute(client: DynamoDBClient, prepared: PreparedTransaction) -> CommitAttempt:
+    """Send one transaction; never raises for DynamoDB or network errors."""
+    started = time.perf_counter()
+
+    def elapsed() -> float:
+        return (time.perf_counter() - started) * 1000
+
+    try:
+        client.transact_write_items(
+            TransactItems=prepared.transact_items,  # type: ignore[arg-type]
+            ClientRequestToken=prepared.token,
+        )
+    except ClientError as error:
+        return classify_client_error(error, elapsed())
+    except BotoCoreError as error:  # timeouts, connection resets: the outcome is unknown
+        return CommitAttempt(
+            CommitStatus.TRANSIENT, error=f"{type(error).__name__}: {error}", latency_ms=elapsed()
+        )
+    return CommitAttempt(CommitStatus.COMMITTED, latency_ms=elapsed())
+
+
+def classify_client_error(error: ClientError, latency_ms: float = 0.0) -> CommitAttempt:
+    details = error.response.get("Error", {})
+    code = str(details.get("Code", ""))
+    message = f"{code}: {details.get('Message', '')}"
+    if code == "TransactionCanceledException":
+        reasons = _reasons(dict(error.response))
+        return CommitAttempt(CommitStatus.CANCELLED, reasons, message, latency_ms)
+    if code in UNAVAILABLE_ERRORS:
+        return CommitAttempt(CommitStatus.UNAVAILABLE, error=message, latency_ms=latency_ms)
+    if code == "ValidationException":
+        return CommitAttempt(CommitStatus.REJECTED, error=message, latency_ms=latency_ms)
+    # Throttling, 5xx, TransactionInProgress (our own token still running), anything unknown.
+    return CommitAttempt(CommitStatus.TRANSIENT, error=message, latency_ms=latency_ms)
+
+
+def _reasons(response: dict[str, Any]) -> tuple[CancellationReason, ...]:
+    raw: Sequence[dict[str, Any]] = response.get("CancellationReasons") or []
+    return tuple(
+        CancellationReason(
+            code=str(reason.get("Code") or "None"),
+            message=str(reason.get("Message") or ""),
+            item=reason.get("Item"),
+        )
+        for reason in raw
+    )

@@ -1,0 +1,92 @@
+"""Settings of one inbox consumer, with defaults that are safe in production."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Literal
+
+from .errors import ConfigurationError
+
+FifoFailureMode = Literal["stop", "skip-group"]
+
+#: DynamoDB's own limits for one TransactWriteItems call.
+MAX_TRANSACTION_ACTIONS = 100
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+MAX_ITEM_BYTES = 400 * 1024
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded, jittered exponential backoff for transient failures inside one invocation.
+
+    A message is retried at most `max_attempts` times, and never past the Lambda deadline minus
+    `deadline_margin`: what is left is reported as a batch item failure so the source redelivers.
+    """
+
+    max_attempts: int = 6
+    base_delay: float = 0.025
+    max_delay: float = 1.0
+    deadline_margin: timedelta = timedelta(seconds=3)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ConfigurationError("RetryPolicy.max_attempts must be >= 1")
+        if self.base_delay <= 0 or self.max_delay < self.base_delay:
+            raise ConfigurationError("RetryPolicy needs 0 < base_delay <= max_delay")
+
+
+@dataclass(frozen=True)
+class InboxConfig:
+    """Where the inbox lives and how a consumer behaves.
+
+    `retention` must exceed the broker's redelivery window (SQS retention, Kafka replay horizon):
+    a message redelivered after its record expired is processed again.
+    """
+
+    consumer: str
+    inbox_table: str
+    dead_letter_queue_url: str | None = None
+    retention: timedelta = timedelta(days=7)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Most actions one group-commit transaction may hold (DynamoDB allows 100).
+    max_transaction_actions: int = MAX_TRANSACTION_ACTIONS
+    #: Most messages one group-commit transaction may hold; 1 disables group commit.
+    max_group_messages: int = 25
+    #: Transactions of one wave that may run at the same time.
+    max_parallel_commits: int = 4
+    #: SQS FIFO: "stop" reports every record after the first failure (the AWS rule);
+    #: "skip-group" only holds back later records of the failed message group.
+    fifo_failure_mode: FifoFailureMode = "stop"
+    #: Bytes of the payload kept on FAILED inbox records, for the incident review.
+    failed_payload_snapshot_bytes: int = 8 * 1024
+
+    def __post_init__(self) -> None:
+        if not self.consumer or "#" in self.consumer:
+            raise ConfigurationError("consumer must be a non-empty name without '#'")
+        if not self.inbox_table:
+            raise ConfigurationError("inbox_table is required (set INBOX_TABLE)")
+        if self.retention <= timedelta(0):
+            raise ConfigurationError("retention must be positive")
+        if not 2 <= self.max_transaction_actions <= MAX_TRANSACTION_ACTIONS:
+            raise ConfigurationError(
+                f"max_transaction_actions must be between 2 and {MAX_TRANSACTION_ACTIONS}"
+            )
+        if self.max_group_messages < 1 or self.max_parallel_commits < 1:
+            raise ConfigurationError("max_group_messages and max_parallel_commits must be >= 1")
+        if self.fifo_failure_mode not in ("stop", "skip-group"):
+            raise ConfigurationError("fifo_failure_mode must be 'stop' or 'skip-group'")
+
+    @classmethod
+    def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:
+        """Build a config from `INBOX_TABLE` and `DEAD_LETTER_QUEUE_URL`."""
+        table = os.environ.get("INBOX_TABLE", "")
+        if not table and "inbox_table" not in overrides:
+            raise ConfigurationError("INBOX_TABLE is not set: the inbox needs its DynamoDB table")
+        values: dict[str, object] = {
+            "inbox_table": table,
+            "dead_letter_queue_url": os.environ.get("DEAD_LETTER_QUEUE_URL") or None,
+        }
+        values.update(overrides)
+        return cls(consumer=consumer, **values)  # type: ignore[arg-type]

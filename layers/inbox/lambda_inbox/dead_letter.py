@@ -1,0 +1,91 @@
+"""Dead-lettering: poison goes to an SQS queue with its original body and attributes.
+
+Added attributes say why: `inbox-error-code`, `inbox-error`, `inbox-message-key`. SQS allows 10
+attributes per message; originals beyond what fits are folded, not dropped, into one
+`inbox-original-attributes` JSON attribute. A body that SQS cannot carry as text (binary Kafka
+values) is sent base64-encoded with `inbox-body-encoding=base64`, which the SQS adapter decodes
+again on replay.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from .messages import AttributeValue, InboundMessage
+from .sqs import BODY_ENCODING_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+MAX_ATTRIBUTES = 10
+MAX_ERROR_CHARS = 1000
+FOLDED_ATTRIBUTE = "inbox-original-attributes"
+# Characters SQS accepts in a message body (anything else is rejected by SendMessage).
+_INVALID_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+class DeadLetterQueue:
+    """Sends poison messages to one SQS queue (standard or FIFO)."""
+
+    def __init__(self, client: SQSClient, queue_url: str) -> None:
+        self._client = client
+        self.queue_url = queue_url
+
+    def send(self, message: InboundMessage, *, message_key: str, code: str, error: str) -> str:
+        """Dead-letter `message`; returns the new SQS message id. Raises on failure."""
+        body, encoding = _sqs_body(message.body)
+        added: dict[str, AttributeValue] = {
+            "inbox-error-code": _string(code),
+            "inbox-error": _string(error[:MAX_ERROR_CHARS] or code),
+            "inbox-message-key": _string(message_key),
+        }
+        if encoding:
+            added[BODY_ENCODING_ATTRIBUTE] = _string(encoding)
+        originals = {
+            name: value
+            for name, value in message.dead_letter_attributes.items()
+            if name not in added and name != BODY_ENCODING_ATTRIBUTE
+        }
+        request: dict[str, Any] = {
+            "QueueUrl": self.queue_url,
+            "MessageBody": body,
+            "MessageAttributes": {**_fit(originals, MAX_ATTRIBUTES - len(added)), **added},
+        }
+        if self.queue_url.endswith(".fifo"):
+            request["MessageGroupId"] = message.message_group_id or message_key
+            request["MessageDeduplicationId"] = hashlib.sha256(
+                message.delivery_id.encode("utf-8")
+            ).hexdigest()
+        return self._client.send_message(**request)["MessageId"]
+
+
+def _sqs_body(body: bytes) -> tuple[str, str | None]:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and text and not _INVALID_SQS_TEXT.search(text):
+        return text, None
+    return base64.b64encode(body).decode("ascii"), "base64"
+
+
+def _fit(originals: dict[str, AttributeValue], room: int) -> dict[str, AttributeValue]:
+    if len(originals) <= room:
+        return originals
+    names = list(originals)
+    kept = {name: originals[name] for name in names[: room - 1]}
+    folded = {
+        name: originals[name].get("StringValue")
+        or base64.b64encode(originals[name].get("BinaryValue", b"")).decode("ascii")
+        for name in names[room - 1 :]
+    }
+    kept[FOLDED_ATTRIBUTE] = _string(json.dumps(folded, sort_keys=True))
+    return kept
+
+
+def _string(value: str) -> AttributeValue:
+    return {"DataType": "String", "StringValue": value}

@@ -1,0 +1,137 @@
+"""Kafka (MSK and self-managed) batch semantics: records per partition, in offset order.
+
+Decoding is lazy and never raises here: a value that is not base64 becomes an empty-bodied
+message that the inbox dead-letters as poison, so one bad record cannot take the batch down.
+After a failure in a partition, that record and every later record of the partition are
+reported for redelivery; other partitions continue.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .messages import AttributeValue, InboundMessage
+from .outcomes import MessageResult
+
+EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka")
+
+
+class MalformedKafkaEvent(ValueError):
+    """The event has no usable `records` mapping: it is not a Kafka event."""
+
+
+def is_kafka_event(event: Mapping[str, Any]) -> bool:
+    return event.get("eventSource") in EVENT_SOURCES
+
+
+def parse_kafka_event(event: Mapping[str, Any]) -> list[InboundMessage]:
+    partitions = event.get("records")
+    if not isinstance(partitions, dict):
+        raise MalformedKafkaEvent(
+            "a Kafka event needs a 'records' mapping of topic-partition lists"
+        )
+    raw_records: list[tuple[str, int, dict[str, Any]]] = []
+    for topic_partition, records in partitions.items():
+        if not isinstance(records, list):
+            raise MalformedKafkaEvent(f"records[{topic_partition!r}] is not a list")
+        for record in records:
+            if not isinstance(record, dict) or not isinstance(record.get("offset"), int):
+                raise MalformedKafkaEvent(f"a record of {topic_partition!r} has no integer offset")
+            raw_records.append((str(topic_partition), record["offset"], record))
+    raw_records.sort(key=lambda entry: (entry[0], entry[1]))
+    return [
+        _to_message(topic_partition, record, sequence)
+        for sequence, (topic_partition, _, record) in enumerate(raw_records)
+    ]
+
+
+def _to_message(topic_partition: str, record: dict[str, Any], sequence: int) -> InboundMessage:
+    topic = str(record.get("topic") or topic_partition.rsplit("-", 1)[0])
+    partition = record.get("partition", topic_partition.rsplit("-", 1)[-1])
+    offset: int = record["offset"]
+    headers = _decode_headers(record.get("headers"))
+    key = _b64(record.get("key"))
+    delivery_id = f"{topic}-{partition}-{offset}"
+    dead_letter: dict[str, AttributeValue] = {
+        "kafka-topic": _string(topic),
+        "kafka-partition": _string(str(partition)),
+        "kafka-offset": _string(str(offset)),
+    }
+    if key is not None:
+        dead_letter["kafka-key"] = (
+            _string(key.decode("utf-8"))
+            if _is_text(key)
+            else {"DataType": "Binary", "BinaryValue": key}
+        )
+    if headers:
+        dead_letter["kafka-headers"] = _string(
+            json.dumps({name: value.decode("utf-8", "replace") for name, value in headers.items()})
+        )
+    raw_value = record.get("value")
+    value = _b64(raw_value)
+    decode_error = None
+    if value is None:
+        decode_error = "value is missing" if raw_value is None else "value is not valid base64"
+    return InboundMessage(
+        item_identifier={"topic-partition": topic_partition, "offset": offset},
+        delivery_id=delivery_id,
+        body=value if value is not None else str(raw_value or "").encode("utf-8"),
+        decode_error=decode_error,
+        source=delivery_id,
+        sequence=sequence,
+        attributes={name: value.decode("utf-8", "replace") for name, value in headers.items()},
+        ordering_scope=topic_partition,
+        dead_letter_attributes=dead_letter,
+    )
+
+
+def _b64(value: object) -> bytes | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _decode_headers(raw: object) -> dict[str, bytes]:
+    """Kafka headers arrive as `[{"name": [byte, ...]}, ...]`; later duplicates win."""
+    headers: dict[str, bytes] = {}
+    if not isinstance(raw, list):
+        return headers
+    for entry in raw:
+        if not isinstance(entry, dict):
+            continue
+        for name, value in entry.items():
+            try:
+                headers[str(name)] = bytes(value) if isinstance(value, list) else b""
+            except (TypeError, ValueError):
+                continue
+    return headers
+
+
+def _is_text(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _string(value: str) -> AttributeValue:
+    return {"DataType": "String", "StringValue": value or "-"}
+
+
+def kafka_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str, Any]]]:
+    """Partial batch response in the shape Lambda documents for Kafka event sources."""
+    return {
+        "batchItemFailures": [
+            {"itemIdentifier": result.message.item_identifier}
+            for result in sorted(results, key=lambda result: result.message.sequence)
+            if result.outcome.needs_redelivery
+        ]
+    }

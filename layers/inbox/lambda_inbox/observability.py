@@ -1,0 +1,144 @@
+"""Structured logs and EMF metrics with Powertools; tracing only when a Tracer is supplied.
+
+Logs carry the message key and outcome, never payloads. Metrics (namespace from
+`POWERTOOLS_METRICS_NAMESPACE`, default `LambdaInbox`, dimension `consumer`): one count per
+outcome (`MessagesCommitted`, `MessagesDuplicate`, `MessagesBusinessOutcome`,
+`MessagesDeadLettered`, `MessagesFailed`, `MessagesSkipped`), `Transactions`,
+`TransactionsCancelled`, and `CommitLatency` in milliseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from .messages import InboundMessage
+from .outcomes import MessageResult, Outcome
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools import Tracer
+
+    from .commit import CommitAttempt
+
+#: EMF carries at most 100 values per metric and record.
+MAX_METRIC_VALUES = 100
+OUTCOME_METRICS = {
+    Outcome.COMMITTED: "MessagesCommitted",
+    Outcome.BUSINESS_OUTCOME: "MessagesBusinessOutcome",
+    Outcome.DUPLICATE: "MessagesDuplicate",
+    Outcome.DEAD_LETTERED: "MessagesDeadLettered",
+    Outcome.FAILED: "MessagesFailed",
+    Outcome.SKIPPED: "MessagesSkipped",
+}
+
+
+class Telemetry:
+    """Logs, metrics and (optional) traces of one consumer.
+
+    Pass your own Powertools `Logger`/`Metrics` to share them with the rest of your function;
+    the inbox then leaves flushing metrics to your `@metrics.log_metrics`. Otherwise it owns a
+    `Metrics` instance and flushes it after each batch.
+    """
+
+    def __init__(
+        self,
+        consumer: str,
+        *,
+        logger: Logger | None = None,
+        metrics: Metrics | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.consumer = consumer
+        self.logger = logger or Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", consumer))
+        self._owns_metrics = metrics is None
+        self.metrics = metrics or Metrics(
+            namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "LambdaInbox")
+        )
+        self._tracer = tracer
+        self._lock = threading.Lock()
+        self._latencies: list[float] = []
+        self._transactions = Counter[str]()
+
+    def message_done(
+        self,
+        message: InboundMessage,
+        outcome: Outcome,
+        key: str | None,
+        code: str | None,
+        detail: str,
+    ) -> None:
+        extra: dict[str, Any] = {
+            "consumer": self.consumer,
+            "message_key": key,
+            "delivery_id": message.delivery_id,
+            "outcome": outcome.value,
+        }
+        if code:
+            extra["error_code"] = code
+        if outcome in (Outcome.DEAD_LETTERED, Outcome.FAILED):
+            self.logger.warning(f"message {outcome.value}: {detail}", extra=extra)
+        else:
+            self.logger.debug(f"message {outcome.value}", extra=extra)
+
+    def transaction_done(self, attempt: CommitAttempt, messages: int) -> None:
+        with self._lock:
+            self._latencies.append(attempt.latency_ms)
+            self._transactions[attempt.status.value] += 1
+        if attempt.status.value != "committed":
+            self.logger.info(
+                "transaction not committed",
+                extra={
+                    "consumer": self.consumer,
+                    "status": attempt.status.value,
+                    "messages": messages,
+                    "error": attempt.error[:500],
+                },
+            )
+
+    @contextlib.contextmanager
+    def commit_span(self, messages: int) -> Iterator[None]:
+        if self._tracer is None:
+            yield
+            return
+        with self._tracer.provider.in_subsegment("## inbox commit") as subsegment:
+            subsegment.put_annotation("consumer", self.consumer)
+            subsegment.put_metadata("messages", messages)
+            yield
+
+    def batch_done(self, results: Sequence[MessageResult]) -> None:
+        if not results:
+            return
+        counts = Counter(result.outcome for result in results)
+        with self._lock:
+            latencies, self._latencies = self._latencies, []
+            transactions, self._transactions = self._transactions, Counter()
+        self.metrics.add_dimension("consumer", self.consumer)
+        for outcome, name in OUTCOME_METRICS.items():
+            if counts[outcome]:
+                self.metrics.add_metric(name, MetricUnit.Count, counts[outcome])
+        total = sum(transactions.values())
+        if total:
+            self.metrics.add_metric("Transactions", MetricUnit.Count, total)
+            self.metrics.add_metric(
+                "TransactionsCancelled", MetricUnit.Count, transactions["cancelled"]
+            )
+        for latency in latencies[:MAX_METRIC_VALUES]:
+            self.metrics.add_metric("CommitLatency", MetricUnit.Milliseconds, latency)
+        self.logger.info(
+            "batch processed",
+            extra={
+                "consumer": self.consumer,
+                "records": len(results),
+                "transactions": total,
+                **{outcome.value: count for outcome, count in counts.items()},
+            },
+        )
+        if self._owns_metrics:
+            self.metrics.flush_metrics()

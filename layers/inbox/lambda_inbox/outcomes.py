@@ -1,0 +1,36 @@
+"""What happened to each message of a batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .messages import InboundMessage
+
+
+class Outcome(StrEnum):
+    #: The inbox record and the handler's writes committed together.
+    COMMITTED = "committed"
+    #: A domain condition failed; the handler's alternative writes committed instead.
+    BUSINESS_OUTCOME = "business_outcome"
+    #: Already processed (earlier delivery, another batch, or earlier in this batch).
+    DUPLICATE = "duplicate"
+    #: Poison: sent to the dead-letter queue with its original body, acknowledged.
+    DEAD_LETTERED = "dead_lettered"
+    #: Could not finish now (throttling, conflicts, outage): reported for redelivery.
+    FAILED = "failed"
+    #: Not processed because an earlier record of its partition or FIFO queue failed.
+    SKIPPED = "skipped"
+
+    @property
+    def needs_redelivery(self) -> bool:
+        return self in (Outcome.FAILED, Outcome.SKIPPED)
+
+
+@dataclass(frozen=True)
+class MessageResult:
+    message: InboundMessage
+    outcome: Outcome
+    message_key: str | None = None
+    error_code: str | None = None
+    detail: str = ""

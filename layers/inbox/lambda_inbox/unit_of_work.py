@@ -1,0 +1,337 @@
+"""The unit of work a handler fills with the domain writes a message causes.
+
+Handlers never call DynamoDB themselves: they describe `put` / `update` / `delete` /
+`condition_check` actions here, and the inbox commits them atomically with the inbox record.
+Everything DynamoDB would reject is checked on the spot, with an error that names the action:
+placeholders, value types, one action per item, 100 actions, 400 KB per item, 4 MB per call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from .config import MAX_ITEM_BYTES, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
+from .errors import UnitOfWorkError
+
+ActionKind = Literal["Put", "Update", "Delete", "ConditionCheck"]
+DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
+#: Actions left to the handler: one slot of every transaction holds the inbox record.
+MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1
+#: Bytes left to the handler per message; the inbox record is small but not free.
+MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024
+
+_NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
+_VALUE_PLACEHOLDER = re.compile(r":[A-Za-z0-9_]+")
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def serialize(value: Any, *, where: str) -> dict[str, Any]:
+    """Python value -> DynamoDB attribute value, with an error that says where it failed."""
+    try:
+        return dict(_serializer.serialize(value))
+    except TypeError as error:
+        hint = " (use int or Decimal for numbers)" if isinstance(value, float) else ""
+        raise UnitOfWorkError(f"{where}: {error}{hint}") from None
+
+
+def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _deserializer.deserialize(value) for name, value in item.items()}
+
+
+def attribute_size(value: Mapping[str, Any]) -> int:
+    """DynamoDB's size of one attribute value (close enough to plan limits)."""
+    (kind, inner), *_ = value.items()
+    if kind in ("S", "B"):
+        return len(inner.encode("utf-8")) if isinstance(inner, str) else len(inner)
+    if kind == "N":
+        return len(str(inner)) // 2 + 2
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("SS", "NS", "BS"):
+        return sum(attribute_size({kind[0]: member}) for member in inner)
+    if kind == "L":
+        return 3 + sum(attribute_size(member) + 1 for member in inner)
+    return 3 + sum(len(k.encode("utf-8")) + attribute_size(v) + 1 for k, v in inner.items())
+
+
+def item_size(item: Mapping[str, Mapping[str, Any]]) -> int:
+    return sum(len(name.encode("utf-8")) + attribute_size(value) for name, value in item.items())
+
+
+@dataclass(frozen=True)
+class WriteAction:
+    """One action of a transaction, already serialized to DynamoDB's wire format."""
+
+    kind: ActionKind
+    table: str
+    key: Mapping[str, Any]
+    request: Mapping[str, Any]
+    label: str
+    size: int
+
+    @property
+    def item_identity(self) -> str:
+        """Identifies the item this action touches (DynamoDB allows one action per item)."""
+        return self.table + "|" + json.dumps(self.key, sort_keys=True)
+
+    def transact_item(self) -> dict[str, Any]:
+        return {self.kind: dict(self.request)}
+
+
+@dataclass(frozen=True)
+class FailedCondition:
+    """A domain action whose condition did not hold, with the item as it stood (if returned)."""
+
+    action: WriteAction
+    item: Mapping[str, Any] | None
+
+    @property
+    def label(self) -> str:
+        return self.action.label
+
+
+@dataclass(frozen=True)
+class ConditionFailures:
+    """What the handler learns when its conditions fail: which actions, and the current items."""
+
+    failed: tuple[FailedCondition, ...]
+
+    @property
+    def labels(self) -> frozenset[str]:
+        return frozenset(failure.label for failure in self.failed)
+
+    def __contains__(self, label: object) -> bool:
+        return label in self.labels
+
+    def __iter__(self) -> Iterator[FailedCondition]:
+        return iter(self.failed)
+
+    def any_startswith(self, prefix: str) -> bool:
+        return any(label.startswith(prefix) for label in self.labels)
+
+
+@dataclass
+class UnitOfWork:
+    """The writes one message causes, committed atomically with its inbox record.
+
+    `key_attributes` names the key attributes of the tables written, so a `put` knows which item it
+    touches; the default suits single-table designs keyed on `pk` (and `sk`).
+    """
+
+    key_attributes: tuple[str, ...] = DEFAULT_KEY_ATTRIBUTES
+    _actions: list[WriteAction] = field(default_factory=list, init=False, repr=False)
+    _items: set[str] = field(default_factory=set, init=False, repr=False)
+    _bytes: int = field(default=0, init=False, repr=False)
+    result: dict[str, Any] = field(default_factory=dict, init=False)
+
+    @property
+    def actions(self) -> tuple[WriteAction, ...]:
+        return tuple(self._actions)
+
+    def set_result(self, **result: Any) -> None:
+        """Record a small JSON outcome on the inbox record (e.g. `outcome="reserved"`)."""
+        try:
+            json.dumps(result, default=str)
+        except (TypeError, ValueError) as error:
+            raise UnitOfWorkError(f"result is not JSON-serializable: {error}") from None
+        self.result.update(result)
+
+    def put(
+        self,
+        table: str,
+        item: Mapping[str, Any],
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> None:
+        """Create or replace an item; `condition` e.g. `attribute_not_exists(pk)`."""
+        where = f"put on {table}"
+        key = {name: item[name] for name in self.key_attributes if name in item}
+        if not key:
+            raise UnitOfWorkError(
+                f"{where}: the item has none of the key attributes {self.key_attributes}"
+            )
+        serialized = {
+            name: serialize(value, where=f"{where}, {name!r}") for name, value in item.items()
+        }
+        size = item_size(serialized)
+        if size > MAX_ITEM_BYTES:
+            raise UnitOfWorkError(
+                f"{where}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
+            )
+        request: dict[str, Any] = {"TableName": table, "Item": serialized}
+        self._add("Put", table, key, request, condition, names, values, label, size)
+
+    def update(
+        self,
+        table: str,
+        key: Mapping[str, Any],
+        expression: str,
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> None:
+        """Update (or create) an item with an `UpdateExpression` such as `ADD #n :one`."""
+        if not expression or not expression.strip():
+            raise UnitOfWorkError(f"update on {table}: the update expression is empty")
+        request: dict[str, Any] = {"TableName": table, "UpdateExpression": expression}
+        self._add_keyed("Update", table, key, request, condition, names, values, label)
+
+    def delete(
+        self,
+        table: str,
+        key: Mapping[str, Any],
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> None:
+        request: dict[str, Any] = {"TableName": table}
+        self._add_keyed("Delete", table, key, request, condition, names, values, label)
+
+    def condition_check(
+        self,
+        table: str,
+        key: Mapping[str, Any],
+        condition: str,
+        *,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> None:
+        """Require `condition` on an item the message does not write."""
+        if not condition or not condition.strip():
+            raise UnitOfWorkError(f"condition_check on {table}: the condition is empty")
+        request: dict[str, Any] = {"TableName": table}
+        self._add_keyed("ConditionCheck", table, key, request, condition, names, values, label)
+
+    def _add_keyed(
+        self,
+        kind: ActionKind,
+        table: str,
+        key: Mapping[str, Any],
+        request: dict[str, Any],
+        condition: str | None,
+        names: Mapping[str, str] | None,
+        values: Mapping[str, Any] | None,
+        label: str | None,
+    ) -> None:
+        where = f"{kind.lower()} on {table}"
+        if not key:
+            raise UnitOfWorkError(f"{where}: the key is empty")
+        serialized_key = {}
+        for name, value in key.items():
+            if not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
+                raise UnitOfWorkError(
+                    f"{where}: key attribute {name!r} must be a string, number or bytes"
+                )
+            serialized_key[name] = serialize(value, where=f"{where}, key {name!r}")
+        request["Key"] = serialized_key
+        self._add(
+            kind,
+            table,
+            dict(key),
+            request,
+            condition,
+            names,
+            values,
+            label,
+            item_size(serialized_key),
+        )
+
+    def _add(
+        self,
+        kind: ActionKind,
+        table: str,
+        key: Mapping[str, Any],
+        request: dict[str, Any],
+        condition: str | None,
+        names: Mapping[str, str] | None,
+        values: Mapping[str, Any] | None,
+        label: str | None,
+        size: int,
+    ) -> None:
+        where = f"{kind.lower()} on {table}"
+        if not table:
+            raise UnitOfWorkError(f"{where}: the table name is empty")
+        if condition is not None:
+            if not condition.strip():
+                raise UnitOfWorkError(f"{where}: the condition is empty")
+            request["ConditionExpression"] = condition
+        expressions = " ".join(
+            request.get(part, "") for part in ("UpdateExpression", "ConditionExpression")
+        )
+        _check_placeholders(where, expressions, names or {}, values or {})
+        if names:
+            request["ExpressionAttributeNames"] = dict(names)
+        if values:
+            request["ExpressionAttributeValues"] = {
+                placeholder: serialize(value, where=f"{where}, {placeholder}")
+                for placeholder, value in values.items()
+            }
+            size += item_size(request["ExpressionAttributeValues"])
+        if len(self._actions) >= MAX_HANDLER_ACTIONS:
+            raise UnitOfWorkError(
+                f"{where}: a message may write at most {MAX_HANDLER_ACTIONS} items "
+                "(DynamoDB allows 100 actions per transaction, one is the inbox record)"
+            )
+        if self._bytes + size > MAX_HANDLER_BYTES:
+            raise UnitOfWorkError(f"{where}: the writes of one message exceed 4 MB")
+        action = WriteAction(
+            kind=kind,
+            table=table,
+            key=_key_of(request, key),
+            request=request,
+            label=label or f"{kind.lower()}:{table}:{json.dumps(key, sort_keys=True, default=str)}",
+            size=size,
+        )
+        if action.item_identity in self._items:
+            raise UnitOfWorkError(
+                f"{where}: item {dict(key)} is already written by this message; "
+                "DynamoDB allows one action per item in a transaction"
+            )
+        self._items.add(action.item_identity)
+        self._actions.append(action)
+        self._bytes += size
+
+
+def _key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> dict[str, Any]:
+    """The serialized key of the touched item (Puts carry it inside their item)."""
+    if "Key" in request:
+        return dict(request["Key"])
+    return {name: request["Item"][name] for name in key}
+
+
+def _check_placeholders(
+    where: str, expressions: str, names: Mapping[str, str], values: Mapping[str, Any]
+) -> None:
+    used_names = set(_NAME_PLACEHOLDER.findall(expressions))
+    used_values = set(_VALUE_PLACEHOLDER.findall(expressions))
+    for kind, used, defined in (
+        ("name", used_names, set(names)),
+        ("value", used_values, set(values)),
+    ):
+        if missing := sorted(used - defined):
+            raise UnitOfWorkError(f"{where}: expression {kind} placeholders not defined: {missing}")
+        if unused := sorted(defined - used):
+            raise UnitOfWorkError(f"{where}: expression {kind}s defined but never used: {unused}")
+    for placeholders, pattern, form in (
+        (names, _NAME_PLACEHOLDER, "#name"),
+        (values, _VALUE_PLACEHOLDER, ":value"),
+    ):
+        for placeholder in placeholders:
+            if not pattern.fullmatch(placeholder):
+                raise UnitOfWorkError(f"{where}: {placeholder!r} is not a '{form}' placeholder")
