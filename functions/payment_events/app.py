@@ -1,0 +1,66 @@
+"""payment-events: record each PaymentCaptured and credit the customer's balance, exactly once.
+
+Triggered by MSK (topic `payments`) and by the SQS `PaymentReplayQueue`, the redrive target of
+`PaymentEventsDLQ`. Both paths share the consumer name, so a replayed message that already
+committed is a no-op. A second event_id for an existing payment_id is a logical duplicate.
+"""
+
+import os
+
+from pydantic import BaseModel, Field
+
+from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
+
+DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
+
+
+class PaymentCaptured(BaseModel):
+    event_id: str = Field(min_length=1)
+    payment_id: str = Field(min_length=1)
+    order_id: str = Field(min_length=1)
+    customer_id: str = Field(min_length=1)
+    amount_cents: int = Field(gt=0)
+
+
+def record_payment(payment: PaymentCaptured, uow: UnitOfWork) -> None:
+    customer = f"CUSTOMER#{payment.customer_id}"
+    uow.put(
+        DOMAIN_TABLE,
+        {
+            "pk": customer,
+            "sk": f"PAYMENT#{payment.payment_id}",
+            "amount_cents": payment.amount_cents,
+            "order_id": payment.order_id,
+            "event_id": payment.event_id,
+        },
+        condition="attribute_not_exists(pk)",
+        label="payment",
+    )
+    uow.update(
+        DOMAIN_TABLE,
+        {"pk": customer, "sk": "BALANCE"},
+        "ADD balance_cents :amount, payments :one",
+        values={":amount": payment.amount_cents, ":one": 1},
+        label="balance",
+    )
+    uow.set_result(outcome="credited")
+
+
+def skip_logical_duplicate(
+    payment: PaymentCaptured, failed: ConditionFailures, uow: UnitOfWork
+) -> None:
+    """The payment_id is already recorded under another event_id: no effects."""
+    uow.set_result(outcome="logical_duplicate")
+
+
+consumer = InboxConsumer(
+    "payment-events",
+    model=PaymentCaptured,
+    decide=record_payment,
+    on_condition_failed=skip_logical_duplicate,
+    key="event_id",
+)
+
+
+def handler(event: dict[str, object], context: object) -> dict[str, object]:
+    return consumer.handle(event, context)
