@@ -209,7 +209,7 @@ class _BatchRun(Generic[M]):
                 self.finish(message, Outcome.FAILED, code="inbox_unavailable", detail=str(error))
             return self.ordered_results()
 
-        leaders: dict[str, _Work[M] | InboundMessage] = {}
+        leaders: dict[str, tuple[InboundMessage, str]] = {}
         followers: list[tuple[InboundMessage, str, str, str]] = []
         pending: list[_Work[M]] = []
         for message, key, digest in identified:
@@ -226,8 +226,8 @@ class _BatchRun(Generic[M]):
             if key in leaders:
                 followers.append((message, key, digest, ""))
                 continue
+            leaders[key] = (message, digest)
             work = self.decide(message, key, digest)
-            leaders[key] = work if work is not None else message
             if work is not None:
                 pending.append(work)
 
@@ -258,15 +258,17 @@ class _BatchRun(Generic[M]):
         )
 
     def settle_follower(
-        self, message: InboundMessage, key: str, digest: str, leader: _Work[M] | InboundMessage
+        self, message: InboundMessage, key: str, digest: str, leader: tuple[InboundMessage, str]
     ) -> None:
-        """A later delivery of a key seen earlier in this batch follows its leader's outcome."""
+        """A later delivery of a key seen earlier in this batch follows its leader's outcome.
+
+        Same payload: a duplicate of whatever the leader became (committed or dead-lettered).
+        A different payload is checked like any payload conflict, never silently acknowledged.
+        """
         if self.skip_if_blocked(message):
             return
-        leader_message = leader.message if isinstance(leader, _Work) else leader
-        leader_digest = leader.fingerprint if isinstance(leader, _Work) else None
-        outcome = self.results[leader_message.sequence].outcome
-        if outcome.needs_redelivery:
+        leader_message, leader_digest = leader
+        if self.results[leader_message.sequence].outcome.needs_redelivery:
             self.finish(
                 message,
                 Outcome.FAILED,
@@ -274,8 +276,6 @@ class _BatchRun(Generic[M]):
                 "leader_failed",
                 "an earlier delivery of this key in the batch did not finish",
             )
-        elif leader_digest is None or leader_digest == digest:
-            self.finish(message, Outcome.DUPLICATE, key)
         else:
             self.settle_against(message, key, digest, leader_digest)
 

@@ -50,16 +50,23 @@ def chunk_wave(
     max_messages: int,
     max_bytes: int = MAX_TRANSACTION_BYTES,
 ) -> list[list[P]]:
-    """Cut one wave into transactions that respect DynamoDB's limits, in order."""
+    """Cut one wave into transactions that respect DynamoDB's limits, in order.
+
+    A work that shares an item with the current transaction (possible once a handler answered a
+    failed condition with other writes) starts a new one: one action per item per transaction.
+    """
     chunks: list[list[P]] = []
     current: list[P] = []
+    touched: set[str] = set()
     actions = size = 0
     for work in wave:
         too_big = actions + work.action_count > max_actions or size + work.size > max_bytes
-        if current and (too_big or len(current) >= max_messages):
+        full = too_big or len(current) >= max_messages or not touched.isdisjoint(work.items)
+        if current and full:
             chunks.append(current)
-            current, actions, size = [], 0, 0
+            current, touched, actions, size = [], set(), 0, 0
         current.append(work)
+        touched.update(work.items)
         actions += work.action_count
         size += work.size
     if current:
