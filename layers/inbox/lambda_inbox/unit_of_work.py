@@ -318,6 +318,15 @@ def _key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> dict[str, Any
 def _check_placeholders(
     where: str, expressions: str, names: Mapping[str, str], values: Mapping[str, Any]
 ) -> None:
+    # Malformed names first: they can never appear in an expression, so they would otherwise
+    # be reported as merely unused.
+    for placeholders, pattern, form in (
+        (names, _NAME_PLACEHOLDER, "#name"),
+        (values, _VALUE_PLACEHOLDER, ":value"),
+    ):
+        for placeholder in placeholders:
+            if not pattern.fullmatch(placeholder):
+                raise UnitOfWorkError(f"{where}: {placeholder!r} is not a '{form}' placeholder")
     used_names = set(_NAME_PLACEHOLDER.findall(expressions))
     used_values = set(_VALUE_PLACEHOLDER.findall(expressions))
     for kind, used, defined in (
@@ -328,10 +337,3 @@ def _check_placeholders(
             raise UnitOfWorkError(f"{where}: expression {kind} placeholders not defined: {missing}")
         if unused := sorted(defined - used):
             raise UnitOfWorkError(f"{where}: expression {kind}s defined but never used: {unused}")
-    for placeholders, pattern, form in (
-        (names, _NAME_PLACEHOLDER, "#name"),
-        (values, _VALUE_PLACEHOLDER, ":value"),
-    ):
-        for placeholder in placeholders:
-            if not pattern.fullmatch(placeholder):
-                raise UnitOfWorkError(f"{where}: {placeholder!r} is not a '{form}' placeholder")
