@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
+from lambda_inbox import tables as lambda_inbox_tables
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-OPEN_RECORDS_INDEX = "open-records"
-TTL_ATTRIBUTE = "expires_at"
+OPEN_RECORDS_INDEX = lambda_inbox_tables.OPEN_RECORDS_INDEX
+TTL_ATTRIBUTE = lambda_inbox_tables.TTL_ATTRIBUTE
 
 
 @dataclass(frozen=True)
@@ -35,37 +37,8 @@ def _wait_active(client: DynamoDBClient, name: str) -> None:
 
 
 def create_inbox_table(client: DynamoDBClient, name: str) -> None:
-    """Create the inbox table (pk only, sparse GSI `open-records`, TTL on `expires_at`)."""
-    client.create_table(
-        TableName=name,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "gsi_open_pk", "AttributeType": "S"},
-            {"AttributeName": "gsi_open_sk", "AttributeType": "S"},
-        ],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": OPEN_RECORDS_INDEX,
-                "KeySchema": [
-                    {"AttributeName": "gsi_open_pk", "KeyType": "HASH"},
-                    {"AttributeName": "gsi_open_sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-    )
-    _wait_active(client, name)
-    try:
-        client.update_time_to_live(
-            TableName=name,
-            TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
-        )
-    except ClientError as exc:  # an endpoint without TTL support; reads treat expiry themselves
-        code = exc.response.get("Error", {}).get("Code", "")
-        if code not in {"UnknownOperationException", "NotImplementedException"}:
-            raise
+    """Create the inbox table exactly as the library defines it (see lambda_inbox.tables)."""
+    lambda_inbox_tables.create_inbox_table(client, name)
 
 
 def create_domain_table(client: DynamoDBClient, name: str) -> None:
