@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
+from lambda_inbox import store as lambda_inbox_store
 from lambda_inbox import tables as lambda_inbox_tables
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-OPEN_RECORDS_INDEX = lambda_inbox_tables.OPEN_RECORDS_INDEX
+OPEN_RECORDS_INDEX = lambda_inbox_store.OPEN_RECORDS_INDEX
 TTL_ATTRIBUTE = lambda_inbox_tables.TTL_ATTRIBUTE
 
 
