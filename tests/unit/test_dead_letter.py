@@ -1,0 +1,165 @@
+"""Dead-lettering to SQS (moto): body and attributes kept, reasons added, FIFO fields set."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+from lambda_inbox.dead_letter import FOLDED_ATTRIBUTE, DeadLetterQueue
+from lambda_inbox.sqs import parse_sqs_event
+from tests.unit.conftest import MotoAws
+from tests.unit.helpers import (
+    FIFO_ARN,
+    binary_attribute,
+    drain,
+    load_event,
+    message,
+    sent_attributes,
+    sqs_event,
+    sqs_record,
+    string_attribute,
+)
+
+
+def _only(aws: MotoAws, url: str) -> Any:
+    received = drain(aws.sqs, url)
+    assert len(received) == 1
+    return received[0]
+
+
+def test_body_and_original_attributes_are_kept_and_reasons_added(aws: MotoAws) -> None:
+    record = load_event("sqs-order-poison.json")["Records"][2]  # String + Binary attributes
+    (parsed,) = parse_sqs_event(sqs_event(record))
+    DeadLetterQueue(aws.sqs, aws.dlq_url).send(
+        parsed, message_key="evt-order-0203", code="invalid_payload", error="lines missing"
+    )
+    received = _only(aws, aws.dlq_url)
+    assert received["Body"] == record["body"]
+    assert received["MessageAttributes"] == {
+        **sent_attributes(record),
+        "inbox-error-code": {"DataType": "String", "StringValue": "invalid_payload"},
+        "inbox-error": {"DataType": "String", "StringValue": "lines missing"},
+        "inbox-message-key": {"DataType": "String", "StringValue": "evt-order-0203"},
+    }
+
+
+def test_long_errors_are_truncated_and_empty_errors_use_the_code(aws: MotoAws) -> None:
+    queue = DeadLetterQueue(aws.sqs, aws.dlq_url)
+    queue.send(message("{}", delivery_id="a"), message_key="a", code="c1", error="e" * 5000)
+    queue.send(message("{}", delivery_id="b"), message_key="b", code="c2", error="")
+    errors = {
+        m["MessageAttributes"]["inbox-message-key"]["StringValue"]: m["MessageAttributes"][
+            "inbox-error"
+        ]["StringValue"]
+        for m in drain(aws.sqs, aws.dlq_url)
+    }
+    assert errors == {"a": "e" * 1000, "b": "c2"}
+
+
+def test_more_than_ten_attributes_are_folded_not_lost(aws: MotoAws) -> None:
+    originals = {f"attr-{index:02d}": string_attribute(f"value-{index}") for index in range(9)}
+    originals["bin"] = binary_attribute(b"\x00\x01\xff")
+    record = sqs_record('{"x": 1}', message_attributes=originals)
+    (parsed,) = parse_sqs_event(sqs_event(record))
+    DeadLetterQueue(aws.sqs, aws.dlq_url).send(parsed, message_key="k", code="c", error="e")
+    attributes = _only(aws, aws.dlq_url)["MessageAttributes"]
+    assert len(attributes) == 10
+    assert {"inbox-error-code", "inbox-error", "inbox-message-key", FOLDED_ATTRIBUTE} <= set(
+        attributes
+    )
+    kept = {name: value for name, value in attributes.items() if name.startswith("attr-")}
+    folded = json.loads(attributes[FOLDED_ATTRIBUTE]["StringValue"])
+    recovered = {name: value["StringValue"] for name, value in kept.items()}
+    recovered.update({name: value for name, value in folded.items() if name != "bin"})
+    assert recovered == {f"attr-{index:02d}": f"value-{index}" for index in range(9)}
+    assert base64.b64decode(folded["bin"]) == b"\x00\x01\xff"
+    assert not set(kept) & set(folded)
+
+
+def test_exactly_seven_originals_fit_without_folding(aws: MotoAws) -> None:
+    originals = {f"a{index}": string_attribute(str(index)) for index in range(7)}
+    (parsed,) = parse_sqs_event(sqs_event(sqs_record("{}", message_attributes=originals)))
+    DeadLetterQueue(aws.sqs, aws.dlq_url).send(parsed, message_key="k", code="c", error="e")
+    attributes = _only(aws, aws.dlq_url)["MessageAttributes"]
+    assert FOLDED_ATTRIBUTE not in attributes
+    assert len(attributes) == 10
+
+
+def test_binary_body_is_sent_base64_and_replays_to_the_same_bytes(aws: MotoAws) -> None:
+    raw = b"\xff\xfe\x00not utf-8"
+    DeadLetterQueue(aws.sqs, aws.dlq_url).send(
+        message(raw), message_key="k", code="undecodable_body", error="e"
+    )
+    received = _only(aws, aws.dlq_url)
+    assert received["Body"] == base64.b64encode(raw).decode("ascii")
+    assert received["MessageAttributes"]["inbox-body-encoding"] == {
+        "DataType": "String",
+        "StringValue": "base64",
+    }
+    # The SQS adapter turns the redriven message back into the original bytes.
+    replay = sqs_record(
+        received["Body"],
+        message_attributes={
+            name: {"stringValue": value["StringValue"], "dataType": value["DataType"]}
+            for name, value in received["MessageAttributes"].items()
+        },
+    )
+    (parsed,) = parse_sqs_event(sqs_event(replay))
+    assert parsed.body == raw
+
+
+def test_text_sqs_cannot_carry_and_empty_bodies_are_base64(aws: MotoAws) -> None:
+    queue = DeadLetterQueue(aws.sqs, aws.dlq_url)
+    queue.send(message("bell \x07 char", delivery_id="ctl"), message_key="ctl", code="c", error="e")
+    queue.send(message(b"", delivery_id="empty"), message_key="empty", code="c", error="e")
+    bodies = {
+        m["MessageAttributes"]["inbox-message-key"]["StringValue"]: (
+            m["Body"],
+            m["MessageAttributes"]["inbox-body-encoding"]["StringValue"],
+        )
+        for m in drain(aws.sqs, aws.dlq_url)
+        if "inbox-body-encoding" in m["MessageAttributes"]
+    }
+    assert bodies["ctl"] == (base64.b64encode(b"bell \x07 char").decode(), "base64")
+    assert set(bodies) == {"ctl", "empty"}
+
+
+def test_a_stale_body_encoding_attribute_is_not_copied_from_the_original(aws: MotoAws) -> None:
+    record = sqs_record(
+        base64.b64encode(b'{"a": 1}').decode(),
+        message_attributes={"inbox-body-encoding": string_attribute("base64")},
+    )
+    (parsed,) = parse_sqs_event(sqs_event(record))  # decoded to valid text
+    DeadLetterQueue(aws.sqs, aws.dlq_url).send(parsed, message_key="k", code="c", error="e")
+    received = _only(aws, aws.dlq_url)
+    assert received["Body"] == '{"a": 1}'
+    assert "inbox-body-encoding" not in received["MessageAttributes"]
+
+
+def test_fifo_dead_letter_queue_gets_group_and_deduplication_ids(aws: MotoAws) -> None:
+    record = sqs_record('{"a": 1}', arn=FIFO_ARN, group="cust-7", dedup="evt-1")
+    (parsed,) = parse_sqs_event(sqs_event(record))
+    queue = DeadLetterQueue(aws.sqs, aws.fifo_dlq_url)
+    queue.send(parsed, message_key="evt-1", code="c", error="e")
+    queue.send(parsed, message_key="evt-1", code="c", error="e")  # deduplicated by SQS
+    queue.send(message('{"b": 2}', delivery_id="std-1"), message_key="key-9", code="c", error="e")
+    received = drain(aws.sqs, aws.fifo_dlq_url)
+    assert len(received) == 2
+    first, second = received
+    assert first["Attributes"]["MessageGroupId"] == "cust-7"
+    assert (
+        first["Attributes"]["MessageDeduplicationId"]
+        == hashlib.sha256(record["messageId"].encode()).hexdigest()
+    )
+    assert first["Body"] == '{"a": 1}'
+    # Without a group, the message key is the group.
+    assert second["Attributes"]["MessageGroupId"] == "key-9"
+
+
+def test_send_returns_the_new_message_id(aws: MotoAws) -> None:
+    new_id = DeadLetterQueue(aws.sqs, aws.dlq_url).send(
+        message("{}"), message_key="k", code="c", error="e"
+    )
+    assert _only(aws, aws.dlq_url)["MessageId"] == new_id
