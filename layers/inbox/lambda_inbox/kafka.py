@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .dead_letter import _INVALID_SQS_TEXT
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
 
@@ -115,11 +116,12 @@ def _decode_headers(raw: object) -> dict[str, bytes]:
 
 
 def _is_text(value: bytes) -> bool:
+    """UTF-8 that SQS accepts as a String attribute (no control characters such as NUL)."""
     try:
-        value.decode("utf-8")
+        text = value.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return True
+    return _INVALID_SQS_TEXT.search(text) is None
 
 
 def _string(value: str) -> AttributeValue:
