@@ -1,0 +1,543 @@
+"""payment-events on Kafka (moto): per-partition failure semantics, poison to the DLQ, replay via SQS.
+
+Concurrency, contention and crash recovery are proven on DynamoDB Local in
+tests/integration/payment_events/; here moto gives fast, isolated tables and queues.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from lambda_inbox import InboxConsumer, UnitOfWork
+from lambda_inbox.errors import PoisonMessage
+from lambda_inbox.kafka import parse_kafka_event
+from lambda_inbox.outcomes import Outcome
+from lambda_inbox.sqs import parse_sqs_event
+from tests.support.handlers import load_function
+from tests.support.tables import create_domain_table, create_inbox_table
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sqs import SQSClient
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+INBOX = "inbox-kafka-unit"
+DOMAIN = "domain-kafka-unit"
+
+
+@dataclass
+class PaymentsApp:
+    module: ModuleType
+    dynamodb: DynamoDBClient
+    sqs: SQSClient
+    dlq_url: str
+
+    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self.module.handler(event, None)  # type: ignore[no-any-return]
+
+    def consumer_failing_on(self, *event_ids: str) -> InboxConsumer[Any]:
+        """The real payment-events consumer, except that decide raises for `event_ids`."""
+
+        def decide(payment: Any, uow: UnitOfWork) -> None:
+            if payment.event_id in event_ids:
+                raise RuntimeError(f"downstream outage while deciding {payment.event_id}")
+            self.module.record_payment(payment, uow)
+
+        return InboxConsumer(
+            "payment-events",
+            model=self.module.PaymentCaptured,
+            decide=decide,
+            on_condition_failed=self.module.skip_logical_duplicate,
+            key="event_id",
+        )
+
+    def balance(self, customer: str) -> tuple[int, int]:
+        item = self.dynamodb.get_item(
+            TableName=DOMAIN, Key={"pk": {"S": f"CUSTOMER#{customer}"}, "sk": {"S": "BALANCE"}}
+        ).get("Item")
+        if item is None:
+            return (0, 0)
+        return int(item["balance_cents"]["N"]), int(item["payments"]["N"])
+
+    def payment_ids(self) -> set[str]:
+        items = self.dynamodb.scan(TableName=DOMAIN)["Items"]
+        return {
+            item["sk"]["S"].removeprefix("PAYMENT#")
+            for item in items
+            if item["sk"]["S"].startswith("PAYMENT#")
+        }
+
+    def inbox(self) -> dict[str, dict[str, Any]]:
+        items = self.dynamodb.scan(TableName=INBOX)["Items"]
+        return {item["message_key"]["S"]: item for item in items}
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = []
+        while True:
+            batch = self.sqs.receive_message(
+                QueueUrl=self.dlq_url,
+                MaxNumberOfMessages=10,
+                MessageAttributeNames=["All"],
+                WaitTimeSeconds=0,
+            ).get("Messages", [])
+            if not batch:
+                return messages
+            messages.extend(batch)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[PaymentsApp]:
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        create_inbox_table(dynamodb, INBOX)
+        create_domain_table(dynamodb, DOMAIN)
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        dlq_url = sqs.create_queue(QueueName="payment-events-dlq")["QueueUrl"]
+        monkeypatch.setenv("INBOX_TABLE", INBOX)
+        monkeypatch.setenv("DOMAIN_TABLE", DOMAIN)
+        monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", dlq_url)
+        yield PaymentsApp(load_function("payment_events"), dynamodb, sqs, dlq_url)
+
+
+# ---- event builders ------------------------------------------------------------------------------
+
+
+def payment(
+    n: int, customer: str = "cust-001", amount: int = 100, payment_id: str | None = None
+) -> dict[str, Any]:
+    return {
+        "event_id": f"evt-{n}",
+        "payment_id": payment_id or f"pay-{n}",
+        "order_id": f"ord-{n}",
+        "customer_id": customer,
+        "amount_cents": amount,
+    }
+
+
+def record(
+    partition: int,
+    offset: int,
+    value: dict[str, Any] | bytes | None,
+    *,
+    key: bytes | None = None,
+    headers: dict[str, bytes] | None = None,
+    topic: str = "payments",
+) -> dict[str, Any]:
+    raw: dict[str, Any] = {
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "timestamp": 1732190760000 + offset,
+        "timestampType": "CREATE_TIME",
+        "headers": [{name: list(data)} for name, data in (headers or {}).items()],
+    }
+    if isinstance(value, dict):
+        value = json.dumps(value).encode("utf-8")
+    if value is not None:
+        raw["value"] = base64.b64encode(value).decode("ascii")
+    if key is not None:
+        raw["key"] = base64.b64encode(key).decode("ascii")
+    return raw
+
+
+def kafka_event(records: Iterable[dict[str, Any]], source: str = "aws:kafka") -> dict[str, Any]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for raw in records:
+        grouped.setdefault(f"{raw['topic']}-{raw['partition']}", []).append(raw)
+    return {"eventSource": source, "records": grouped}
+
+
+def failures(response: dict[str, Any]) -> list[tuple[str, int]]:
+    return [
+        (failure["itemIdentifier"]["topic-partition"], failure["itemIdentifier"]["offset"])
+        for failure in response["batchItemFailures"]
+    ]
+
+
+def load_event(name: str) -> dict[str, Any]:
+    return json.loads((EVENTS / name).read_text())  # type: ignore[no-any-return]
+
+
+def attribute(message: dict[str, Any], name: str) -> str:
+    return str(message["MessageAttributes"][name]["StringValue"])
+
+
+# ---- sample events ------------------------------------------------------------------------------
+
+
+def test_multi_partition_sample_commits_each_event_once(app: PaymentsApp) -> None:
+    assert app.handle(load_event("msk-payment-multi-partition.json")) == {"batchItemFailures": []}
+    assert app.balance("cust-001") == (6743, 3)
+    assert app.balance("cust-002") == (4449, 2)
+    assert app.balance("cust-003") == (2046, 2)
+    assert app.balance("cust-004") == (249, 1)
+    assert app.balance("cust-005") == (3149, 1)
+    assert app.payment_ids() == {f"pay-{n:04d}" for n in range(101, 110)}
+    # The producer retry at offset 43 is a duplicate of offset 41: one inbox record, source 41.
+    inbox = app.inbox()
+    assert inbox["evt-pay-0105"]["source"]["S"] == "payments-1-41"
+    assert all(item["status"]["S"] == "COMPLETED" for item in inbox.values())
+
+
+def test_same_batch_redelivered_is_all_duplicates(app: PaymentsApp) -> None:
+    event = load_event("msk-payment-multi-partition.json")
+    app.handle(event)
+    results = app.module.consumer.process(parse_kafka_event(event))
+    assert {result.outcome for result in results} == {Outcome.DUPLICATE}
+    assert app.balance("cust-001") == (6743, 3)
+
+
+@pytest.mark.parametrize("source", ["aws:kafka", "SelfManagedKafka"])
+def test_self_managed_kafka_events_are_handled_too(app: PaymentsApp, source: str) -> None:
+    event = load_event("msk-payment-single.json")
+    event["eventSource"] = source
+    assert app.handle(event) == {"batchItemFailures": []}
+    assert app.balance("cust-001") == (3149, 1)
+
+
+# ---- per-partition failure semantics ----------------------------------------------------------
+
+
+def test_a_failure_reports_the_record_and_every_later_record_of_its_partition_only(
+    app: PaymentsApp,
+) -> None:
+    event = kafka_event(
+        [
+            record(0, 10, payment(1, "cust-a")),
+            record(0, 11, payment(2, "cust-b")),  # fails
+            record(0, 12, payment(3, "cust-c")),  # later, other customer: skipped
+            record(0, 13, payment(4, "cust-a")),  # later, same customer: skipped
+            record(1, 20, payment(5, "cust-b")),  # other partition: continues
+            record(1, 21, payment(6, "cust-d")),
+        ]
+    )
+    consumer = app.consumer_failing_on("evt-2")
+    response = consumer.handle(event)
+
+    assert response == {
+        "batchItemFailures": [
+            {"itemIdentifier": {"topic-partition": "payments-0", "offset": 11}},
+            {"itemIdentifier": {"topic-partition": "payments-0", "offset": 12}},
+            {"itemIdentifier": {"topic-partition": "payments-0", "offset": 13}},
+        ]
+    }
+    # Skipped records were not processed: no effects, no inbox record.
+    assert app.payment_ids() == {"pay-1", "pay-5", "pay-6"}
+    assert set(app.inbox()) == {"evt-1", "evt-5", "evt-6"}
+    assert app.balance("cust-a") == (100, 1)
+    assert app.balance("cust-b") == (100, 1)
+    assert app.balance("cust-c") == (0, 0)
+    assert app.dead_letters() == []
+
+    # Redelivery from the failed offset on (as Lambda does), with the outage over.
+    redelivery = kafka_event(
+        [
+            record(0, 11, payment(2, "cust-b")),
+            record(0, 12, payment(3, "cust-c")),
+            record(0, 13, payment(4, "cust-a")),
+        ]
+    )
+    assert app.handle(redelivery) == {"batchItemFailures": []}
+    assert app.balance("cust-a") == (200, 2)
+    assert app.balance("cust-b") == (200, 2)
+    assert app.balance("cust-c") == (100, 1)
+
+
+def test_outcomes_distinguish_failed_from_skipped(app: PaymentsApp) -> None:
+    event = kafka_event(
+        [record(2, 5, payment(1)), record(2, 6, payment(2)), record(2, 7, payment(3))]
+    )
+    results = app.consumer_failing_on("evt-2").process(parse_kafka_event(event))
+    assert [(r.message.delivery_id, r.outcome, r.error_code) for r in results] == [
+        ("payments-2-5", Outcome.COMMITTED, None),
+        ("payments-2-6", Outcome.FAILED, "handler_error"),
+        ("payments-2-7", Outcome.SKIPPED, None),
+    ]
+
+
+def test_failures_in_two_partitions_are_independent(app: PaymentsApp) -> None:
+    event = kafka_event(
+        [
+            record(0, 1, payment(1, "c1")),
+            record(0, 2, payment(2, "c1")),
+            record(1, 1, payment(3, "c2")),
+            record(1, 2, payment(4, "c2")),
+            record(1, 3, payment(5, "c2")),
+            record(2, 1, payment(6, "c3")),
+        ]
+    )
+    response = app.consumer_failing_on("evt-1", "evt-4").handle(event)
+    assert failures(response) == [
+        ("payments-0", 1),
+        ("payments-0", 2),
+        ("payments-1", 2),
+        ("payments-1", 3),
+    ]
+    assert app.payment_ids() == {"pay-3", "pay-6"}
+
+
+def test_poison_is_not_a_failure_and_the_partition_continues(app: PaymentsApp) -> None:
+    assert app.handle(load_event("msk-payment-poison.json")) == {"batchItemFailures": []}
+    assert app.payment_ids() == {"pay-0201", "pay-0205"}
+    inbox = app.inbox()
+    assert inbox["evt-pay-0201"]["status"]["S"] == "COMPLETED"
+    assert inbox["evt-pay-0205"]["status"]["S"] == "COMPLETED"
+    assert {
+        key: item["error_code"]["S"] for key, item in inbox.items() if "error_code" in item
+    } == {
+        "payments-0-201": "undecodable_body",
+        "payments-0-202": "malformed_json",
+        "evt-pay-0204": "invalid_payload",
+    }
+    assert {key: item["status"]["S"] for key, item in inbox.items()} == {
+        "evt-pay-0201": "COMPLETED",
+        "payments-0-201": "FAILED",
+        "payments-0-202": "FAILED",
+        "evt-pay-0204": "FAILED",
+        "evt-pay-0205": "COMPLETED",
+    }
+    codes = {
+        attribute(m, "inbox-message-key"): attribute(m, "inbox-error-code")
+        for m in app.dead_letters()
+    }
+    assert codes == {
+        "payments-0-201": "undecodable_body",
+        "payments-0-202": "malformed_json",
+        "evt-pay-0204": "invalid_payload",
+    }
+
+
+def test_duplicates_are_not_failures_and_the_partition_continues(app: PaymentsApp) -> None:
+    app.handle(kafka_event([record(0, 1, payment(1))]))
+    event = kafka_event(
+        [
+            record(0, 1, payment(1)),  # redelivered offset
+            record(0, 2, payment(1)),  # producer retry: same event at a new offset
+            record(0, 3, payment(2)),
+            record(0, 4, payment(2)),  # duplicate within the batch
+            record(0, 5, payment(3, payment_id="pay-1")),  # logical duplicate (same payment)
+            record(0, 6, payment(4)),
+        ]
+    )
+    results = app.module.consumer.process(parse_kafka_event(event))
+    assert [r.outcome for r in results] == [
+        Outcome.DUPLICATE,
+        Outcome.DUPLICATE,
+        Outcome.COMMITTED,
+        Outcome.DUPLICATE,
+        Outcome.BUSINESS_OUTCOME,
+        Outcome.COMMITTED,
+    ]
+    assert app.balance("cust-001") == (300, 3)
+    assert app.payment_ids() == {"pay-1", "pay-2", "pay-4"}
+
+
+def test_handler_error_on_the_first_record_blocks_the_partition_even_for_known_duplicates(
+    app: PaymentsApp,
+) -> None:
+    app.handle(kafka_event([record(0, 3, payment(3))]))
+    event = kafka_event(
+        [record(0, 2, payment(2)), record(0, 3, payment(3)), record(0, 4, payment(4))]
+    )
+    response = app.consumer_failing_on("evt-2").handle(event)
+    assert failures(response) == [("payments-0", 2), ("payments-0", 3), ("payments-0", 4)]
+    assert app.payment_ids() == {"pay-3"}
+
+
+# ---- message identity ---------------------------------------------------------------------------
+
+
+def test_idempotency_key_header_is_the_key_when_no_extractor(app: PaymentsApp) -> None:
+    calls: list[str] = []
+
+    def decide(payload: Any, uow: UnitOfWork) -> None:
+        calls.append(payload["n"])
+        uow.update(
+            DOMAIN,
+            {"pk": "COUNTER", "sk": "TOTAL"},
+            "ADD #n :one",
+            names={"#n": "count"},
+            values={":one": 1},
+        )
+
+    consumer: InboxConsumer[Any] = InboxConsumer("raw-kafka", model=dict, decide=decide)
+    first = record(0, 1, {"n": "a"}, headers={"idempotency-key": b"order-42"})
+    retry = record(0, 2, {"n": "b"}, headers={"idempotency-key": b"order-42"})
+    plain = record(0, 3, {"n": "c"})
+    assert consumer.handle(kafka_event([first, retry, plain])) == {"batchItemFailures": []}
+    inbox = app.inbox()
+    assert set(inbox) == {"order-42", "payments-0-3"}
+    assert inbox["order-42"]["pk"]["S"] == "raw-kafka#order-42"
+    assert inbox["order-42"]["source"]["S"] == "payments-0-1"
+
+
+# ---- dead-letter queue --------------------------------------------------------------------------
+
+
+def test_poison_dead_letter_carries_the_original_value_and_kafka_coordinates(
+    app: PaymentsApp,
+) -> None:
+    invalid = json.dumps(payment(7, amount=0)).encode()
+    event = kafka_event(
+        [
+            record(4, 100, invalid, key=b"ord-7", headers={"trace-id": b"t-1"}),
+            record(4, 101, b"\xff\xfe\x00binary", key=b"\x00\x01"),
+            record(4, 102, None),  # tombstone / missing value
+        ]
+    )
+    assert app.handle(event) == {"batchItemFailures": []}
+    letters = {attribute(m, "kafka-offset"): m for m in app.dead_letters()}
+    assert set(letters) == {"100", "101", "102"}
+
+    text = letters["100"]
+    assert text["Body"] == invalid.decode()
+    assert attribute(text, "kafka-topic") == "payments"
+    assert attribute(text, "kafka-partition") == "4"
+    assert attribute(text, "kafka-key") == "ord-7"
+    assert json.loads(attribute(text, "kafka-headers")) == {"trace-id": "t-1"}
+    assert attribute(text, "inbox-error-code") == "invalid_payload"
+    assert attribute(text, "inbox-message-key") == "evt-7"
+    assert "amount_cents" in attribute(text, "inbox-error")
+    assert "inbox-body-encoding" not in text["MessageAttributes"]
+
+    binary = letters["101"]
+    assert attribute(binary, "inbox-body-encoding") == "base64"
+    assert base64.b64decode(binary["Body"]) == b"\xff\xfe\x00binary"
+    assert binary["MessageAttributes"]["kafka-key"]["BinaryValue"] == b"\x00\x01"
+    assert attribute(binary, "inbox-error-code") == "undecodable_body"
+    assert attribute(binary, "inbox-message-key") == "payments-4-101"
+
+    missing = letters["102"]
+    assert attribute(missing, "inbox-error-code") == "undecodable_body"
+    assert "kafka-key" not in missing["MessageAttributes"]
+    # An empty body is not valid SQS text: it travels base64 (as the empty string's encoding).
+    assert base64.b64decode(missing["Body"]) == b""
+
+    failed = app.inbox()["payments-4-101"]
+    assert failed["status"]["S"] == "FAILED"
+    assert failed["payload_snapshot"]["B"] == b"\xff\xfe\x00binary"
+
+
+# ---- replay through the SQS replay queue -------------------------------------------------------
+
+
+def sqs_record(
+    body: str, message_id: str, attributes: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "messageId": message_id,
+        "receiptHandle": f"rh-{message_id}",
+        "body": body,
+        "attributes": {"ApproximateReceiveCount": "1"},
+        "messageAttributes": {
+            name: {"stringValue": value, "dataType": "String"}
+            for name, value in (attributes or {}).items()
+        },
+        "md5OfBody": "",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:lambda-inbox-PaymentReplayQueue",
+        "awsRegion": "us-east-1",
+    }
+
+
+def redrive(letters: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The replay queue's view of dead-lettered messages (what Lambda hands the function)."""
+    return {
+        "Records": [
+            sqs_record(
+                letter["Body"],
+                f"replay-{index}",
+                {
+                    name: value["StringValue"]
+                    for name, value in letter["MessageAttributes"].items()
+                    if "StringValue" in value
+                },
+            )
+            for index, letter in enumerate(letters)
+        ]
+    }
+
+
+def test_replay_sample_event_commits_on_empty_tables(app: PaymentsApp) -> None:
+    assert app.handle(load_event("sqs-payment-replay.json")) == {"batchItemFailures": []}
+    assert app.balance("cust-003") == (2099, 1)
+    assert app.balance("cust-001") == (3149, 1)
+
+
+def test_replay_of_a_message_committed_via_kafka_is_a_duplicate(app: PaymentsApp) -> None:
+    assert app.handle(load_event("msk-payment-single.json")) == {"batchItemFailures": []}
+    results = app.module.consumer.process(parse_sqs_event(load_event("sqs-payment-replay.json")))
+    assert [(r.message_key, r.outcome) for r in results] == [
+        ("evt-pay-0501", Outcome.COMMITTED),
+        ("evt-pay-0001", Outcome.DUPLICATE),
+    ]
+    assert app.balance("cust-001") == (3149, 1)
+    assert app.balance("cust-003") == (2099, 1)
+
+
+def test_a_new_event_through_the_replay_queue_is_applied_once(app: PaymentsApp) -> None:
+    body = json.dumps(payment(9, "cust-r", 700))
+    event = {"Records": [sqs_record(body, "m-1"), sqs_record(body, "m-2")]}
+    assert app.handle(event) == {"batchItemFailures": []}
+    assert app.handle({"Records": [sqs_record(body, "m-3")]}) == {"batchItemFailures": []}
+    # ...and later through Kafka too.
+    assert app.handle(kafka_event([record(0, 900, payment(9, "cust-r", 700))])) == {
+        "batchItemFailures": []
+    }
+    assert app.balance("cust-r") == (700, 1)
+    assert app.inbox()["evt-9"]["source"]["S"].endswith("PaymentReplayQueue")
+
+
+def test_dead_lettered_kafka_poison_replays_after_the_fix(app: PaymentsApp) -> None:
+    """A record rejected by a (since fixed) handler bug is replayed through SQS and committed."""
+    event = kafka_event([record(0, 1, payment(1, "cust-x", 250), key=b"ord-1")])
+
+    def reject(payment_: Any, uow: UnitOfWork) -> None:
+        raise PoisonMessage("customer id format")
+
+    buggy: InboxConsumer[Any] = InboxConsumer(
+        "payment-events", model=app.module.PaymentCaptured, decide=reject, key="event_id"
+    )
+    assert buggy.handle(event) == {"batchItemFailures": []}
+    letters = app.dead_letters()
+    assert [attribute(m, "inbox-error-code") for m in letters] == ["rejected_by_handler"]
+    assert app.inbox()["evt-1"]["status"]["S"] == "FAILED"
+
+    assert app.handle(redrive(letters)) == {"batchItemFailures": []}
+    assert app.balance("cust-x") == (250, 1)
+    assert app.inbox()["evt-1"]["status"]["S"] == "COMPLETED"
+    # Kafka redelivering the original offset now is a duplicate.
+    assert app.handle(event) == {"batchItemFailures": []}
+    assert app.balance("cust-x") == (250, 1)
+
+
+def test_base64_dead_letter_is_decoded_on_replay(app: PaymentsApp) -> None:
+    # A non-UTF-8 value goes to the DLQ base64-encoded...
+    app.handle(kafka_event([record(0, 1, b"\xff\xfe")]))
+    (letter,) = app.dead_letters()
+    assert attribute(letter, "inbox-body-encoding") == "base64"
+    # ...and replaying it hands the original bytes to the inbox again (not the base64 text):
+    # still poison, dead-lettered with the same body, not a base64 of base64.
+    assert app.handle(redrive([letter])) == {"batchItemFailures": []}
+    (again,) = app.dead_letters()
+    assert again["Body"] == letter["Body"] == base64.b64encode(b"\xff\xfe").decode()
+    assert attribute(again, "inbox-body-encoding") == "base64"
+    assert attribute(again, "inbox-error-code") == "undecodable_body"
+    assert attribute(again, "kafka-offset") == "1"
+
+
+def test_base64_encoded_replay_body_of_a_valid_payment_is_committed(app: PaymentsApp) -> None:
+    body = base64.b64encode(json.dumps(payment(5, "cust-b64", 321)).encode()).decode()
+    event = {"Records": [sqs_record(body, "m-b64", {"inbox-body-encoding": "base64"})]}
+    assert app.handle(event) == {"batchItemFailures": []}
+    assert app.balance("cust-b64") == (321, 1)
