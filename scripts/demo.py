@@ -1,0 +1,734 @@
+"""`make demo`: the example consumers on real local components, one story end to end.
+
+Starts DynamoDB Local (the real engine, a Java process) and a moto server for SQS on free
+loopback ports, creates the inbox and domain tables and the dead-letter queues, seeds stock, and
+sends the sample events of `events/` through the two example functions:
+
+  order-events    first delivery, the same batch redelivered (0 writes), poison to the DLQ,
+                  a FIFO batch, an insufficient-stock rejection;
+  payment-events  a Kafka multi-partition batch through a release with a bug, the same batch
+                  redelivered to the fixed release, poison, and the replay of the DLQ through the
+                  replay queue (what `aws sqs start-message-move-task` does in AWS).
+
+Each batch prints one line per message with its exact outcome (from `consumer.process`), the
+partial batch response the handler would return, and the AWS calls it cost. The demo ends with
+the domain state and checks the invariants; it exits 1 if one is broken.
+
+Usage: `make demo` (or `.venv/bin/python scripts/demo.py` once `make venv dynamodb-local` ran).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib.util
+import io
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EVENTS = REPO_ROOT / "events"
+DYNAMODB_LOCAL_DIR = Path(os.environ.get("DYNAMODB_LOCAL_DIR", ".cache/dynamodb-local"))
+if not DYNAMODB_LOCAL_DIR.is_absolute():
+    DYNAMODB_LOCAL_DIR = REPO_ROOT / DYNAMODB_LOCAL_DIR
+
+REGION = "us-east-1"
+INBOX_TABLE = "demo-inbox"
+DOMAIN_TABLE = "demo-domain"
+SKUS = ("SKU-RED-MUG", "SKU-BLUE-CAP", "SKU-GREEN-PEN")
+INITIAL_STOCK = 100
+#: The bug of "release 1" of payment-events: payments above this amount were refused as poison.
+RELEASE_1_LIMIT_CENTS = 3000
+WRITE_OPERATIONS = frozenset(
+    {"TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"}
+)
+WIDTH = 100
+
+
+# ---------------------------------------------------------------------------- output helpers
+
+
+def banner(title: str) -> None:
+    print()
+    print("=" * WIDTH)
+    print(title)
+    print("=" * WIDTH)
+
+
+STARTED = time.monotonic()
+
+
+def step(title: str, *explanation: str) -> None:
+    print()
+    clock = f" [{time.monotonic() - STARTED:5.1f} s]"
+    print(f"--- {title} " + "-" * max(3, WIDTH - len(title) - 5 - len(clock)) + clock)
+    for line in explanation:
+        print(f"    {line}")
+
+
+def clip(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "~"
+
+
+# ---------------------------------------------------------------------------- environment
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def fake_aws_environment() -> None:
+    """Local endpoints only: fake credentials, no profile, no ~/.aws files, quiet telemetry."""
+    for name in list(os.environ):
+        if name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE") or name.startswith("AWS_ENDPOINT_URL"):
+            del os.environ[name]
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "demo",
+            "AWS_SECRET_ACCESS_KEY": "demo",
+            "AWS_SESSION_TOKEN": "demo",
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            "AWS_CONFIG_FILE": os.devnull,
+            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            # Warnings (dead-lettered messages) are shown, condensed, after each batch.
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+            # No EMF metric JSON on stdout (Powertools honours this variable).
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_METRICS_NAMESPACE": "LambdaInboxDemo",
+        }
+    )
+
+
+@contextlib.contextmanager
+def dynamodb_local() -> Iterator[str]:
+    """DynamoDB Local, in memory, on a free port; yields its endpoint URL."""
+    jar = DYNAMODB_LOCAL_DIR / "DynamoDBLocal.jar"
+    if not jar.is_file() or not (DYNAMODB_LOCAL_DIR / "DynamoDBLocal_lib").is_dir():
+        raise SystemExit(f"DynamoDB Local is missing ({jar}): run `make dynamodb-local`")
+    java = shutil.which("java")
+    if java is None:
+        raise SystemExit("DynamoDB Local needs a Java runtime: put `java` (17 or later) on PATH")
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    command = [java, "-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"]
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            [*command, "-inMemory", "-port", str(port)],
+            cwd=DYNAMODB_LOCAL_DIR,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            client = admin_client("dynamodb", endpoint)
+            deadline = time.monotonic() + 60
+            while True:
+                if process.poll() is not None:
+                    log.seek(0)
+                    output = log.read().decode(errors="replace")
+                    raise SystemExit(f"DynamoDB Local exited ({process.returncode}):\n{output}")
+                try:
+                    client.list_tables(Limit=1)
+                    break
+                except Exception:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            yield endpoint
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def moto_sqs() -> Iterator[str]:
+    """A moto server (used for SQS only) on a free loopback port; yields its URL."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log lines
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def admin_client(service: str, endpoint: str) -> Any:
+    """A client of its own session: the demo's own calls are not counted as the consumers'."""
+    import boto3
+
+    session: Any = boto3.session.Session()
+    return session.client(service, endpoint_url=endpoint, region_name=REGION)
+
+
+# ---------------------------------------------------------------------------- call accounting
+
+
+class CallMeter:
+    """Counts the AWS calls made by the consumers' clients (a botocore `before-call` hook).
+
+    Registered on boto3's default session before the functions are imported, so every client the
+    functions create inherits the hook. It only observes: requests are not changed.
+    """
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def install(self) -> None:
+        import boto3
+
+        boto3.setup_default_session(region_name=REGION)
+        assert boto3.DEFAULT_SESSION is not None
+        events = boto3.DEFAULT_SESSION.events
+        events.register("before-call.dynamodb", self._count)
+        events.register("before-call.sqs", self._count)
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+    def _count(self, model: Any, **_: Any) -> None:
+        self.calls[f"{model.service_model.service_name}:{model.name}"] += 1
+
+    def summary(self) -> str:
+        dynamodb = {name[9:]: n for name, n in self.calls.items() if name.startswith("dynamodb:")}
+        sqs = {name[4:]: n for name, n in self.calls.items() if name.startswith("sqs:")}
+        writes = sum(n for name, n in dynamodb.items() if name in WRITE_OPERATIONS)
+        parts = ", ".join(f"{name} x{n}" for name, n in sorted(dynamodb.items())) or "none"
+        text = f"DynamoDB requests: {sum(dynamodb.values())} ({parts}); write requests: {writes}"
+        if sqs:
+            text += "; SQS: " + ", ".join(f"{name} x{n}" for name, n in sorted(sqs.items()))
+        return text
+
+
+# ---------------------------------------------------------------------------- the functions
+
+
+def load_function(name: str) -> ModuleType:
+    """Import `functions/<name>/app.py` under a unique name, as Lambda would (env read now)."""
+    path = REPO_ROOT / "functions" / name / "app.py"
+    module_name = f"demo_{name}_app"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # pydantic resolves the models' module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Demo:
+    meter: CallMeter
+    dynamodb: Any  # admin client
+    sqs: Any  # admin client
+    queues: dict[str, str]
+    orders: ModuleType | None = None
+    payments: ModuleType | None = None
+
+    # ---- running batches -------------------------------------------------------------
+
+    def run(self, consumer: Any, event: Mapping[str, Any], title: str, *why: str) -> list[Any]:
+        """Process one batch and print what happened to each message."""
+        from lambda_inbox.kafka import is_kafka_event, kafka_response, parse_kafka_event
+        from lambda_inbox.sqs import parse_sqs_event, sqs_response
+
+        step(title, *why)
+        self.meter.reset()
+        with captured_logs(consumer) as logs:
+            if is_kafka_event(event):
+                results = consumer.process(parse_kafka_event(event))
+                response = kafka_response(results)
+            else:
+                mode = consumer.config.fifo_failure_mode
+                results = consumer.process(parse_sqs_event(event, fifo_failure_mode=mode))
+                response = sqs_response(results)
+        # Metrics are disabled for the demo; Powertools then keeps them: drop them per batch.
+        consumer.telemetry.metrics.clear_metrics()
+        print(f"    {'delivery':<24} {'message key':<38} {'outcome':<17} detail")
+        for result in results:
+            print(
+                f"    {clip(delivery(result.message), 24):<24} "
+                f"{clip(result.message_key or '-', 38):<38} "
+                f"{result.outcome.value:<17} {clip(describe(result), 40)}"
+            )
+        totals = Counter(result.outcome.value for result in results)
+        print("    totals: " + ", ".join(f"{n} {outcome}" for outcome, n in totals.items()))
+        print(f"    batch response: {json.dumps(response)}")
+        print(f"    {self.meter.summary()}")
+        for line in logs.getvalue().splitlines():
+            print(f"    log: {summarize_log(line)}")
+        return list(results)
+
+    def event(self, name: str) -> dict[str, Any]:
+        return dict(json.loads((EVENTS / name).read_text()))
+
+    # ---- queues --------------------------------------------------------------------------
+
+    def receive_all(self, queue: str, *, delete: bool) -> list[dict[str, Any]]:
+        """Every message of a queue (peek when `delete` is False: visibility timeout 0)."""
+        url = self.queues[queue]
+        seen: dict[str, dict[str, Any]] = {}
+        while True:
+            response = self.sqs.receive_message(
+                QueueUrl=url,
+                MaxNumberOfMessages=10,
+                MessageAttributeNames=["All"],
+                MessageSystemAttributeNames=["All"],
+                VisibilityTimeout=30 if delete else 0,
+                WaitTimeSeconds=0,
+            )
+            batch = [m for m in response.get("Messages", []) if m["MessageId"] not in seen]
+            if not batch:
+                return list(seen.values())
+            for message in batch:
+                seen[message["MessageId"]] = message
+                if delete:
+                    self.sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+    def depth(self, queue: str) -> int:
+        attributes = self.sqs.get_queue_attributes(
+            QueueUrl=self.queues[queue], AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"])
+
+    def show_dead_letters(self, queue: str) -> None:
+        messages = self.receive_all(queue, delete=False)
+        print(f"    {queue}: {len(messages)} message(s); their attributes:")
+        for message in messages:
+            attributes = message.get("MessageAttributes", {})
+            print(
+                f"    - inbox-error-code={value(attributes, 'inbox-error-code')}  "
+                f"inbox-message-key={value(attributes, 'inbox-message-key')}"
+            )
+            print(f"      inbox-error={clip(value(attributes, 'inbox-error'), WIDTH - 18)}")
+            others = [
+                f"{name}={clip(value(attributes, name), 30)}"
+                for name in sorted(attributes)
+                if not name.startswith("inbox-error") and name != "inbox-message-key"
+            ]
+            if others:
+                print(f"      also: {clip(', '.join(others), WIDTH - 12)}")
+            print(f"      body: {clip(message['Body'], WIDTH - 12)}")
+
+    def redrive(self, source: str, destination: str) -> int:
+        """Move every message with its body and attributes, as StartMessageMoveTask does."""
+        moved = self.receive_all(source, delete=True)
+        for message in moved:
+            attributes = {
+                name: {
+                    k: v for k, v in attr.items() if k in ("DataType", "StringValue", "BinaryValue")
+                }
+                for name, attr in message.get("MessageAttributes", {}).items()
+            }
+            self.sqs.send_message(
+                QueueUrl=self.queues[destination],
+                MessageBody=message["Body"],
+                MessageAttributes=attributes,
+            )
+        return len(moved)
+
+    def lambda_event_from(self, queue: str) -> dict[str, Any]:
+        """Receive a queue's messages as the Lambda SQS event source would deliver them."""
+        arn = f"arn:aws:sqs:{REGION}:123456789012:{queue}"
+        records = []
+        for message in self.receive_all(queue, delete=False)[:10]:
+            attributes = {}
+            for name, attr in message.get("MessageAttributes", {}).items():
+                entry: dict[str, Any] = {
+                    "dataType": attr["DataType"],
+                    "stringListValues": [],
+                    "binaryListValues": [],
+                }
+                if "StringValue" in attr:
+                    entry["stringValue"] = attr["StringValue"]
+                if "BinaryValue" in attr:
+                    entry["binaryValue"] = base64.b64encode(attr["BinaryValue"]).decode()
+                attributes[name] = entry
+            records.append(
+                {
+                    "messageId": message["MessageId"],
+                    "receiptHandle": message["ReceiptHandle"],
+                    "body": message["Body"],
+                    "attributes": dict(message.get("Attributes", {})),
+                    "messageAttributes": attributes,
+                    "md5OfBody": message["MD5OfBody"],
+                    "eventSource": "aws:sqs",
+                    "eventSourceARN": arn,
+                    "awsRegion": REGION,
+                }
+            )
+        return {"Records": records}
+
+    # ---- domain state ----------------------------------------------------------------------
+
+    def domain_items(self) -> list[dict[str, Any]]:
+        from boto3.dynamodb.types import TypeDeserializer
+
+        deserializer = TypeDeserializer()
+        items: list[dict[str, Any]] = []
+        for page in self.dynamodb.get_paginator("scan").paginate(TableName=DOMAIN_TABLE):
+            for item in page["Items"]:
+                items.append({k: deserializer.deserialize(v) for k, v in item.items()})
+        return items
+
+
+@contextlib.contextmanager
+def captured_logs(consumer: Any) -> Iterator[io.StringIO]:
+    """The function's structured log lines of one batch, to print them after its table."""
+    handler = consumer.telemetry.logger.registered_handler
+    buffer = io.StringIO()
+    previous = handler.setStream(buffer) if isinstance(handler, logging.StreamHandler) else None
+    try:
+        yield buffer
+    finally:
+        if previous is not None:
+            handler.setStream(previous)
+
+
+def summarize_log(line: str) -> str:
+    """One structured (JSON) log line, reduced to its level, first message line and key fields."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return clip(line, WIDTH - 9)
+    fields = " ".join(
+        f"{name}={record[name]}" for name in ("error_code", "message_key") if record.get(name)
+    )
+    message = str(record.get("message", "")).splitlines()[0]
+    return clip(f"{record.get('level')} {fields} | {message}", WIDTH - 9)
+
+
+def delivery(message: Any) -> str:
+    identifier = message.item_identifier
+    if isinstance(identifier, dict):
+        return f"{identifier['topic-partition']}@{identifier['offset']}"
+    return f"msg {str(identifier)[:8]}"
+
+
+def describe(result: Any) -> str:
+    if result.error_code:
+        return f"{result.error_code}: {result.detail}"
+    if result.outcome.value == "business_outcome":
+        return "alternative writes committed"
+    return ""
+
+
+def value(attributes: Mapping[str, Any], name: str) -> str:
+    attribute = attributes.get(name) or {}
+    if "StringValue" in attribute:
+        return str(attribute["StringValue"])
+    if "BinaryValue" in attribute:
+        return f"<{len(attribute['BinaryValue'])} bytes>"
+    return "-"
+
+
+# ---------------------------------------------------------------------------- the story
+
+
+def setup(meter: CallMeter, dynamodb_endpoint: str, sqs_endpoint: str) -> Demo:
+    sys.path.insert(0, str(REPO_ROOT))
+    from tests.support.tables import create_domain_table, create_inbox_table
+
+    dynamodb = admin_client("dynamodb", dynamodb_endpoint)
+    sqs = admin_client("sqs", sqs_endpoint)
+    create_inbox_table(dynamodb, INBOX_TABLE)
+    create_domain_table(dynamodb, DOMAIN_TABLE)
+    for sku in SKUS:
+        dynamodb.put_item(
+            TableName=DOMAIN_TABLE,
+            Item={
+                "pk": {"S": f"SKU#{sku}"},
+                "sk": {"S": "STOCK"},
+                "available": {"N": str(INITIAL_STOCK)},
+                "reserved": {"N": "0"},
+            },
+        )
+    queues = {
+        name: sqs.create_queue(QueueName=name)["QueueUrl"]
+        for name in ("order-events-dlq", "payment-events-dlq", "payment-replay")
+    }
+    os.environ.update(
+        {
+            "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint,
+            "AWS_ENDPOINT_URL_SQS": sqs_endpoint,
+            "INBOX_TABLE": INBOX_TABLE,
+            "DOMAIN_TABLE": DOMAIN_TABLE,
+        }
+    )
+    print(f"DynamoDB Local: {dynamodb_endpoint}   SQS (moto server): {sqs_endpoint}")
+    print(
+        f"tables: {INBOX_TABLE} (pk, TTL expires_at, GSI open-records), {DOMAIN_TABLE} (pk, sk); "
+        f"queues: {', '.join(queues)}"
+    )
+    print(f"stock seeded: {', '.join(SKUS)} with available={INITIAL_STOCK}")
+    demo = Demo(meter, dynamodb, sqs, queues)
+    # Each function reads its environment at import time, as in Lambda.
+    os.environ["DEAD_LETTER_QUEUE_URL"] = queues["order-events-dlq"]
+    demo.orders = load_function("order_events")
+    os.environ["DEAD_LETTER_QUEUE_URL"] = queues["payment-events-dlq"]
+    demo.payments = load_function("payment_events")
+    return demo
+
+
+def order_story(demo: Demo) -> None:
+    assert demo.orders is not None
+    consumer = demo.orders.consumer
+    banner("order-events: SQS consumer of OrderPlaced (key: event_id)")
+    demo.run(
+        consumer,
+        demo.event("sqs-order-single.json"),
+        "1. first delivery: sqs-order-single.json",
+        "Inbox record + stock updates + shipment commit in one TransactWriteItems.",
+    )
+    batch = demo.event("sqs-order-batch-duplicates.json")
+    demo.run(
+        consumer,
+        batch,
+        "2. a batch with duplicates inside it: sqs-order-batch-duplicates.json",
+        "Record 5 is a producer retry (new messageId, same event_id); record 6 an SQS",
+        "redelivery (same messageId). Four new orders share one group-commit transaction.",
+    )
+    demo.run(
+        consumer,
+        batch,
+        "3. the same batch redelivered (e.g. the invocation timed out after committing)",
+        "One BatchGetItem finds every record: all duplicates, zero write requests (0 WCU).",
+    )
+    demo.run(
+        consumer,
+        demo.event("sqs-order-poison.json"),
+        "4. poison among valid orders: sqs-order-poison.json",
+        "Not JSON, invalid fields, qty 0: dead-lettered with their original attributes,",
+        "FAILED inbox records written, and acknowledged (not in batchItemFailures).",
+    )
+    demo.show_dead_letters("order-events-dlq")
+    demo.run(
+        consumer,
+        demo.event("sqs-order-fifo.json"),
+        "5. a FIFO batch: sqs-order-fifo.json",
+        "Ordering scope = the queue (fifo_failure_mode='stop'); no failures, so all commit.",
+    )
+    demo.run(
+        consumer,
+        demo.event("sqs-order-insufficient-stock.json"),
+        "6. not enough stock: sqs-order-insufficient-stock.json (1000 x SKU-RED-MUG)",
+        "The stock condition fails; on_condition_failed writes a REJECTION instead. A business",
+        "outcome, not an error: no retry, no DLQ, no stock change.",
+    )
+
+
+def release_1(demo: Demo) -> Any:
+    """payment-events as first released: it refused large payments as poison (a bug)."""
+    from lambda_inbox import InboxConfig, InboxConsumer, PoisonMessage
+
+    payments = demo.payments
+    assert payments is not None
+
+    def record_payment_with_bug(payment: Any, uow: Any) -> None:
+        if payment.amount_cents > RELEASE_1_LIMIT_CENTS:
+            raise PoisonMessage(
+                f"amount_cents {payment.amount_cents} above the review limit "
+                f"{RELEASE_1_LIMIT_CENTS}"
+            )
+        payments.record_payment(payment, uow)
+
+    config = InboxConfig(
+        consumer="payment-events",
+        inbox_table=INBOX_TABLE,
+        dead_letter_queue_url=demo.queues["payment-events-dlq"],
+    )
+    return InboxConsumer(
+        "payment-events",
+        model=payments.PaymentCaptured,
+        decide=record_payment_with_bug,
+        on_condition_failed=payments.skip_logical_duplicate,
+        key="event_id",
+        config=config,
+    )
+
+
+def payment_story(demo: Demo) -> None:
+    assert demo.payments is not None
+    consumer = demo.payments.consumer
+    banner("payment-events: MSK consumer of PaymentCaptured, also fed by the SQS replay queue")
+    multi = demo.event("msk-payment-multi-partition.json")
+    demo.run(
+        release_1(demo),
+        multi,
+        "7. Kafka, 3 partitions: msk-payment-multi-partition.json, through a release with a bug",
+        f"That release refuses payments above {RELEASE_1_LIMIT_CENTS} cents as poison. Offset 43",
+        "repeats offset 41 (producer retry). Poison does not stop a partition.",
+    )
+    demo.run(
+        consumer,
+        multi,
+        "8. the same Kafka batch redelivered to the fixed release",
+        "Committed records are duplicates. The two refused payments have FAILED inbox records,",
+        "which are claimable: the fixed code commits them now.",
+    )
+    demo.run(
+        consumer,
+        demo.event("msk-payment-single.json"),
+        "9. msk-payment-single.json",
+        "One record on payments-0, offset 15.",
+    )
+    demo.run(
+        consumer,
+        demo.event("msk-payment-poison.json"),
+        "10. Kafka poison: msk-payment-poison.json",
+        "Not UTF-8, not JSON, amount_cents 0: dead-lettered with kafka-* attributes; the",
+        "valid records before and after them commit.",
+    )
+    step(
+        "11. the payment-events DLQ before the replay",
+        "Two copies from step 7 (since fixed, already committed in step 8) and three real poison.",
+    )
+    demo.show_dead_letters("payment-events-dlq")
+
+    step(
+        "12. replay by redrive: payment-events-dlq -> payment-replay",
+        "In AWS: aws sqs start-message-move-task --source-arn <PaymentEventsDLQ ARN> "
+        "--destination-arn <PaymentReplayQueue ARN>",
+        "moto has no StartMessageMoveTask, so the demo moves the messages itself: same bodies,",
+        "same attributes, new messageIds. The replay queue triggers the same function.",
+    )
+    moved = demo.redrive("payment-events-dlq", "payment-replay")
+    print(
+        f"    moved {moved} message(s); payment-events-dlq now holds {demo.depth('payment-events-dlq')}"
+    )
+    replay = demo.lambda_event_from("payment-replay")
+    results = demo.run(
+        consumer,
+        replay,
+        "13. the replay queue's batch through payment-events (same consumer name, same inbox)",
+        "Already committed -> duplicate, no effect. Still-poison messages go back to the DLQ.",
+    )
+    failed = {str(r.message.item_identifier) for r in results if r.outcome.needs_redelivery}
+    for record in replay["Records"]:  # what the event source does with a successful batch item
+        if record["messageId"] not in failed:
+            demo.sqs.delete_message(
+                QueueUrl=demo.queues["payment-replay"], ReceiptHandle=record["receiptHandle"]
+            )
+    print(
+        f"    afterwards: payment-replay holds {demo.depth('payment-replay')}, "
+        f"payment-events-dlq holds {demo.depth('payment-events-dlq')} (the real poison)"
+    )
+
+
+def final_state(demo: Demo) -> bool:
+    banner("final state of the domain table, and the invariants")
+    items = demo.domain_items()
+    ok = True
+    print("    stock:")
+    for sku in SKUS:
+        stock = next(i for i in items if i["pk"] == f"SKU#{sku}" and i["sk"] == "STOCK")
+        available, reserved = int(stock["available"]), int(stock["reserved"])
+        shipped = sum(
+            int(line["qty"])
+            for i in items
+            if i["sk"] == "SHIPMENT"
+            for line in i["lines"]
+            if line["sku"] == sku
+        )
+        fine = available + reserved == INITIAL_STOCK and reserved == shipped
+        ok = ok and fine
+        print(
+            f"      {sku:<14} available={available:<4} reserved={reserved:<3} "
+            f"(sum of shipment lines {shipped}) {'ok' if fine else 'BROKEN'}"
+        )
+    shipments = sorted(i["pk"][6:] for i in items if i["sk"] == "SHIPMENT")
+    rejections = [f"{i['pk'][6:]} ({i['reason']})" for i in items if i["sk"] == "REJECTION"]
+    print(f"    shipments ({len(shipments)}): {', '.join(shipments)}")
+    print(f"    rejections: {', '.join(rejections) or '-'}")
+    print("    balances:")
+    customers = sorted({i["pk"] for i in items if i["pk"].startswith("CUSTOMER#")})
+    for customer in customers:
+        balance = next(i for i in items if i["pk"] == customer and i["sk"] == "BALANCE")
+        paid = [
+            int(i["amount_cents"]) for i in items if i["pk"] == customer and i["sk"] != "BALANCE"
+        ]
+        fine = int(balance["balance_cents"]) == sum(paid) and int(balance["payments"]) == len(paid)
+        ok = ok and fine
+        print(
+            f"      {customer[9:]:<9} balance_cents={int(balance['balance_cents']):<6} "
+            f"payments={int(balance['payments'])}  (sum of {len(paid)} PAYMENT items {sum(paid)}) "
+            f"{'ok' if fine else 'BROKEN'}"
+        )
+    counts: Counter[tuple[str, str]] = Counter()
+    for page in demo.dynamodb.get_paginator("scan").paginate(
+        TableName=INBOX_TABLE,
+        ProjectionExpression="pk, #s",
+        ExpressionAttributeNames={"#s": "status"},
+    ):
+        for item in page["Items"]:
+            counts[(item["pk"]["S"].split("#", 1)[0], item["status"]["S"])] += 1
+    print(
+        "    inbox records: " + ", ".join(f"{c} {s}: {n}" for (c, s), n in sorted(counts.items()))
+    )
+    failed = demo.dynamodb.query(
+        TableName=INBOX_TABLE,
+        IndexName="open-records",
+        KeyConditionExpression="gsi_open_pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": "payment-events#FAILED"}},
+    )["Items"]
+    print('    open-records GSI, gsi_open_pk = "payment-events#FAILED" (what the runbook queries):')
+    for item in failed:
+        print(
+            f"      {clip(item['message_key']['S'], 40):<40} {item['error_code']['S']:<18} "
+            f"{item['failed_at']['S']}"
+        )
+    print()
+    print("every effect happened once per event_id" if ok else "AN INVARIANT IS BROKEN")
+    return ok
+
+
+def main() -> int:
+    fake_aws_environment()
+    meter = CallMeter()
+    meter.install()
+    with contextlib.ExitStack() as stack:
+        dynamodb_endpoint = stack.enter_context(dynamodb_local())
+        sqs_endpoint = stack.enter_context(moto_sqs())
+        demo = setup(meter, dynamodb_endpoint, sqs_endpoint)
+        order_story(demo)
+        payment_story(demo)
+        ok = final_state(demo)
+    print(f"demo finished in {time.monotonic() - STARTED:.1f} s; DynamoDB Local and moto stopped")
+    return 0 if ok else 1
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\ninterrupted; DynamoDB Local and moto stopped", file=sys.stderr)
+        sys.exit(130)
