@@ -1,0 +1,314 @@
+"""The same OrderPlaced delivered many times has its effects exactly once (DynamoDB Local).
+
+Redeliveries of one SQS message (same messageId), producer retries (new messageIds), duplicates
+inside one batch and across batches, and many concurrent invocations whose batches overlap on
+event ids and on SKUs.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from lambda_inbox import Outcome
+from lambda_inbox.sqs import parse_sqs_event
+from tests.integration.order_events.support import (
+    CONSUMER,
+    OrderEventsEnv,
+    TransactCalls,
+    failed_ids,
+    order,
+    redeliver,
+    sqs_event,
+    sqs_record,
+)
+
+pytestmark = pytest.mark.integration
+
+EVENTS = Path(__file__).resolve().parents[3] / "events"
+RETENTION_SECONDS = 7 * 24 * 3600
+
+
+def outcomes(module: ModuleType, records: list[dict[str, Any]]) -> list[Outcome]:
+    """Run one batch through the function's consumer; the outcome of each record, in order."""
+    results = module.consumer.process(parse_sqs_event(sqs_event(records)))
+    return [result.outcome for result in results]
+
+
+def assert_completed(
+    env: OrderEventsEnv, inbox: dict[str, dict[str, Any]], key: str, result: str
+) -> None:
+    record = inbox[key]
+    assert record["pk"] == f"{CONSUMER}#{key}"
+    assert record["status"] == "COMPLETED"
+    assert record["consumer"] == CONSUMER
+    assert json.loads(record["result"])["outcome"] == result
+    assert len(record["fingerprint"]) == 64
+    now = time.time()
+    assert now + RETENTION_SECONDS - 120 < record["expires_at"] <= now + RETENTION_SECONDS + 1
+    assert "gsi_open_pk" not in record  # completed records stay out of the open-records index
+
+
+def test_same_message_id_redelivered_has_effects_once(order_env: OrderEventsEnv) -> None:
+    order_env.seed_stock({"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100})
+    record = sqs_record(order("evt-1", "ord-1", {"SKU-RED-MUG": 2, "SKU-BLUE-CAP": 1}))
+
+    first = order_env.load()
+    assert first.handler(sqs_event([record]), None) == {"batchItemFailures": []}
+    # SQS redelivers the same message (visibility timeout): to the same and to a new container.
+    assert outcomes(first, [redeliver(record)]) == [Outcome.DUPLICATE]
+    second = order_env.load()
+    calls = TransactCalls(second.consumer.dynamodb)
+    assert second.handler(sqs_event([redeliver(record)]), None) == {"batchItemFailures": []}
+    assert outcomes(second, [redeliver(record), redeliver(record)]) == [
+        Outcome.DUPLICATE,
+        Outcome.DUPLICATE,
+    ]
+    assert calls.calls == []  # duplicates cost no write at all
+
+    assert order_env.stock("SKU-RED-MUG") == (98, 2)
+    assert order_env.stock("SKU-BLUE-CAP") == (99, 1)
+    records = order_env.order_records()
+    assert set(records) == {("ord-1", "SHIPMENT")}
+    shipment = records[("ord-1", "SHIPMENT")]
+    assert shipment["status"] == "PENDING"
+    assert shipment["event_id"] == "evt-1"
+    assert shipment["customer_id"] == "cust-001"
+    assert shipment["lines"] == [
+        {"sku": "SKU-RED-MUG", "qty": 2},
+        {"sku": "SKU-BLUE-CAP", "qty": 1},
+    ]
+    inbox = order_env.inbox()
+    assert set(inbox) == {"evt-1"}
+    assert_completed(order_env, inbox, "evt-1", "reserved")
+    assert inbox["evt-1"]["source"].endswith("OrderEventsQueue")
+    order_env.assert_dlq_empty()
+
+
+def test_producer_retries_in_one_batch_and_across_batches_have_effects_once(
+    order_env: OrderEventsEnv,
+) -> None:
+    order_env.seed_stock({"SKU-RED-MUG": 50, "SKU-BLUE-CAP": 50, "SKU-GREEN-PEN": 50})
+    one = order("evt-1", "ord-1", {"SKU-RED-MUG": 1, "SKU-GREEN-PEN": 2})
+    two = order("evt-2", "ord-2", {"SKU-RED-MUG": 3})
+    three = order("evt-3", "ord-3", {"SKU-BLUE-CAP": 4, "SKU-RED-MUG": 1})
+    module = order_env.load()
+
+    # Same body, a new messageId each time: the producer sent evt-1 three times.
+    two_record = sqs_record(two)
+    batch = [sqs_record(one), sqs_record(one), two_record, sqs_record(one)]
+    assert outcomes(module, batch) == [
+        Outcome.COMMITTED,
+        Outcome.DUPLICATE,
+        Outcome.COMMITTED,
+        Outcome.DUPLICATE,
+    ]
+    # Next batch: yet another copy of evt-1, an SQS redelivery of evt-2, a new order, and a
+    # producer retry of that new order in the same batch.
+    batch = [sqs_record(one), redeliver(two_record), sqs_record(three), sqs_record(three)]
+    assert outcomes(order_env.load(), batch) == [
+        Outcome.DUPLICATE,
+        Outcome.DUPLICATE,
+        Outcome.COMMITTED,
+        Outcome.DUPLICATE,
+    ]
+    response = module.handler(sqs_event([sqs_record(one), sqs_record(two)]), None)
+    assert response == {"batchItemFailures": []}
+
+    assert order_env.stock("SKU-RED-MUG") == (45, 5)
+    assert order_env.stock("SKU-GREEN-PEN") == (48, 2)
+    assert order_env.stock("SKU-BLUE-CAP") == (46, 4)
+    records = order_env.order_records()
+    assert set(records) == {("ord-1", "SHIPMENT"), ("ord-2", "SHIPMENT"), ("ord-3", "SHIPMENT")}
+    assert {key: item["event_id"] for key, item in records.items()} == {
+        ("ord-1", "SHIPMENT"): "evt-1",
+        ("ord-2", "SHIPMENT"): "evt-2",
+        ("ord-3", "SHIPMENT"): "evt-3",
+    }
+    inbox = order_env.inbox()
+    assert set(inbox) == {"evt-1", "evt-2", "evt-3"}
+    for key in inbox:
+        assert_completed(order_env, inbox, key, "reserved")
+    order_env.assert_dlq_empty()
+
+
+def test_sample_batch_with_duplicates_and_its_redelivery(order_env: OrderEventsEnv) -> None:
+    order_env.seed_stock({"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100, "SKU-GREEN-PEN": 100})
+    event = json.loads((EVENTS / "sqs-order-batch-duplicates.json").read_text())
+    module = order_env.load()
+    results = module.consumer.process(parse_sqs_event(event))
+    assert [result.outcome for result in results] == [
+        Outcome.COMMITTED,
+        Outcome.COMMITTED,
+        Outcome.COMMITTED,
+        Outcome.COMMITTED,
+        Outcome.DUPLICATE,
+        Outcome.DUPLICATE,
+    ]
+    assert [result.message_key for result in results] == [
+        "evt-order-0101",
+        "evt-order-0102",
+        "evt-order-0103",
+        "evt-order-0104",
+        "evt-order-0101",
+        "evt-order-0102",
+    ]
+    # The whole file again, to a fresh container: only duplicates, no transaction at all.
+    again = order_env.load()
+    calls = TransactCalls(again.consumer.dynamodb)
+    assert again.handler(event, None) == {"batchItemFailures": []}
+    assert calls.calls == []
+
+    assert order_env.stock("SKU-RED-MUG") == (97, 3)
+    assert order_env.stock("SKU-BLUE-CAP") == (98, 2)
+    assert order_env.stock("SKU-GREEN-PEN") == (95, 5)
+    records = order_env.order_records()
+    assert sorted(records) == [(f"ord-110{i}", "SHIPMENT") for i in range(1, 5)]
+    inbox = order_env.inbox()
+    assert sorted(inbox) == [f"evt-order-010{i}" for i in range(1, 5)]
+    for key in inbox:
+        assert_completed(order_env, inbox, key, "reserved")
+    order_env.assert_dlq_empty()
+
+
+# ---- concurrency ---------------------------------------------------------------------------
+
+THREADS = 8
+BATCH_SIZE = 10
+ROUNDS = 3
+ORDERS_PER_ROUND = 24
+#: Orders that the producer also emitted under a second event_id (a logical duplicate).
+RE_EMITTED_ORDERS = 3
+HOT_SKUS = ("SKU-A", "SKU-B", "SKU-C", "SKU-D")
+INITIAL_STOCK = 100_000
+MAX_REDELIVERIES = 12
+
+
+def _round_events(rng: random.Random, round_number: int) -> list[dict[str, Any]]:
+    events = []
+    for index in range(ORDERS_PER_ROUND):
+        skus = rng.sample(HOT_SKUS, rng.randint(1, 3))
+        lines = [(sku, rng.randint(1, 3)) for sku in skus]
+        order_id = f"ord-r{round_number}-{index}"
+        events.append(order(f"evt-r{round_number}-{index}", order_id, lines))
+        if index < RE_EMITTED_ORDERS:
+            events.append(order(f"evt-r{round_number}-{index}-again", order_id, lines))
+    return events
+
+
+def _overlapping_batches(
+    rng: random.Random, events: list[dict[str, Any]]
+) -> list[list[dict[str, Any]]]:
+    """THREADS batches of BATCH_SIZE records; every event is in one batch at least, most in
+    several; each event has three messageIds (an SQS redelivery reuses one, a producer retry
+    has another), and a batch may carry the same event more than once."""
+    message_ids = {e["event_id"]: [f"{e['event_id']}-m{n}" for n in range(3)] for e in events}
+    batches: list[list[dict[str, Any]]] = [[] for _ in range(THREADS)]
+    for position, event in enumerate(events):
+        batches[position % THREADS].append(event)
+    records: list[list[dict[str, Any]]] = []
+    for batch in batches:
+        while len(batch) < BATCH_SIZE:
+            candidate = rng.choice(events)
+            if batch.count(candidate) < len(message_ids[candidate["event_id"]]):
+                batch.append(candidate)
+        rng.shuffle(batch)
+        used: set[str] = set()
+        chosen = []
+        for event in batch:
+            free = [mid for mid in message_ids[event["event_id"]] if mid not in used]
+            message_id = rng.choice(free)
+            used.add(message_id)
+            chosen.append(sqs_record(event, message_id=message_id))
+        records.append(chosen)
+    return records
+
+
+def _deliver_until_acknowledged(
+    module: ModuleType,
+    records: list[dict[str, Any]],
+    start: threading.Barrier,
+    leftovers: list[list[str]],
+    errors: list[BaseException],
+) -> None:
+    """One Lambda container: invoke, then redeliver exactly the reported failures (as SQS does)."""
+    try:
+        start.wait(timeout=30)
+        pending = records
+        for _ in range(MAX_REDELIVERIES):
+            response = module.handler(sqs_event(pending), None)
+            failed = set(failed_ids(response))
+            assert failed <= {record["messageId"] for record in pending}
+            pending = [redeliver(record) for record in pending if record["messageId"] in failed]
+            if not pending:
+                break
+        leftovers.append([record["messageId"] for record in pending])
+    except BaseException as error:  # reported by the main thread
+        errors.append(error)
+
+
+@pytest.mark.parametrize("shared_module", [False, True], ids=["own-module", "shared-module"])
+def test_concurrent_overlapping_batches_have_effects_exactly_once(
+    order_env: OrderEventsEnv, shared_module: bool
+) -> None:
+    order_env.seed_stock(dict.fromkeys(HOT_SKUS, INITIAL_STOCK))
+    shared = order_env.load()
+    modules = [shared if shared_module else order_env.load() for _ in range(THREADS)]
+    rng = random.Random(20240611 + shared_module)
+    all_events: list[dict[str, Any]] = []
+    for round_number in range(ROUNDS):
+        events = _round_events(rng, round_number)
+        all_events.extend(events)
+        batches = _overlapping_batches(rng, events)
+        start = threading.Barrier(THREADS)
+        leftovers: list[list[str]] = []
+        errors: list[BaseException] = []
+        threads = [
+            threading.Thread(
+                target=_deliver_until_acknowledged,
+                args=(module, batch, start, leftovers, errors),
+                name=f"lambda-{n}",
+            )
+            for n, (module, batch) in enumerate(zip(modules, batches, strict=True))
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not any(thread.is_alive() for thread in threads)
+        assert errors == []
+        assert leftovers == [[]] * THREADS, "records still failing after the redelivery bound"
+
+    # One effect per order, whatever the number of deliveries, event ids and racing threads.
+    by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for event in all_events:
+        by_order[event["order_id"]].append(event)
+    reserved: Counter[str] = Counter()
+    for events in by_order.values():
+        for line in events[0]["lines"]:
+            reserved[line["sku"]] += line["qty"]
+    for sku in HOT_SKUS:
+        assert order_env.stock(sku) == (INITIAL_STOCK - reserved[sku], reserved[sku])
+
+    records = order_env.order_records()
+    assert set(records) == {(order_id, "SHIPMENT") for order_id in by_order}
+    inbox = order_env.inbox()
+    assert set(inbox) == {event["event_id"] for event in all_events}
+    for order_id, events in by_order.items():
+        shipment = records[(order_id, "SHIPMENT")]
+        event_ids = [event["event_id"] for event in events]
+        assert shipment["event_id"] in event_ids
+        assert shipment["lines"] == events[0]["lines"]
+        for event_id in event_ids:
+            # The event that created the shipment reserved; the other one was a logical duplicate.
+            expected = "reserved" if event_id == shipment["event_id"] else "logical_duplicate"
+            assert_completed(order_env, inbox, event_id, expected)
+    order_env.assert_dlq_empty()
