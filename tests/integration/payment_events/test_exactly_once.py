@@ -1,0 +1,291 @@
+"""payment-events on DynamoDB Local: every PaymentCaptured applies exactly once, whatever the
+redeliveries, producer retries, hot customers, concurrent invocations or crashes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from botocore.exceptions import ReadTimeoutError
+
+from lambda_inbox.kafka import parse_kafka_event
+from lambda_inbox.outcomes import Outcome
+from tests.integration.payment_events.conftest import PaymentsStack
+from tests.integration.payment_events.kafka_events import (
+    RequestLog,
+    assert_no_item_twice_per_transaction,
+    failures,
+    kafka_event,
+    payment,
+    record,
+    redelivery,
+)
+
+pytestmark = pytest.mark.integration
+
+EVENTS = Path(__file__).resolve().parents[3] / "events"
+MAX_REDELIVERIES = 30
+
+
+def load_event(name: str) -> dict[str, Any]:
+    return json.loads((EVENTS / name).read_text())  # type: ignore[no-any-return]
+
+
+def deliver_until_clean(module: ModuleType, event: dict[str, Any] | None) -> int:
+    """Deliver, then redeliver what the response reports (as Lambda does); returns rounds."""
+    rounds = 0
+    while event is not None:
+        rounds += 1
+        assert rounds <= MAX_REDELIVERIES, f"still failing after {MAX_REDELIVERIES} deliveries"
+        event = redelivery(event, module.handler(event, None))
+    return rounds
+
+
+MULTI_PARTITION_BALANCES = {
+    "cust-001": (6743, 3),
+    "cust-002": (4449, 2),
+    "cust-003": (2046, 2),
+    "cust-004": (249, 1),
+    "cust-005": (3149, 1),
+}
+
+
+def test_the_same_batch_redelivered_applies_once_and_costs_one_read(
+    stack: PaymentsStack,
+) -> None:
+    module = stack.load()
+    log = RequestLog().attach(module.consumer.dynamodb)
+    event = load_event("msk-payment-multi-partition.json")
+
+    assert module.handler(event, None) == {"batchItemFailures": []}
+    first = log.counts()
+    assert first["BatchGetItem"] == 1
+    assert first["TransactWriteItems"] >= 1
+    assert_no_item_twice_per_transaction(log)
+
+    for _ in range(2):  # redelivered (e.g. after a timeout of the whole invocation)
+        log.clear()
+        assert module.handler(event, None) == {"batchItemFailures": []}
+        assert log.counts() == {"BatchGetItem": 1}  # duplicates: one read, zero writes
+
+    # Another container receiving it is no different.
+    other = stack.load()
+    assert other.handler(event, None) == {"batchItemFailures": []}
+    for customer, expected in MULTI_PARTITION_BALANCES.items():
+        assert stack.balance(customer) == expected
+    assert len(stack.payment_items()) == 9
+    assert set(stack.inbox_statuses().values()) == {"COMPLETED"}
+
+
+def test_producer_retries_at_new_offsets_are_duplicates(stack: PaymentsStack) -> None:
+    module = stack.load()
+    first = kafka_event(record(n % 3, 100 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(12))
+    assert module.handler(first, None) == {"batchItemFailures": []}
+    # The producer retried events 4..11 (same event_id, new offsets), interleaved with new ones.
+    retried = [record(n % 3, 200 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(4, 12)]
+    fresh = [record(n % 3, 300 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(12, 16)]
+    second = kafka_event(retried + fresh)
+    results = module.consumer.process(parse_kafka_event(second))
+    outcomes = {result.message_key: result.outcome for result in results}
+    assert {outcomes[f"evt-{n}"] for n in range(4, 12)} == {Outcome.DUPLICATE}
+    assert {outcomes[f"evt-{n}"] for n in range(12, 16)} == {Outcome.COMMITTED}
+
+    for c in range(4):
+        amounts = [10 + n for n in range(16) if n % 4 == c]
+        assert stack.balance(f"c{c}") == (sum(amounts), len(amounts))
+    assert len(stack.payment_items()) == 16
+
+
+def test_hot_customer_payments_commit_in_separate_transactions(stack: PaymentsStack) -> None:
+    module = stack.load()
+    log = RequestLog().attach(module.consumer.dynamodb)
+    event = load_event("msk-payment-hot-customer.json")
+    # Some other customers in the same batch, interleaved with the hot one.
+    event["records"]["payments-2"] = [
+        record(2, 700 + n, payment(9000 + n, f"cust-cold-{n}", 111)) for n in range(10)
+    ]
+
+    assert module.handler(event, None) == {"batchItemFailures": []}
+
+    assert stack.balance("cust-042") == (46030, 20)
+    assert sum(1 for pid in stack.payment_items() if pid.startswith("pay-03")) == 20
+    for n in range(10):
+        assert stack.balance(f"cust-cold-{n}") == (111, 1)
+    assert_no_item_twice_per_transaction(log)
+    # 20 updates of one BALANCE item need 20 transactions; the cold customers ride along.
+    hot_balance = json.dumps(
+        {"pk": {"S": "CUSTOMER#cust-042"}, "sk": {"S": "BALANCE"}}, sort_keys=True
+    )
+    transactions = log.transactions()
+    with_hot = [
+        t
+        for t in transactions
+        if any(
+            json.dumps(a.get("Update", {}).get("Key"), sort_keys=True) == hot_balance
+            for a in t["TransactItems"]
+        )
+    ]
+    assert len(with_hot) == 20
+    assert len(transactions) == 20
+    assert log.counts()["BatchGetItem"] == 1
+
+
+def test_concurrent_invocations_on_overlapping_batches_apply_each_event_once(
+    stack: PaymentsStack,
+) -> None:
+    """Four containers receive overlapping windows of the same three partitions at once."""
+    customers = 5  # few customers: BALANCE items are contended across invocations
+    events_per_partition = 40
+    all_records = [
+        record(p, o, payment(p * 1000 + o, f"cc-{(p + o) % customers}", 1 + (p * 7 + o) % 50))
+        for p in range(3)
+        for o in range(events_per_partition)
+    ]
+    windows = [(0, 25), (10, 35), (15, 40), (0, 40)]
+    batches = [
+        kafka_event(r for r in all_records if start <= r["offset"] < end) for start, end in windows
+    ]
+    modules = [stack.load() for _ in batches]
+    barrier = threading.Barrier(len(batches))
+    rounds: list[int] = [0] * len(batches)
+    errors: list[BaseException] = []
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            rounds[index] = deliver_until_clean(modules[index], batches[index])
+        except BaseException as error:  # reported on the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(batches))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    assert errors == []
+
+    expected: dict[str, tuple[int, int]] = {}
+    for raw in all_records:
+        body = json.loads(base64.b64decode(raw["value"]))
+        cents, count = expected.get(body["customer_id"], (0, 0))
+        expected[body["customer_id"]] = (cents + body["amount_cents"], count + 1)
+    for customer, balance in expected.items():
+        assert stack.balance(customer) == balance
+    assert len(stack.payment_items()) == len(all_records)
+    statuses = stack.inbox_statuses()
+    assert len(statuses) == len(all_records)
+    assert set(statuses.values()) == {"COMPLETED"}
+
+
+class Crash(RuntimeError):
+    """The Lambda runtime dying mid-invocation."""
+
+
+def crash_on_first_transaction(module: ModuleType, event_name: str) -> list[int]:
+    """Raise `Crash` from the given hook of the first TransactWriteItems call only."""
+    calls: list[int] = []
+
+    def hook(**_: Any) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise Crash(f"crash in {event_name}")
+
+    module.consumer.dynamodb.meta.events.register(f"{event_name}.dynamodb.TransactWriteItems", hook)
+    return calls
+
+
+def crash_batch() -> dict[str, Any]:
+    # Hot customer on two partitions plus cold ones: several transactions, several waves.
+    return kafka_event(
+        [record(0, o, payment(o, "hot", 100 + o)) for o in range(6)]
+        + [record(1, o, payment(100 + o, f"cold-{o}", 7)) for o in range(6)]
+    )
+
+
+def assert_crash_batch_applied_once(stack: PaymentsStack) -> None:
+    assert stack.balance("hot") == (sum(100 + o for o in range(6)), 6)
+    for o in range(6):
+        assert stack.balance(f"cold-{o}") == (7, 1)
+    assert len(stack.payment_items()) == 12
+    assert set(stack.inbox_statuses().values()) == {"COMPLETED"}
+
+
+def test_crash_before_the_commit_then_redelivery_applies_once(stack: PaymentsStack) -> None:
+    module = stack.load()
+    crash_on_first_transaction(module, "before-call")
+    event = crash_batch()
+    with pytest.raises(Crash):
+        module.handler(event, None)
+    # The first wave (hot offset 0 and the six cold payments) is one transaction, which never
+    # reached DynamoDB: nothing is written.
+    assert stack.inbox_statuses() == {}
+    assert stack.balance("hot") == (0, 0)
+
+    # Lambda retries the whole batch, maybe in another container.
+    assert deliver_until_clean(stack.load(), event) == 1
+    assert_crash_batch_applied_once(stack)
+
+
+def test_crash_after_the_commit_then_redelivery_applies_once(stack: PaymentsStack) -> None:
+    module = stack.load()
+    crash_on_first_transaction(module, "after-call")
+    event = crash_batch()
+    with pytest.raises(Crash):
+        module.handler(event, None)
+    # DynamoDB committed the first transaction before the process died.
+    committed = [key for key, status in stack.inbox_statuses().items() if status == "COMPLETED"]
+    assert sorted(committed) == sorted(["evt-0", *(f"evt-{100 + o}" for o in range(6))])
+    assert stack.balance("hot") == (100, 1)
+
+    redelivered = stack.load()
+    results = redelivered.consumer.process(parse_kafka_event(event))
+    outcomes = {result.message_key: result.outcome for result in results}
+    assert {outcomes[key] for key in committed} == {Outcome.DUPLICATE}
+    assert Outcome.FAILED not in outcomes.values()
+    assert_crash_batch_applied_once(stack)
+
+
+def test_timeout_after_commit_is_retried_with_the_same_token(stack: PaymentsStack) -> None:
+    """The response is lost after DynamoDB committed: the resend (same ClientRequestToken)
+    succeeds without applying twice, and the message is COMMITTED, not a duplicate."""
+    module = stack.load()
+    tokens: list[str] = []
+
+    def remember(params: dict[str, Any], **_: Any) -> None:
+        tokens.append(params["ClientRequestToken"])
+
+    def lose_first_response(**_: Any) -> None:
+        if len(tokens) == 1:
+            raise ReadTimeoutError(endpoint_url=stack.tables.endpoint)
+
+    events = module.consumer.dynamodb.meta.events
+    events.register("before-parameter-build.dynamodb.TransactWriteItems", remember)
+    events.register("after-call.dynamodb.TransactWriteItems", lose_first_response)
+
+    event = kafka_event([record(0, 1, payment(1, "timeout", 500))])
+    results = module.consumer.process(parse_kafka_event(event))
+    assert [result.outcome for result in results] == [Outcome.COMMITTED]
+    assert len(tokens) == 2 and tokens[0] == tokens[1]
+    assert stack.balance("timeout") == (500, 1)
+
+
+def test_poison_on_local_dynamodb_goes_to_the_dlq_and_the_partition_continues(
+    stack: PaymentsStack,
+) -> None:
+    module = stack.load()
+    event = load_event("msk-payment-poison.json")
+    assert module.handler(event, None) == {"batchItemFailures": []}
+    assert stack.dead_letter_count() == 3
+    assert set(stack.payment_items()) == {"pay-0201", "pay-0205"}
+    # The whole batch redelivered: the committed ones are duplicates, the poison stays poison.
+    assert failures(module.handler(event, None)) == []
+    assert set(stack.payment_items()) == {"pay-0201", "pay-0205"}
+    assert stack.balance("cust-001") == (1850, 1)
+    statuses = stack.inbox_statuses()
+    assert statuses["payments-0-201"] == statuses["evt-pay-0204"] == "FAILED"

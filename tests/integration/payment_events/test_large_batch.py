@@ -1,0 +1,75 @@
+"""A 1,000-record MSK batch on DynamoDB Local: balances exact, requests bounded.
+
+Timing is measured in benchmarks/kafka_batch.py, never asserted here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.payment_events.conftest import PaymentsStack
+from tests.integration.payment_events.kafka_events import (
+    RequestLog,
+    assert_no_item_twice_per_transaction,
+    kafka_event,
+    payment,
+    record,
+)
+
+pytestmark = pytest.mark.integration
+
+RECORDS = 1000
+PARTITIONS = 10
+
+
+def thousand_payments(customers: int) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
+    """1,000 payments over 10 partitions, customer n % customers; the expected balances."""
+    records = []
+    expected: dict[str, tuple[int, int]] = {}
+    for n in range(RECORDS):
+        customer = f"cust-{n % customers:04d}"
+        amount = 1 + n % 97
+        records.append(record(n % PARTITIONS, 1000 + n // PARTITIONS, payment(n, customer, amount)))
+        cents, count = expected.get(customer, (0, 0))
+        expected[customer] = (cents + amount, count + 1)
+    return kafka_event(records), expected
+
+
+@pytest.mark.parametrize(
+    ("customers", "transactions"),
+    [
+        # 10 hot BALANCE items: 100 waves of 10 messages (30 actions) -> one transaction each.
+        pytest.param(10, 100, id="10-hot-customers"),
+        # 1,000 distinct customers: one wave, 25 messages (75 actions) per transaction.
+        pytest.param(1000, 40, id="1000-distinct-customers"),
+    ],
+)
+def test_thousand_record_batch(stack: PaymentsStack, customers: int, transactions: int) -> None:
+    module = stack.load()
+    log = RequestLog().attach(module.consumer.dynamodb)
+    event, expected = thousand_payments(customers)
+
+    assert module.handler(event, None) == {"batchItemFailures": []}
+
+    counts = log.counts()
+    assert counts["BatchGetItem"] == RECORDS // 100  # one read per 100 keys
+    assert counts["TransactWriteItems"] == transactions
+    assert set(counts) == {"BatchGetItem", "TransactWriteItems"}
+    assert_no_item_twice_per_transaction(log)
+    balances = {
+        item["pk"]["S"].removeprefix("CUSTOMER#"): (
+            int(item["balance_cents"]["N"]),
+            int(item["payments"]["N"]),
+        )
+        for item in stack.scan(stack.tables.domain)
+        if item["sk"]["S"] == "BALANCE"
+    }
+    assert balances == expected
+    assert len(stack.payment_items()) == RECORDS
+
+    # The same batch again: 1,000 duplicates for 10 reads and no write.
+    log.clear()
+    assert module.handler(event, None) == {"batchItemFailures": []}
+    assert log.counts() == {"BatchGetItem": RECORDS // 100}
