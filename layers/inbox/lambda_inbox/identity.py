@@ -57,7 +57,14 @@ class KeyStrategy:
     def identify(self, message: InboundMessage) -> MessageIdentity:
         """Return the key; raises `MissingMessageKey` or `UndecodableBody` for poison."""
         if self._extractor is not None:
-            value = self._extractor(message.json)
+            payload = message.json
+            try:
+                value = self._extractor(payload)
+            except Exception as error:  # e.g. payload["event_id"] on a body without it
+                raise MissingMessageKey(
+                    f"{self._description} found no message key in the body "
+                    f"({type(error).__name__}: {error})"
+                ) from None
             if value is None or isinstance(value, (dict, list, bool)) or value == "":
                 raise MissingMessageKey(f"{self._description} found no message key in the body")
             return MessageIdentity(_bounded(str(value)), self._description)
