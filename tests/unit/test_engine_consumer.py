@@ -463,3 +463,15 @@ def test_missing_inbox_table_fails_the_whole_batch(aws: MotoAws) -> None:
         "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in records]
     }
     assert drain(aws.sqs, aws.dlq_url) == []
+
+
+def test_a_raising_key_extractor_dead_letters_only_that_message(aws: MotoAws) -> None:
+    consumer = make_consumer(aws, key=lambda payload: payload["event_id"])
+    without_key = sqs_record(body("n1"), message_id="mid-without-key")
+    with_key = sqs_record(json.dumps({"id": "n2", "event_id": "evt-n2"}))
+    assert consumer.handle(sqs_event(without_key, with_key), None) == {"batchItemFailures": []}
+    (dead,) = drain(aws.sqs, aws.dlq_url)
+    assert dead["Body"] == without_key["body"]
+    assert dead["MessageAttributes"]["inbox-error-code"]["StringValue"] == "missing_key"
+    assert dead["MessageAttributes"]["inbox-message-key"]["StringValue"] == "mid-without-key"
+    assert (hits(aws, "n1"), hits(aws, "n2")) == (0, 1)

@@ -123,3 +123,21 @@ def test_fingerprint_of_a_non_json_body_hashes_the_bytes() -> None:
     assert fingerprint(message("{not json")) == fingerprint(message("{not json"))
     assert fingerprint(message("{not json")) != fingerprint(message("{not json "))
     assert fingerprint(message(b"\xff\xfe")) != fingerprint(message(b"\xff\xff"))
+
+
+@pytest.mark.parametrize(
+    "extractor",
+    [
+        lambda body: body["event_id"],
+        lambda body: body[0],
+        lambda body: body.event_id,
+    ],
+)
+def test_an_extractor_that_raises_is_a_missing_key(extractor: Any) -> None:
+    with pytest.raises(MissingMessageKey, match="callable found no message key"):
+        KeyStrategy.from_body(extractor).identify(message('{"other": 1}'))
+
+
+def test_an_extractor_never_hides_an_undecodable_body() -> None:
+    with pytest.raises(UndecodableBody):
+        KeyStrategy.from_body(lambda body: body["event_id"]).identify(message("{not json"))
