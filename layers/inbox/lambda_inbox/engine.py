@@ -285,7 +285,8 @@ class _BatchRun(Generic[M]):
         except UndecodableBody as error:
             self.dead_letter(message, key, digest, error.code, str(error))
             return None
-        except ValueError as error:  # pydantic.ValidationError is a ValueError
+        # pydantic.ValidationError is a ValueError; plain callables (`Order(**raw)`) raise the rest.
+        except (ValueError, TypeError, LookupError, AttributeError) as error:
             self.dead_letter(message, key, digest, "invalid_payload", _short(error))
             return None
         uow = UnitOfWork(self.e._key_attributes)
