@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -475,3 +476,41 @@ def test_a_raising_key_extractor_dead_letters_only_that_message(aws: MotoAws) ->
     assert dead["MessageAttributes"]["inbox-error-code"]["StringValue"] == "missing_key"
     assert dead["MessageAttributes"]["inbox-message-key"]["StringValue"] == "mid-without-key"
     assert (hits(aws, "n1"), hits(aws, "n2")) == (0, 1)
+
+
+@dataclass
+class Typed:
+    id: str
+    amount: int = 0
+
+
+@pytest.mark.parametrize(
+    ("model", "bad_body"),
+    [
+        (lambda raw: Typed(**raw), '{"id": "b", "unexpected": 1}'),  # TypeError
+        (lambda raw: {"id": raw["id"], "amount": raw["amount"]}, '{"id": "b"}'),  # KeyError
+    ],
+)
+def test_a_plain_model_callable_rejecting_a_payload_is_invalid_payload(
+    aws: MotoAws, model: Callable[[Any], Any], bad_body: str
+) -> None:
+    config = InboxConfig(
+        consumer=CONSUMER, inbox_table=aws.inbox, dead_letter_queue_url=aws.dlq_url
+    )
+    consumer = InboxConsumer(
+        CONSUMER,
+        model=model,
+        decide=lambda payload, uow: None,
+        key="id",
+        config=config,
+        dynamodb=aws.dynamodb,
+        sqs=aws.sqs,
+    )
+    good = sqs_record('{"id": "a", "amount": 1}')
+    results = run(consumer, sqs_event(good, sqs_record(bad_body)))
+    assert summary(results) == [
+        (Outcome.COMMITTED, None),
+        (Outcome.DEAD_LETTERED, "invalid_payload"),
+    ]
+    (dead,) = drain(aws.sqs, aws.dlq_url)
+    assert dead["Body"] == bad_body
