@@ -294,11 +294,14 @@ def throttling(request: AWSPreparedRequest, items: list[dict[str, Any]]) -> AWSR
     return dynamodb_error(request, "ThrottlingException", "Rate of requests exceeds the allowed")
 
 
-def cancelled(codes: Callable[[list[dict[str, Any]]], list[str]]) -> Fault:
-    """`TransactionCanceledException` with one reason per transact item, as `codes(items)` says."""
+def cancelled(codes: Callable[[list[dict[str, Any]]], list[str] | None]) -> Fault:
+    """`TransactionCanceledException` with one reason per transact item, as `codes(items)` says
+    (`codes` returning None lets the request through)."""
 
-    def fault(request: AWSPreparedRequest, items: list[dict[str, Any]]) -> AWSResponse:
+    def fault(request: AWSPreparedRequest, items: list[dict[str, Any]]) -> AWSResponse | None:
         reasons = codes(items)
+        if reasons is None:
+            return None
         assert len(reasons) == len(items)
         return dynamodb_error(
             request,
@@ -313,11 +316,13 @@ def cancelled(codes: Callable[[list[dict[str, Any]]], list[str]]) -> Fault:
     return fault
 
 
-Fault = Callable[[AWSPreparedRequest, list[dict[str, Any]]], AWSResponse]
+#: Answers a request instead of DynamoDB, or returns None to let it through.
+Fault = Callable[[AWSPreparedRequest, list[dict[str, Any]]], AWSResponse | None]
 
 
 class FaultInjector:
-    """Answers the first `times` HTTP sends of `TransactWriteItems` with `fault` (None: all).
+    """Answers the first `times` HTTP sends of `TransactWriteItems` that `fault` answers
+    (`times` None: all of them).
 
     A `before-send` hook: the request never reaches DynamoDB Local when a fault is injected, and
     botocore parses and retries the synthetic answer exactly as it would a real one.
@@ -332,12 +337,13 @@ class FaultInjector:
         client.meta.events.register(f"before-send.{TRANSACT_OPERATION}", self._on_send)
 
     def _on_send(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
+        body = request.body
+        items = json.loads(body if isinstance(body, (bytes, str)) else b"{}")["TransactItems"]
         with self._lock:
             self.sends += 1
             if self.times is not None and self.injected >= self.times:
                 return None
-            self.injected += 1
-        body = request.body
-        raw = body if isinstance(body, (bytes, str)) else b"{}"
-        items = json.loads(raw)["TransactItems"]
-        return self.fault(request, items)
+            response = self.fault(request, items)
+            if response is not None:
+                self.injected += 1
+            return response
