@@ -1,0 +1,296 @@
+"""payment-events on one 1,000-record MSK batch: a hot-customer batch next to a spread-out one.
+
+    .venv/bin/python benchmarks/kafka_batch.py [--repetitions N] [--records R] [--partitions P]
+
+Starts its own DynamoDB Local (`.cache/dynamodb-local`, in memory, free port) and, per repetition,
+runs both scenarios on fresh tables, in alternating order so machine noise hits both alike:
+
+- hot:      10 customers, so each `BALANCE` item is updated 100 times in the batch; the planner
+            must put those updates in separate transactions (100 waves of 10 messages);
+- distinct: every record a different customer: one wave, group-committed 25 messages a transaction.
+
+Each scenario is then redelivered as-is (every record a duplicate). Requests are counted per
+operation with a botocore `before-call.dynamodb` hook; HTTP sends (SDK retries included) with
+`before-send`. Balances are checked exactly after every run. Wall time is the handler call only
+(the function module and its clients are created and warmed up before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import io
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+import warnings
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
+
+import boto3  # noqa: E402
+from botocore.config import Config  # noqa: E402
+
+from tests.support.handlers import load_function  # noqa: E402
+from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
+
+FAKE_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+    "POWERTOOLS_METRICS_NAMESPACE": "Benchmark",
+    "POWERTOOLS_SERVICE_NAME": "benchmark",
+}
+SCENARIOS = {"hot (10 customers)": 10, "distinct (1 customer per record)": 0}
+
+
+# ---------------------------------------------------------------------------- DynamoDB Local
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def client(endpoint: str) -> Any:
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        config=Config(retries={"mode": "standard", "max_attempts": 3}),
+    )
+
+
+@contextlib.contextmanager
+def dynamodb_local() -> Iterator[str]:
+    home = Path(os.environ.get("DYNAMODB_LOCAL_DIR", REPO / ".cache" / "dynamodb-local"))
+    if not (home / "DynamoDBLocal.jar").is_file():
+        sys.exit(f"DynamoDB Local is missing in {home}: run `make dynamodb-local`")
+    java = shutil.which("java") or sys.exit("DynamoDB Local needs java on PATH")
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    command = [java, "-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"]
+    command += ["-inMemory", "-port", str(port)]
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - open for the process lifetime
+    proc = subprocess.Popen(
+        command, cwd=home, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+    )
+    try:
+        probe = client(endpoint)
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                sys.exit(f"DynamoDB Local exited: {log.read().decode(errors='replace')}")
+            try:
+                probe.list_tables(Limit=1)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    sys.exit("DynamoDB Local did not start within 60 s")
+                time.sleep(0.25)
+        yield endpoint
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+# ---------------------------------------------------------------------------- workload
+
+
+def batch(
+    records: int, partitions: int, customers: int, prefix: str
+) -> tuple[dict[str, Any], dict[str, tuple[int, int]]]:
+    """An MSK event of `records` PaymentCaptured and the balances it must produce.
+
+    `customers == 0` means one customer per record."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    expected: dict[str, tuple[int, int]] = {}
+    for n in range(records):
+        customer = f"{prefix}-c{n % customers if customers else n:05d}"
+        amount = 1 + n % 97
+        body = {
+            "event_id": f"{prefix}-evt-{n}",
+            "payment_id": f"{prefix}-pay-{n}",
+            "order_id": f"{prefix}-ord-{n}",
+            "customer_id": customer,
+            "amount_cents": amount,
+        }
+        partition = n % partitions
+        grouped.setdefault(f"payments-{partition}", []).append(
+            {
+                "topic": "payments",
+                "partition": partition,
+                "offset": n // partitions,
+                "timestamp": 1732190760000 + n,
+                "timestampType": "CREATE_TIME",
+                "key": base64.b64encode(customer.encode()).decode(),
+                "value": base64.b64encode(json.dumps(body).encode()).decode(),
+                "headers": [],
+            }
+        )
+        cents, count = expected.get(customer, (0, 0))
+        expected[customer] = (cents + amount, count + 1)
+    return {"eventSource": "aws:kafka", "records": grouped}, expected
+
+
+@dataclass
+class Tally:
+    calls: Counter[str] = field(default_factory=Counter)
+    sends: int = 0
+
+
+class Meter:
+    def __init__(self, dynamodb: Any) -> None:
+        self.tally = Tally()
+        dynamodb.meta.events.register("before-call.dynamodb", self._call)
+        dynamodb.meta.events.register("before-send.dynamodb", self._send)
+
+    def _call(self, model: Any, **_: Any) -> None:
+        self.tally.calls[model.name] += 1
+
+    def _send(self, **_: Any) -> None:
+        self.tally.sends += 1
+
+
+@dataclass
+class Run:
+    seconds: float
+    tally: Tally
+
+
+def balances(dynamodb: Any, table: str) -> dict[str, tuple[int, int]]:
+    found: dict[str, tuple[int, int]] = {}
+    kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
+    while True:
+        page = dynamodb.scan(**kwargs)
+        for item in page["Items"]:
+            if item["sk"]["S"] == "BALANCE":
+                customer = item["pk"]["S"].removeprefix("CUSTOMER#")
+                found[customer] = (int(item["balance_cents"]["N"]), int(item["payments"]["N"]))
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def run_scenario(
+    endpoint: str, admin: Any, customers: int, records: int, partitions: int
+) -> tuple[Run, Run]:
+    """One fresh run: (first delivery, redelivery of the same batch)."""
+    suffix = uuid.uuid4().hex[:10]
+    inbox, domain = f"bench-inbox-{suffix}", f"bench-domain-{suffix}"
+    create_inbox_table(admin, inbox)
+    create_domain_table(admin, domain)
+    os.environ.update(INBOX_TABLE=inbox, DOMAIN_TABLE=domain, AWS_ENDPOINT_URL_DYNAMODB=endpoint)
+    os.environ.pop("DEAD_LETTER_QUEUE_URL", None)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            module = load_function("payment_events")
+            # Warm up the module, its client and connection pool on a small batch of its own.
+            warm, _ = batch(20, partitions, 0, f"warm{suffix}")
+            assert module.handler(warm, None) == {"batchItemFailures": []}
+        meter = Meter(module.consumer.dynamodb)
+        event, expected = batch(records, partitions, customers, suffix)
+        runs = []
+        for _ in range(2):
+            meter.tally = Tally()
+            with contextlib.redirect_stdout(io.StringIO()):
+                started = time.perf_counter()
+                response = module.handler(event, None)
+                seconds = time.perf_counter() - started
+            if response != {"batchItemFailures": []}:
+                sys.exit(f"unexpected failures: {response['batchItemFailures'][:5]} ...")
+            runs.append(Run(seconds, meter.tally))
+        found = {c: b for c, b in balances(admin, domain).items() if c.startswith(suffix)}
+        if found != expected:
+            sys.exit("balances differ from the expected exact values")
+        return runs[0], runs[1]
+    finally:
+        for table in (inbox, domain):
+            admin.delete_table(TableName=table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--records", type=int, default=1000)
+    parser.add_argument("--partitions", type=int, default=10)
+    args = parser.parse_args()
+    os.environ.update(FAKE_ENV)
+    # Powertools flushes by itself at 100 values of a metric; the batch's own flush may then
+    # find nothing left and warns. Metrics go to a null stream here anyway.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    for name in list(os.environ):
+        if name.startswith("AWS_ENDPOINT_URL") or name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+            del os.environ[name]
+
+    results: dict[str, list[tuple[Run, Run]]] = {name: [] for name in SCENARIOS}
+    with dynamodb_local() as endpoint:
+        admin = client(endpoint)
+        names = list(SCENARIOS)
+        for repetition in range(args.repetitions):
+            order = names if repetition % 2 == 0 else names[::-1]
+            for name in order:
+                results[name].append(
+                    run_scenario(endpoint, admin, SCENARIOS[name], args.records, args.partitions)
+                )
+                first = results[name][-1][0]
+                print(
+                    f"# repetition {repetition + 1}: {name}: {first.seconds:.2f} s",
+                    file=sys.stderr,
+                )
+
+    print(
+        f"\npayment-events, one MSK batch of {args.records} PaymentCaptured over "
+        f"{args.partitions} partitions, DynamoDB Local, {args.repetitions} repetitions "
+        "(median; requests are identical across repetitions unless a range is shown)\n"
+    )
+    print(
+        "| scenario | records | wall time (median) | records/s | TransactWriteItems calls "
+        "| BatchGetItem calls | total requests | HTTP sends |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in SCENARIOS:
+        for label, index in (("", 0), (", redelivered", 1)):
+            runs = [pair[index] for pair in results[name]]
+            median = statistics.median(run.seconds for run in runs)
+
+            def spread(values: list[int]) -> str:
+                low, high = min(values), max(values)
+                return str(low) if low == high else f"{low}-{high}"
+
+            print(
+                f"| {name}{label} | {args.records} | {median:.2f} s "
+                f"| {args.records / median:,.0f} "
+                f"| {spread([r.tally.calls['TransactWriteItems'] for r in runs])} "
+                f"| {spread([r.tally.calls['BatchGetItem'] for r in runs])} "
+                f"| {spread([sum(r.tally.calls.values()) for r in runs])} "
+                f"| {spread([r.tally.sends for r in runs])} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
