@@ -514,3 +514,61 @@ def test_a_plain_model_callable_rejecting_a_payload_is_invalid_payload(
     ]
     (dead,) = drain(aws.sqs, aws.dlq_url)
     assert dead["Body"] == bad_body
+
+
+def write_consumer(aws: MotoAws, table_for: dict[str, str]) -> InboxConsumer[dict[str, Any]]:
+    """Each message updates one item; `table_for` / ids pick invalid writes on purpose."""
+
+    def decide(payload: dict[str, Any], uow: UnitOfWork) -> None:
+        message_id = payload["id"]
+        table = table_for.get(message_id, aws.domain)
+        expression = "SET a = :v ADD" if message_id.startswith("syntax") else "SET a = :v"
+        uow.update(table, {"pk": message_id, "sk": "Y"}, expression, values={":v": 1})
+
+    config = InboxConfig(
+        consumer=CONSUMER, inbox_table=aws.inbox, dead_letter_queue_url=aws.dlq_url
+    )
+    return InboxConsumer(
+        CONSUMER,
+        model=dict,
+        decide=decide,
+        key="id",
+        config=config,
+        dynamodb=aws.dynamodb,
+        sqs=aws.sqs,
+    )
+
+
+def test_a_rejected_group_is_split_and_only_the_culprit_dead_lettered(aws: MotoAws) -> None:
+    consumer = write_consumer(aws, {})
+    calls: list[str] = []
+    consumer.dynamodb.meta.events.register(
+        "before-call.dynamodb", lambda model, **_: calls.append(model.name)
+    )
+    ids = ["a", "syntax-error", "b"]
+    results = run(consumer, sqs_event(*(sqs_record(json.dumps({"id": i})) for i in ids)))
+    assert summary(results) == [
+        (Outcome.COMMITTED, None),
+        (Outcome.DEAD_LETTERED, "write_rejected"),
+        (Outcome.COMMITTED, None),
+    ]
+    assert "ValidationException" in results[1].detail
+    # One read, the rejected group, then every message alone; plus the FAILED record.
+    assert calls == ["BatchGetItem"] + ["TransactWriteItems"] * 4 + ["PutItem"]
+    assert domain_item(aws.dynamodb, aws.domain, "a", "Y") is not None
+    assert domain_item(aws.dynamodb, aws.domain, "syntax-error", "Y") is None
+    (dead,) = drain(aws.sqs, aws.dlq_url)
+    assert dead["MessageAttributes"]["inbox-error-code"]["StringValue"] == "write_rejected"
+
+
+def test_a_missing_domain_table_is_reported_not_dead_lettered(aws: MotoAws) -> None:
+    consumer = write_consumer(aws, {"x": "no-such-table"})
+    record_x = sqs_record(json.dumps({"id": "x"}))
+    results = run(consumer, sqs_event(record_x))
+    assert summary(results) == [(Outcome.FAILED, "dynamodb_unavailable")]
+    assert "ResourceNotFoundException" in results[0].detail
+    assert consumer.handle(sqs_event(record_x), None) == {
+        "batchItemFailures": [{"itemIdentifier": record_x["messageId"]}]
+    }
+    assert drain(aws.sqs, aws.dlq_url) == []
+    assert record(aws, "x") is None

@@ -1,0 +1,67 @@
+"""Classification of TransactWriteItems errors and the request-derived ClientRequestToken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from lambda_inbox.commit import CommitStatus, PreparedTransaction, classify_client_error
+
+
+def client_error(code: str, **extra: Any) -> ClientError:
+    response: dict[str, Any] = {"Error": {"Code": code, "Message": f"{code} happened"}, **extra}
+    return ClientError(response, "TransactWriteItems")  # type: ignore[arg-type]
+
+
+def test_cancellation_reasons_are_kept_per_action() -> None:
+    error = client_error(
+        "TransactionCanceledException",
+        CancellationReasons=[
+            {"Code": "None"},
+            {"Code": "ConditionalCheckFailed", "Message": "failed", "Item": {"pk": {"S": "x"}}},
+            {},
+        ],
+    )
+    attempt = classify_client_error(error, 12.5)
+    assert attempt.status is CommitStatus.CANCELLED
+    assert [reason.code for reason in attempt.reasons] == ["None", "ConditionalCheckFailed", "None"]
+    assert attempt.reasons[1].item == {"pk": {"S": "x"}}
+    assert attempt.reasons[1].message == "failed"
+    assert attempt.latency_ms == 12.5
+    assert attempt.error.startswith("TransactionCanceledException")
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("ResourceNotFoundException", CommitStatus.UNAVAILABLE),
+        ("AccessDeniedException", CommitStatus.UNAVAILABLE),
+        ("ExpiredTokenException", CommitStatus.UNAVAILABLE),
+        ("ValidationException", CommitStatus.REJECTED),
+        ("ThrottlingException", CommitStatus.TRANSIENT),
+        ("ProvisionedThroughputExceededException", CommitStatus.TRANSIENT),
+        ("TransactionInProgressException", CommitStatus.TRANSIENT),
+        ("InternalServerError", CommitStatus.TRANSIENT),
+        ("SomethingNew", CommitStatus.TRANSIENT),
+    ],
+)
+def test_error_codes_are_classified(code: str, status: CommitStatus) -> None:
+    attempt = classify_client_error(client_error(code))
+    assert attempt.status is status
+    assert attempt.error == f"{code}: {code} happened"
+    assert attempt.reasons == ()
+
+
+def test_token_is_a_digest_of_the_exact_request() -> None:
+    items: list[dict[str, Any]] = [
+        {"Put": {"TableName": "t", "Item": {"pk": {"S": "a"}, "b": {"B": b"\x00\xff"}}}}
+    ]
+    same = [{"Put": {"TableName": "t", "Item": {"b": {"B": b"\x00\xff"}, "pk": {"S": "a"}}}}]
+    other = [{"Put": {"TableName": "t", "Item": {"pk": {"S": "a"}, "b": {"B": b"\x00\xfe"}}}}]
+    token = PreparedTransaction(items).token
+    assert len(token) == 36
+    assert all(char in "0123456789abcdef" for char in token)
+    assert PreparedTransaction(same).token == token
+    assert PreparedTransaction(other).token != token

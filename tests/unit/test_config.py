@@ -1,0 +1,68 @@
+"""InboxConfig / RetryPolicy validation and the environment-based defaults."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from lambda_inbox import ConfigurationError, InboxConfig, InboxConsumer, RetryPolicy
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"consumer": ""}, "consumer must be"),
+        ({"consumer": "a#b"}, "without '#'"),
+        ({"inbox_table": ""}, "inbox_table is required"),
+        ({"retention": timedelta(0)}, "retention must be positive"),
+        ({"max_transaction_actions": 1}, "between 2 and 100"),
+        ({"max_transaction_actions": 101}, "between 2 and 100"),
+        ({"max_group_messages": 0}, ">= 1"),
+        ({"max_parallel_commits": 0}, ">= 1"),
+        ({"fifo_failure_mode": "pause"}, "'stop' or 'skip-group'"),
+    ],
+)
+def test_invalid_config_is_refused(overrides: dict[str, Any], message: str) -> None:
+    values: dict[str, Any] = {"consumer": "c", "inbox_table": "t", **overrides}
+    with pytest.raises(ConfigurationError, match=message):
+        InboxConfig(**values)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{"max_attempts": 0}, {"base_delay": 0}, {"base_delay": 2.0, "max_delay": 1.0}],
+)
+def test_invalid_retry_policy_is_refused(values: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError):
+        RetryPolicy(**values)
+
+
+def test_from_env_reads_table_and_queue(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INBOX_TABLE", "inbox-t")
+    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "https://sqs/dlq")
+    config = InboxConfig.from_env("c", max_group_messages=5)
+    assert (config.inbox_table, config.dead_letter_queue_url) == ("inbox-t", "https://sqs/dlq")
+    assert config.max_group_messages == 5
+    assert config.retention == timedelta(days=7)
+    assert config.fifo_failure_mode == "stop"
+    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "")
+    assert InboxConfig.from_env("c").dead_letter_queue_url is None
+
+
+def test_from_env_without_inbox_table_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("INBOX_TABLE", raising=False)
+    with pytest.raises(ConfigurationError, match="INBOX_TABLE is not set"):
+        InboxConfig.from_env("c")
+    assert InboxConfig.from_env("c", inbox_table="explicit").inbox_table == "explicit"
+
+
+def test_consumer_name_must_match_its_config() -> None:
+    with pytest.raises(ConfigurationError, match=r"differs from config\.consumer"):
+        InboxConsumer(
+            "a",
+            model=dict,
+            decide=lambda payload, uow: None,
+            config=InboxConfig(consumer="b", inbox_table="t"),
+        )
