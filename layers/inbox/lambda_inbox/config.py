@@ -80,7 +80,7 @@ class InboxConfig:
 
     @classmethod
     def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:
-        """Build a config from `INBOX_TABLE` and `DEAD_LETTER_QUEUE_URL`."""
+        """Build a config from `INBOX_TABLE`, `DEAD_LETTER_QUEUE_URL`, `INBOX_RETENTION_DAYS`."""
         table = os.environ.get("INBOX_TABLE", "")
         if not table and "inbox_table" not in overrides:
             raise ConfigurationError("INBOX_TABLE is not set: the inbox needs its DynamoDB table")
@@ -88,5 +88,13 @@ class InboxConfig:
             "inbox_table": table,
             "dead_letter_queue_url": os.environ.get("DEAD_LETTER_QUEUE_URL") or None,
         }
+        days = os.environ.get("INBOX_RETENTION_DAYS")
+        if days:
+            try:
+                values["retention"] = timedelta(days=float(days))
+            except ValueError:
+                raise ConfigurationError(
+                    f"INBOX_RETENTION_DAYS must be a number of days, not {days!r}"
+                ) from None
         values.update(overrides)
         return cls(consumer=consumer, **values)  # type: ignore[arg-type]
