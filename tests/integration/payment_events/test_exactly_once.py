@@ -6,11 +6,13 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
 
 from lambda_inbox.kafka import parse_kafka_event
@@ -289,3 +291,83 @@ def test_poison_on_local_dynamodb_goes_to_the_dlq_and_the_partition_continues(
     assert stack.balance("cust-001") == (1850, 1)
     statuses = stack.inbox_statuses()
     assert statuses["payments-0-201"] == statuses["evt-pay-0204"] == "FAILED"
+
+
+class _RawBody:
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self._body
+
+
+def test_a_partition_stuck_on_conflicts_is_reported_from_the_failed_offset(
+    stack: PaymentsStack,
+) -> None:
+    """Transactions touching one customer's BALANCE are cancelled with TransactionConflict (a
+    synthetic DynamoDB answer, below the inbox) until the outage ends: that record and every later
+    record of its partition are reported and left unprocessed; the other partition commits."""
+    module = stack.load()
+    outage = threading.Event()
+    outage.set()
+    blocked = json.dumps({"pk": {"S": "CUSTOMER#blocked"}, "sk": {"S": "BALANCE"}}, sort_keys=True)
+
+    def conflict(request: Any, **_: Any) -> AWSResponse | None:
+        if not outage.is_set():
+            return None
+        items = json.loads(request.body)["TransactItems"]
+        keys = [json.dumps(item.get("Update", {}).get("Key"), sort_keys=True) for item in items]
+        if blocked not in keys:
+            return None
+        reasons = [
+            {"Code": "TransactionConflict", "Message": "conflict"}
+            if key == blocked
+            else {"Code": "None"}
+            for key in keys
+        ]
+        body = json.dumps(
+            {
+                "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+                "Message": "Transaction cancelled",
+                "CancellationReasons": reasons,
+            }
+        ).encode()
+        return AWSResponse(request.url, 400, HTTPHeaders(), _RawBody(body))
+
+    module.consumer.dynamodb.meta.events.register(
+        "before-send.dynamodb.TransactWriteItems", conflict
+    )
+    event = kafka_event(
+        [
+            record(0, 1, payment(1, "ok-a", 10)),
+            record(0, 2, payment(2, "blocked", 20)),
+            record(0, 3, payment(3, "ok-b", 30)),
+            record(0, 4, payment(4, "blocked", 40)),
+            record(1, 1, payment(5, "ok-c", 50)),
+            record(1, 2, payment(6, "ok-a", 60)),
+        ]
+    )
+    results = module.consumer.process(parse_kafka_event(event))
+    assert [(r.message.delivery_id, r.outcome, r.error_code) for r in results] == [
+        ("payments-0-1", Outcome.COMMITTED, None),
+        ("payments-0-2", Outcome.FAILED, "retries_exhausted"),
+        ("payments-0-3", Outcome.SKIPPED, None),
+        ("payments-0-4", Outcome.SKIPPED, None),
+        ("payments-1-1", Outcome.COMMITTED, None),
+        ("payments-1-2", Outcome.COMMITTED, None),
+    ]
+    assert stack.balance("ok-a") == (70, 2)
+    assert stack.balance("ok-c") == (50, 1)
+    assert stack.balance("ok-b") == (0, 0)
+    assert stack.balance("blocked") == (0, 0)
+    assert set(stack.inbox_statuses()) == {"evt-1", "evt-5", "evt-6"}
+
+    response = module.handler(event, None)  # the same again: still stuck, same report
+    assert failures(response) == [("payments-0", 2), ("payments-0", 3), ("payments-0", 4)]
+
+    outage.clear()
+    assert deliver_until_clean(module, redelivery(event, response)) == 1
+    assert stack.balance("blocked") == (60, 2)
+    assert stack.balance("ok-b") == (30, 1)
+    assert stack.balance("ok-a") == (70, 2)
+    assert len(stack.payment_items()) == 6
