@@ -202,7 +202,7 @@ class OrderEventsEnv:
     # ---- dead-letter queue -------------------------------------------------------------
 
     def dlq_messages(self) -> list[MessageTypeDef]:
-        """Every message in the DLQ (received once, with all attributes)."""
+        """Drain the DLQ: every message in it, with all attributes (deleted once received)."""
         messages: list[MessageTypeDef] = []
         while True:
             batch = self.sqs.receive_message(
@@ -216,6 +216,13 @@ class OrderEventsEnv:
             if not batch:
                 return messages
             messages.extend(batch)
+            self.sqs.delete_message_batch(
+                QueueUrl=self.dlq_url,
+                Entries=[
+                    {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
+                    for n, message in enumerate(batch)
+                ],
+            )
 
     def assert_dlq_empty(self) -> None:
         attributes = self.sqs.get_queue_attributes(

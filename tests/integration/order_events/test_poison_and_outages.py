@@ -1,0 +1,172 @@
+"""Poison goes to the dead-letter queue intact; missing tables fail records for redelivery and
+dead-letter nothing (DynamoDB Local for the tables, the moto server for the DLQ)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lambda_inbox import Outcome
+from lambda_inbox.sqs import parse_sqs_event
+from tests.integration.order_events.support import (
+    CONSUMER,
+    OrderEventsEnv,
+    failed_ids,
+    order,
+    redeliver,
+    sqs_event,
+    sqs_record,
+)
+
+pytestmark = pytest.mark.integration
+
+EVENTS = Path(__file__).resolve().parents[3] / "events"
+ADDED_ATTRIBUTES = {"inbox-error-code", "inbox-error", "inbox-message-key"}
+STOCK = {"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100, "SKU-GREEN-PEN": 100}
+
+
+def _poison_event() -> dict[str, Any]:
+    event: dict[str, Any] = json.loads((EVENTS / "sqs-order-poison.json").read_text())
+    return event
+
+
+def _lambda_to_sqs_attributes(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The attributes as SendMessage/ReceiveMessage spell them."""
+    converted: dict[str, dict[str, Any]] = {}
+    for name, value in raw.items():
+        if value.get("stringValue") is not None:
+            converted[name] = {"DataType": value["dataType"], "StringValue": value["stringValue"]}
+        else:
+            binary = base64.b64decode(value["binaryValue"])
+            converted[name] = {"DataType": value["dataType"], "BinaryValue": binary}
+    return converted
+
+
+def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commits(
+    order_env: OrderEventsEnv,
+) -> None:
+    order_env.seed_stock(STOCK)
+    event = _poison_event()
+    records = event["Records"]
+    module = order_env.load()
+    assert module.handler(event, None) == {"batchItemFailures": []}
+
+    # The valid records committed; the poison changed nothing (record 4's valid RED-MUG line
+    # reserved nothing).
+    assert order_env.stock("SKU-BLUE-CAP") == (99, 1)
+    assert order_env.stock("SKU-GREEN-PEN") == (98, 2)
+    assert order_env.stock("SKU-RED-MUG") == (100, 0)
+    assert set(order_env.order_records()) == {("ord-1201", "SHIPMENT"), ("ord-1205", "SHIPMENT")}
+
+    poison_keys = {
+        records[1]["messageId"]: (records[1], "malformed_json"),
+        "evt-order-0203": (records[2], "invalid_payload"),
+        "evt-order-0204": (records[3], "invalid_payload"),
+    }
+    dead = order_env.dlq_messages()
+    assert len(dead) == 3
+    for message in dead:
+        attributes = message["MessageAttributes"]
+        key = attributes["inbox-message-key"]["StringValue"]
+        original, code = poison_keys.pop(key)
+        # The body, byte for byte.
+        assert message["Body"].encode("utf-8") == original["body"].encode("utf-8")
+        assert message["MD5OfBody"] == original["md5OfBody"]
+        assert message["MD5OfBody"] == hashlib.md5(original["body"].encode()).hexdigest()
+        # Every original attribute, unchanged, plus the three that say why.
+        expected = _lambda_to_sqs_attributes(original["messageAttributes"])
+        assert {n: v for n, v in attributes.items() if n not in ADDED_ATTRIBUTES} == expected
+        assert set(attributes) == set(expected) | ADDED_ATTRIBUTES
+        assert attributes["inbox-error-code"] == {"DataType": "String", "StringValue": code}
+        assert attributes["inbox-error"]["StringValue"]
+    assert poison_keys == {}
+
+    inbox = order_env.inbox()
+    assert set(inbox) == {
+        "evt-order-0201",
+        "evt-order-0205",
+        records[1]["messageId"],
+        "evt-order-0203",
+        "evt-order-0204",
+    }
+    for key in ("evt-order-0201", "evt-order-0205"):
+        assert inbox[key]["status"] == "COMPLETED"
+    for position, key, code in (
+        (1, records[1]["messageId"], "malformed_json"),
+        (2, "evt-order-0203", "invalid_payload"),
+        (3, "evt-order-0204", "invalid_payload"),
+    ):
+        failed = inbox[key]
+        assert failed["status"] == "FAILED"
+        assert failed["error_code"] == code
+        assert failed["last_error"]
+        assert failed["delivery_id"] == records[position]["messageId"]
+        assert bytes(failed["payload_snapshot"]) == records[position]["body"].encode("utf-8")
+        assert failed["gsi_open_pk"] == f"{CONSUMER}#FAILED"
+        assert "expires_at" not in failed  # an incident artifact: kept until resolved
+
+    # The valid records redelivered are duplicates: still nothing reported, nothing new in the DLQ.
+    again = module.consumer.process(
+        parse_sqs_event(sqs_event([redeliver(records[0]), redeliver(records[4])]))
+    )
+    assert [r.outcome for r in again] == [Outcome.DUPLICATE, Outcome.DUPLICATE]
+    order_env.assert_dlq_empty()
+
+
+def test_missing_inbox_table_reports_every_record_and_dead_letters_nothing(
+    order_env: OrderEventsEnv,
+) -> None:
+    order_env.seed_stock(STOCK)
+    order_env.monkeypatch.setenv("INBOX_TABLE", f"inbox-missing-{uuid.uuid4().hex[:8]}")
+    module = order_env.load()
+    event = _poison_event()  # valid and poison records alike: nothing can be recorded
+    response = module.handler(event, None)
+    assert failed_ids(response) == [record["messageId"] for record in event["Records"]]
+
+    results = module.consumer.process(parse_sqs_event(event))
+    assert {(r.outcome, r.error_code) for r in results} == {(Outcome.FAILED, "inbox_unavailable")}
+    order_env.assert_dlq_empty()
+    for sku, available in STOCK.items():
+        assert order_env.stock(sku) == (available, 0)
+    assert order_env.order_records() == {}
+    assert order_env.inbox() == {}
+
+
+def test_missing_domain_table_reports_every_new_record_and_dead_letters_nothing(
+    order_env: OrderEventsEnv,
+) -> None:
+    order_env.seed_stock(STOCK)
+    done = sqs_record(order("evt-1", "ord-1", {"SKU-RED-MUG": 1}))
+    assert order_env.load().handler(sqs_event([done]), None) == {"batchItemFailures": []}
+
+    order_env.monkeypatch.setenv("DOMAIN_TABLE", f"domain-missing-{uuid.uuid4().hex[:8]}")
+    module = order_env.load()
+    fresh = [
+        sqs_record(order("evt-2", "ord-2", {"SKU-RED-MUG": 1})),
+        sqs_record(order("evt-3", "ord-3", {"SKU-BLUE-CAP": 2})),
+        sqs_record(order("evt-4", "ord-4", {"SKU-GREEN-PEN": 3, "SKU-BLUE-CAP": 1})),
+    ]
+    batch = [fresh[0], redeliver(done), fresh[1], fresh[2]]
+    response = module.handler(sqs_event(batch), None)
+    # The already completed record is still acknowledged as a duplicate; the new ones fail.
+    assert failed_ids(response) == [record["messageId"] for record in fresh]
+
+    results = module.consumer.process(parse_sqs_event(sqs_event(batch)))
+    assert [(r.outcome, r.error_code) for r in results] == [
+        (Outcome.FAILED, "dynamodb_unavailable"),
+        (Outcome.DUPLICATE, None),
+        (Outcome.FAILED, "dynamodb_unavailable"),
+        (Outcome.FAILED, "dynamodb_unavailable"),
+    ]
+    order_env.assert_dlq_empty()
+    assert order_env.stock("SKU-RED-MUG") == (99, 1)
+    assert order_env.stock("SKU-BLUE-CAP") == (100, 0)
+    assert order_env.stock("SKU-GREEN-PEN") == (100, 0)
+    assert set(order_env.order_records()) == {("ord-1", "SHIPMENT")}
+    assert set(order_env.inbox()) == {"evt-1"}
