@@ -1,0 +1,122 @@
+"""A batch whose writes exceed DynamoDB's 100 actions per transaction commits in several
+transactions, each within the limit, with every effect exactly once (DynamoDB Local)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lambda_inbox import Outcome
+from lambda_inbox.sqs import parse_sqs_event
+from tests.integration.order_events.support import (
+    OrderEventsEnv,
+    TransactCalls,
+    order,
+    redeliver,
+    sqs_event,
+    sqs_record,
+)
+
+pytestmark = pytest.mark.integration
+
+ORDERS = 10
+LINES = 15
+#: Per order: one update per line, the shipment put, the rejection check, the inbox put.
+ACTIONS_PER_ORDER = LINES + 3
+STOCK = 50
+
+
+def _sku(order_number: int, line: int) -> str:
+    return f"SKU-{order_number:02d}-{line:02d}"
+
+
+def _qty(order_number: int, line: int) -> int:
+    return 1 + (order_number + line) % 4
+
+
+def _orders(short_order: int | None = None) -> list[dict[str, Any]]:
+    """10 orders x 15 lines, every line on its own SKU (so all could share one transaction,
+    were it not for the 100-action limit). `short_order` asks for more than the stock."""
+    return [
+        sqs_record(
+            order(
+                f"evt-{o}",
+                f"ord-{o}",
+                [
+                    (_sku(o, line), STOCK + 1 if o == short_order and line == 7 else _qty(o, line))
+                    for line in range(LINES)
+                ],
+            )
+        )
+        for o in range(ORDERS)
+    ]
+
+
+def _seed(env: OrderEventsEnv) -> None:
+    env.seed_stock({_sku(o, line): STOCK for o in range(ORDERS) for line in range(LINES)})
+
+
+def test_batch_of_180_actions_commits_in_transactions_of_at_most_100(
+    order_env: OrderEventsEnv,
+) -> None:
+    _seed(order_env)
+    batch = _orders()
+    module = order_env.load()
+    calls = TransactCalls(module.consumer.dynamodb)
+    assert module.handler(sqs_event(batch), None) == {"batchItemFailures": []}
+
+    assert len(calls.calls) > 1
+    assert max(calls.sizes) <= 100
+    assert sum(calls.sizes) == ORDERS * ACTIONS_PER_ORDER  # every action sent exactly once
+    assert len(calls.calls) == 2  # 5 orders (90 actions) per transaction
+    # Each order's actions travel together, with its inbox record.
+    for call in calls.calls:
+        inbox_keys = {
+            item["Put"]["Item"]["message_key"]["S"]
+            for item in call["TransactItems"]
+            if "Put" in item and "message_key" in item["Put"]["Item"]
+        }
+        assert len(call["TransactItems"]) == len(inbox_keys) * ACTIONS_PER_ORDER
+
+    for o in range(ORDERS):
+        for line in range(LINES):
+            assert order_env.stock(_sku(o, line)) == (STOCK - _qty(o, line), _qty(o, line))
+    records = order_env.order_records()
+    assert set(records) == {(f"ord-{o}", "SHIPMENT") for o in range(ORDERS)}
+    assert all(len(item["lines"]) == LINES for item in records.values())
+    inbox = order_env.inbox()
+    assert set(inbox) == {f"evt-{o}" for o in range(ORDERS)}
+    assert {record["status"] for record in inbox.values()} == {"COMPLETED"}
+    order_env.assert_dlq_empty()
+
+    # Redelivered whole: duplicates only, no transaction.
+    again = module.consumer.process(parse_sqs_event(sqs_event([redeliver(r) for r in batch])))
+    assert [r.outcome for r in again] == [Outcome.DUPLICATE] * ORDERS
+    assert len(calls.calls) == 2
+
+
+def test_large_batch_with_one_short_order_rejects_it_and_commits_the_others_once(
+    order_env: OrderEventsEnv,
+) -> None:
+    _seed(order_env)
+    short = 6
+    module = order_env.load()
+    calls = TransactCalls(module.consumer.dynamodb)
+    results = module.consumer.process(parse_sqs_event(sqs_event(_orders(short_order=short))))
+
+    assert [r.outcome for r in results] == [
+        Outcome.BUSINESS_OUTCOME if o == short else Outcome.COMMITTED for o in range(ORDERS)
+    ]
+    assert len(calls.calls) > 2  # the cancelled group was split and retried
+    assert max(calls.sizes) <= 100
+    for o in range(ORDERS):
+        for line in range(LINES):
+            expected = (STOCK, 0) if o == short else (STOCK - _qty(o, line), _qty(o, line))
+            assert order_env.stock(_sku(o, line)) == expected
+    records = order_env.order_records()
+    assert set(records) == {
+        (f"ord-{o}", "REJECTION" if o == short else "SHIPMENT") for o in range(ORDERS)
+    }
+    assert len(order_env.inbox()) == ORDERS
+    order_env.assert_dlq_empty()
