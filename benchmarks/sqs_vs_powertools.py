@@ -513,7 +513,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batches", type=int, default=60, help="measured batches per side")
     parser.add_argument("--lines", type=int, default=2, help="order lines (SKUs) per order")
-    parser.add_argument("--warmup", type=int, default=6, help="unmeasured batches per side")
+    parser.add_argument("--warmup", type=int, default=10, help="unmeasured batches per side")
     args = parser.parse_args()
     total = args.warmup + args.batches
 
