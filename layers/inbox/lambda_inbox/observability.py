@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
     from .commit import CommitAttempt
 
-#: EMF carries at most 100 values per metric and record.
-MAX_METRIC_VALUES = 100
+#: EMF carries at most 100 values per metric and record, and Powertools publishes on its own
+#: (leaving the batch's flush empty, with a warning) when a metric reaches 100: stay below.
+MAX_METRIC_VALUES = 99
 OUTCOME_METRICS = {
     Outcome.COMMITTED: "MessagesCommitted",
     Outcome.BUSINESS_OUTCOME: "MessagesBusinessOutcome",
