@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from lambda_inbox.commit import CommitStatus, PreparedTransaction, classify_client_error
+from lambda_inbox.commit import CommitStatus, PreparedTransaction, classify_client_error, execute
 
 
 def client_error(code: str, **extra: Any) -> ClientError:
@@ -65,3 +66,12 @@ def test_token_is_a_digest_of_the_exact_request() -> None:
     assert all(char in "0123456789abcdef" for char in token)
     assert PreparedTransaction(same).token == token
     assert PreparedTransaction(other).token != token
+
+
+def test_a_request_botocore_refuses_is_rejected_not_retried() -> None:
+    """ParamValidationError is a BotoCoreError, but resending the same request cannot help."""
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    prepared = PreparedTransaction([{"Put": {"TableName": "t", "Item": {"pk": {"Q": "bad"}}}}])
+    attempt = execute(client, prepared)
+    assert attempt.status is CommitStatus.REJECTED
+    assert "Q" in attempt.error

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -102,6 +102,8 @@ def execute(client: DynamoDBClient, prepared: PreparedTransaction) -> CommitAtte
         )
     except ClientError as error:
         return classify_client_error(error, elapsed())
+    except ParamValidationError as error:  # refused before sending: resending cannot help
+        return CommitAttempt(CommitStatus.REJECTED, error=str(error), latency_ms=elapsed())
     except BotoCoreError as error:  # timeouts, connection resets: the outcome is unknown
         return CommitAttempt(
             CommitStatus.TRANSIENT, error=f"{type(error).__name__}: {error}", latency_ms=elapsed()

@@ -82,8 +82,7 @@ class InboxConsumer(Generic[M]):
         self.dynamodb: DynamoDBClient = dynamodb or boto3.client("dynamodb", config=CLIENT_CONFIG)
         dead_letters = None
         if self.config.dead_letter_queue_url:
-            queue_client = sqs or boto3.client("sqs", config=CLIENT_CONFIG)
-            dead_letters = DeadLetterQueue(queue_client, self.config.dead_letter_queue_url)
+            dead_letters = DeadLetterQueue(sqs or _sqs_client, self.config.dead_letter_queue_url)
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         self.engine: BatchEngine[M] = BatchEngine(
             config=self.config,
@@ -116,6 +115,10 @@ class InboxConsumer(Generic[M]):
         """Run the processing model on already-parsed messages (for custom sources and tests)."""
         remaining = getattr(context, "get_remaining_time_in_millis", None)
         return self.engine.process(messages, remaining if callable(remaining) else None)
+
+
+def _sqs_client() -> SQSClient:
+    return boto3.client("sqs", config=CLIENT_CONFIG)
 
 
 def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:

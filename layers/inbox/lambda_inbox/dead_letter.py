@@ -13,6 +13,8 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .messages import AttributeValue, InboundMessage
@@ -29,11 +31,23 @@ _INVALID_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U001
 
 
 class DeadLetterQueue:
-    """Sends poison messages to one SQS queue (standard or FIFO)."""
+    """Sends poison messages to one SQS queue (standard or FIFO).
 
-    def __init__(self, client: SQSClient, queue_url: str) -> None:
-        self._client = client
+    `client` may be a factory: the SQS client is then built on the first poison message, not at
+    cold start (most invocations never dead-letter anything).
+    """
+
+    def __init__(self, client: SQSClient | Callable[[], SQSClient], queue_url: str) -> None:
+        self._client_or_factory = client
         self.queue_url = queue_url
+
+    @cached_property
+    def _client(self) -> SQSClient:
+        if callable(self._client_or_factory) and not hasattr(
+            self._client_or_factory, "send_message"
+        ):
+            return self._client_or_factory()
+        return self._client_or_factory  # type: ignore[return-value]
 
     def send(self, message: InboundMessage, *, message_key: str, code: str, error: str) -> str:
         """Dead-letter `message`; returns the new SQS message id. Raises on failure."""

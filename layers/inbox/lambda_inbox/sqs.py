@@ -12,8 +12,6 @@ import binascii
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-
 from .config import FifoFailureMode
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
@@ -45,30 +43,30 @@ def parse_sqs_event(
     records = event.get("Records")
     if not isinstance(records, list):
         raise MalformedRecord("an SQS event needs a 'Records' list")
-    return [
-        _to_message(SQSRecord(raw), sequence, fifo_failure_mode)
-        for sequence, raw in enumerate(records)
-    ]
+    return [_to_message(raw, sequence, fifo_failure_mode) for sequence, raw in enumerate(records)]
 
 
-def _to_message(record: SQSRecord, sequence: int, fifo_mode: FifoFailureMode) -> InboundMessage:
+def _to_message(record: object, sequence: int, fifo_mode: FifoFailureMode) -> InboundMessage:
+    """One Lambda SQS record (a plain dict, read defensively) -> InboundMessage."""
+    if not isinstance(record, dict):
+        raise MalformedRecord(f"SQS record {sequence} is not an object")
     message_id = record.get("messageId")
     if not isinstance(message_id, str) or not message_id:
         raise MalformedRecord(f"SQS record {sequence} has no messageId")
     source = str(record.get("eventSourceARN") or "sqs")
-    attributes = record.raw_event.get("attributes") or {}
+    attributes = record.get("attributes") or {}
     group_id = attributes.get("MessageGroupId")
     scope: str | None = None
     if source.endswith(".fifo"):
         scope = f"{source}#{group_id}" if fifo_mode == "skip-group" else source
-    original = _original_attributes(record.raw_event.get("messageAttributes") or {})
+    original = _original_attributes(record.get("messageAttributes") or {})
     strings = {
         name: value["StringValue"] for name, value in original.items() if "StringValue" in value
     }
     return InboundMessage(
         item_identifier=message_id,
         delivery_id=message_id,
-        body=_body_bytes(record.raw_event.get("body"), strings.get(BODY_ENCODING_ATTRIBUTE)),
+        body=_body_bytes(record.get("body"), strings.get(BODY_ENCODING_ATTRIBUTE)),
         source=source,
         sequence=sequence,
         attributes=strings,
