@@ -200,13 +200,14 @@ def test_http_throttling_beyond_botocore_retries_is_retried_until_committed(
     _seed(order_env)
     module = order_env.load()
     calls = TransactCalls(module.consumer.dynamodb)
-    # botocore sends each call up to 3 times; 4 throttled answers exhaust the first call.
+    # The consumer's client makes 1 + 3 attempts per call (retries max_attempts=3): 4 throttled
+    # answers exhaust botocore's retries of the first call.
     faults = FaultInjector(module.consumer.dynamodb, throttling, times=4)
     response = module.handler(sqs_event(_batch()), None)
 
     assert response == {"batchItemFailures": []}
     assert faults.injected == 4
-    assert faults.sends == 5  # 3 throttled + (1 throttled, 1 through to DynamoDB Local)
+    assert faults.sends == 5  # 4 throttled, then 1 through to DynamoDB Local
     # The engine resent the very same request (same token) after the throttled call.
     assert len(calls.calls) == 2
     assert calls.tokens[0] == calls.tokens[1]
@@ -254,9 +255,9 @@ def test_http_throttling_that_never_stops_ends_at_the_lambda_deadline(
     batch = _batch()
     module = order_env.load()
     faults = FaultInjector(module.consumer.dynamodb, throttling, times=None)
-    # 4.5 s left, 3 s kept as the safety margin: 1.5 s to retry in.
-    results = _process(module, batch, LambdaContext(4500))
-    assert faults.injected >= 3
+    # 3.3 s left, 3 s kept as the safety margin: 0.3 s to retry in.
+    results = _process(module, batch, LambdaContext(3300))
+    assert faults.injected >= 4
     assert {r.outcome for r in results} == {Outcome.FAILED}
     assert {r.error_code for r in results} <= {"deadline", "retries_exhausted"}
     _assert_untouched(order_env)
