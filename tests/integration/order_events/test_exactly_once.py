@@ -312,3 +312,66 @@ def test_concurrent_overlapping_batches_have_effects_exactly_once(
             expected = "reserved" if event_id == shipment["event_id"] else "logical_duplicate"
             assert_completed(order_env, inbox, event_id, expected)
     order_env.assert_dlq_empty()
+
+
+SCARCE_STOCK = 12
+
+
+def test_concurrent_orders_on_scarce_stock_ship_or_reject_each_order_exactly_once(
+    order_env: OrderEventsEnv,
+) -> None:
+    """Not enough stock for everyone: racing containers decide ship or reject per order, and
+    every order ends with exactly one of the two, matching its inbox result and the stock."""
+    order_env.seed_stock(dict.fromkeys(HOT_SKUS, SCARCE_STOCK))
+    modules = [order_env.load() for _ in range(THREADS)]
+    rng = random.Random(7)
+    events = _round_events(rng, 0)
+    batches = _overlapping_batches(rng, events)
+    start = threading.Barrier(THREADS)
+    leftovers: list[list[str]] = []
+    errors: list[BaseException] = []
+    threads = [
+        threading.Thread(
+            target=_deliver_until_acknowledged, args=(module, batch, start, leftovers, errors)
+        )
+        for module, batch in zip(modules, batches, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    assert leftovers == [[]] * THREADS
+
+    by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for event in events:
+        by_order[event["order_id"]].append(event)
+    records = order_env.order_records()
+    inbox = order_env.inbox()
+    assert set(inbox) == {event["event_id"] for event in events}
+    reserved: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    for order_id, order_events in by_order.items():
+        kinds = [kind for (oid, kind) in records if oid == order_id]
+        assert len(kinds) == 1, f"{order_id}: {kinds}"  # shipped or rejected, never both
+        decided = records[(order_id, kinds[0])]
+        for event in order_events:
+            result = json.loads(inbox[event["event_id"]]["result"])["outcome"]
+            if event["event_id"] != decided["event_id"]:
+                assert result == "logical_duplicate"
+            elif kinds[0] == "SHIPMENT":
+                assert result == "reserved"
+            else:
+                assert result == "rejected"
+                assert decided["reason"] == "insufficient_stock"
+            outcomes[result] += 1
+        if kinds[0] == "SHIPMENT":
+            for line in order_events[0]["lines"]:
+                reserved[line["sku"]] += line["qty"]
+    assert outcomes["reserved"] > 0
+    assert outcomes["rejected"] > 0  # the stock really was too scarce for everyone
+    for sku in HOT_SKUS:
+        available, held = order_env.stock(sku) or (-1, -1)
+        assert held == reserved[sku]
+        assert available == SCARCE_STOCK - reserved[sku] >= 0
+    order_env.assert_dlq_empty()

@@ -212,5 +212,29 @@ def test_corrected_resend_after_poison_in_the_same_batch_is_never_silently_dropp
     assert [r.outcome for r in resend] == [Outcome.DUPLICATE if committed else Outcome.COMMITTED]
     assert order_env.stock("SKU-RED-MUG") == (98, 2)
     assert set(order_env.order_records()) == {("ord-1", "SHIPMENT")}
-    assert order_env.inbox()["evt-1"]["status"] == "COMPLETED"
+    record = order_env.inbox()["evt-1"]
+    assert record["status"] == "COMPLETED"
+    assert "gsi_open_pk" not in record  # the FAILED record it replaced left the open index
+    assert "error_code" not in record
     order_env.assert_dlq_empty()
+
+
+def test_unreachable_dead_letter_queue_reports_the_poison_and_commits_the_rest(
+    order_env: OrderEventsEnv, moto_server_endpoint: str
+) -> None:
+    order_env.seed_stock(STOCK)
+    missing = f"{moto_server_endpoint}/123456789012/order-events-dlq-missing-{uuid.uuid4().hex[:8]}"
+    order_env.monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", missing)
+    event = _poison_event()
+    records = event["Records"]
+    module = order_env.load()
+    response = module.handler(event, None)
+
+    # Poison that cannot be parked is not acknowledged: SQS keeps it (and redrives it by its
+    # own maxReceiveCount); the valid records are committed regardless.
+    assert failed_ids(response) == [records[n]["messageId"] for n in (1, 2, 3)]
+    assert order_env.stock("SKU-BLUE-CAP") == (99, 1)
+    assert order_env.stock("SKU-GREEN-PEN") == (98, 2)
+    assert order_env.stock("SKU-RED-MUG") == (100, 0)
+    assert set(order_env.inbox()) == {"evt-order-0201", "evt-order-0205"}
+    order_env.assert_dlq_empty()  # the configured fixture queue got nothing either
