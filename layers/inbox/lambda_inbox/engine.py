@@ -232,11 +232,29 @@ class _BatchRun(Generic[M]):
                 pending.append(work)
 
         for wave in plan_waves(pending):
+            # A follower whose leader failed fails too, and must block its own scope before
+            # later records of that scope commit.
+            followers = self.settle_decided_followers(followers, leaders)
             self.commit_wave([work for work in wave if not self.skip_if_blocked(work)])
 
         for message, key, digest, _ in followers:
             self.settle_follower(message, key, digest, leaders[key])
         return self.ordered_results()
+
+    def settle_decided_followers(
+        self,
+        followers: list[tuple[InboundMessage, str, str, str]],
+        leaders: dict[str, tuple[InboundMessage, str]],
+    ) -> list[tuple[InboundMessage, str, str, str]]:
+        """Settle the followers whose leader has an outcome; return those still waiting."""
+        waiting = []
+        for follower in followers:
+            message, key, digest, _ = follower
+            if leaders[key][0].sequence in self.results:
+                self.settle_follower(message, key, digest, leaders[key])
+            else:
+                waiting.append(follower)
+        return waiting
 
     def ordered_results(self) -> list[MessageResult]:
         return [self.results[message.sequence] for message in self.messages]
