@@ -572,3 +572,47 @@ def test_a_corrected_retry_after_poison_in_the_same_batch_is_not_lost(app: Payme
     assert app.handle(redrive(mismatched)) == {"batchItemFailures": []}
     assert app.balance("cust-fix") == (540, 2)
     assert app.inbox()["evt-7"]["status"]["S"] == "COMPLETED"
+
+
+def test_a_key_in_two_partitions_follows_its_failed_leader(app: PaymentsApp) -> None:
+    """The same event on two partitions (a producer retry to another partition): when the first
+    delivery fails, the second is reported too (not acknowledged), blocking its own partition."""
+    attempts: list[str] = []
+
+    def flaky(payment_: Any, uow: UnitOfWork) -> None:
+        attempts.append(payment_.event_id)
+        if payment_.event_id == "evt-1" and attempts.count("evt-1") == 1:
+            raise ConnectionError("downstream hiccup")
+        app.module.record_payment(payment_, uow)
+
+    consumer: InboxConsumer[Any] = InboxConsumer(
+        "payment-events", model=app.module.PaymentCaptured, decide=flaky, key="event_id"
+    )
+    event = kafka_event(
+        [
+            record(0, 1, payment(1, "cust-1", 100)),
+            record(1, 5, payment(2, "cust-2", 20)),
+            record(1, 6, payment(1, "cust-1", 100)),  # same event, other partition
+            record(1, 7, payment(3, "cust-2", 30)),
+        ]
+    )
+    results = consumer.process(parse_kafka_event(event))
+    assert [(r.message.delivery_id, r.outcome, r.error_code) for r in results] == [
+        ("payments-0-1", Outcome.FAILED, "handler_error"),
+        ("payments-1-5", Outcome.COMMITTED, None),
+        ("payments-1-6", Outcome.FAILED, "leader_failed"),
+        ("payments-1-7", Outcome.SKIPPED, None),
+    ]
+    assert app.balance("cust-1") == (0, 0)
+    assert app.balance("cust-2") == (20, 1)
+
+    redelivered = kafka_event(
+        [
+            record(0, 1, payment(1, "cust-1", 100)),
+            record(1, 6, payment(1, "cust-1", 100)),
+            record(1, 7, payment(3, "cust-2", 30)),
+        ]
+    )
+    assert consumer.handle(redelivered) == {"batchItemFailures": []}
+    assert app.balance("cust-1") == (100, 1)
+    assert app.balance("cust-2") == (50, 2)

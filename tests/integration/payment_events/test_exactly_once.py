@@ -371,3 +371,61 @@ def test_a_partition_stuck_on_conflicts_is_reported_from_the_failed_offset(
     assert stack.balance("ok-b") == (30, 1)
     assert stack.balance("ok-a") == (70, 2)
     assert len(stack.payment_items()) == 6
+
+
+def test_a_follower_of_a_failed_leader_blocks_its_own_partition(stack: PaymentsStack) -> None:
+    """evt-1 is delivered on two partitions. Its first delivery cannot commit (its inbox put is
+    cancelled with TransactionConflict until the outage ends), so its second delivery fails too,
+    and the next record of that second partition, which touches the same BALANCE, must not
+    commit ahead of it."""
+    module = stack.load()
+    outage = threading.Event()
+    outage.set()
+    stuck_pk = "payment-events#evt-1"
+
+    def conflict(request: Any, **_: Any) -> AWSResponse | None:
+        if not outage.is_set():
+            return None
+        items = json.loads(request.body)["TransactItems"]
+        pks = [item.get("Put", {}).get("Item", {}).get("pk", {}).get("S") for item in items]
+        if stuck_pk not in pks:
+            return None
+        reasons = [
+            {"Code": "TransactionConflict", "Message": "conflict"}
+            if pk == stuck_pk
+            else {"Code": "None"}
+            for pk in pks
+        ]
+        body = json.dumps(
+            {
+                "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+                "Message": "Transaction cancelled",
+                "CancellationReasons": reasons,
+            }
+        ).encode()
+        return AWSResponse(request.url, 400, HTTPHeaders(), _RawBody(body))
+
+    module.consumer.dynamodb.meta.events.register(
+        "before-send.dynamodb.TransactWriteItems", conflict
+    )
+    event = kafka_event(
+        [
+            record(0, 1, payment(1, "shared", 100)),  # leader of evt-1: stuck
+            record(1, 5, payment(1, "shared", 100)),  # follower of evt-1
+            record(1, 6, payment(2, "shared", 30)),  # same BALANCE, after the follower
+            record(2, 1, payment(3, "other", 7)),
+        ]
+    )
+    results = module.consumer.process(parse_kafka_event(event))
+    assert [(r.message.delivery_id, r.outcome, r.error_code) for r in results] == [
+        ("payments-0-1", Outcome.FAILED, "retries_exhausted"),
+        ("payments-1-5", Outcome.FAILED, "leader_failed"),
+        ("payments-1-6", Outcome.SKIPPED, None),
+        ("payments-2-1", Outcome.COMMITTED, None),
+    ]
+    assert stack.balance("shared") == (0, 0)
+
+    outage.clear()
+    assert deliver_until_clean(module, event) == 1
+    assert stack.balance("shared") == (130, 2)
+    assert stack.balance("other") == (7, 1)
