@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import Any, Literal
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -77,7 +78,7 @@ class WriteAction:
     label: str
     size: int
 
-    @property
+    @cached_property
     def item_identity(self) -> str:
         """Identifies the item this action touches (DynamoDB allows one action per item)."""
         return self.table + "|" + json.dumps(self.key, sort_keys=True)
