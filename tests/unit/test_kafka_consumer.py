@@ -543,35 +543,37 @@ def test_base64_encoded_replay_body_of_a_valid_payment_is_committed(app: Payment
     assert app.balance("cust-b64") == (321, 1)
 
 
-def test_a_corrected_retry_after_poison_in_the_same_batch_is_not_lost(app: PaymentsApp) -> None:
+def test_a_corrected_retry_after_poison_in_the_same_batch_commits(app: PaymentsApp) -> None:
     """The producer sent an invalid payment, then the corrected one under the same event_id.
 
-    Within one batch the correction is not acknowledged as a duplicate of the dead-lettered
-    record: it goes to the DLQ as a fingerprint mismatch, and replaying it commits it."""
-    corrected = payment(7, "cust-fix", 500)
+    As in separate batches, the correction is processed on its own (the FAILED record of the
+    dead-lettered copy does not block it); a stale copy of the invalid payload arriving after
+    the correction committed is a payload conflict, dead-lettered, never acknowledged silently."""
+    stale = payment(7, "cust-fix", 0)  # poison: amount_cents must be > 0
     event = kafka_event(
         [
-            record(0, 1, payment(7, "cust-fix", 0)),  # poison: amount_cents must be > 0
-            record(0, 2, corrected),
-            record(0, 3, payment(7, "cust-fix", 0)),  # the poison again: a duplicate of it
+            record(0, 1, stale),
+            record(0, 2, payment(7, "cust-fix", 500)),
+            record(0, 3, stale),
             record(0, 4, payment(9, "cust-fix", 40)),
         ]
     )
     results = app.module.consumer.process(parse_kafka_event(event))
     assert [(r.message.delivery_id, r.outcome, r.error_code) for r in results] == [
         ("payments-0-1", Outcome.DEAD_LETTERED, "invalid_payload"),
-        ("payments-0-2", Outcome.DEAD_LETTERED, "fingerprint_mismatch"),
-        ("payments-0-3", Outcome.DUPLICATE, None),
+        ("payments-0-2", Outcome.COMMITTED, None),
+        ("payments-0-3", Outcome.DEAD_LETTERED, "fingerprint_mismatch"),
         ("payments-0-4", Outcome.COMMITTED, None),
     ]
-    assert app.balance("cust-fix") == (40, 1)
-
-    letters = app.dead_letters()
-    mismatched = [m for m in letters if attribute(m, "inbox-error-code") == "fingerprint_mismatch"]
-    assert [json.loads(m["Body"]) for m in mismatched] == [corrected]
-    assert app.handle(redrive(mismatched)) == {"batchItemFailures": []}
     assert app.balance("cust-fix") == (540, 2)
     assert app.inbox()["evt-7"]["status"]["S"] == "COMPLETED"
+
+    letters = app.dead_letters()
+    assert sorted(attribute(m, "inbox-error-code") for m in letters) == [
+        "fingerprint_mismatch",
+        "invalid_payload",
+    ]
+    assert all(json.loads(m["Body"]) == stale for m in letters)
 
 
 def test_a_key_in_two_partitions_follows_its_failed_leader(app: PaymentsApp) -> None:

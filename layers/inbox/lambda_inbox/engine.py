@@ -83,7 +83,11 @@ class _Chunk(Generic[M]):
 
 
 class BatchEngine(Generic[M]):
-    """Runs the processing model for one consumer. Thread-safe across invocations."""
+    """Runs the processing model for one consumer.
+
+    Batches may run concurrently in one process (the clients are thread-safe), but Powertools
+    metrics are process-wide: concurrent batches in one process share one metric set.
+    """
 
     def __init__(
         self,
@@ -210,7 +214,7 @@ class _BatchRun(Generic[M]):
             return self.ordered_results()
 
         leaders: dict[str, tuple[InboundMessage, str]] = {}
-        followers: list[tuple[InboundMessage, str, str, str]] = []
+        followers: list[tuple[InboundMessage, str, str]] = []
         pending: list[_Work[M]] = []
         for message, key, digest in identified:
             if self.skip_if_blocked(message):
@@ -223,8 +227,8 @@ class _BatchRun(Generic[M]):
             if record is not None and record.status is Status.COMPLETED:
                 self.settle_against(message, key, digest, record.fingerprint)
                 continue
-            if key in leaders:
-                followers.append((message, key, digest, ""))
+            if key in leaders and not self.supersedes(leaders[key], digest):
+                followers.append((message, key, digest))
                 continue
             leaders[key] = (message, digest)
             work = self.decide(message, key, digest)
@@ -237,19 +241,27 @@ class _BatchRun(Generic[M]):
             followers = self.settle_decided_followers(followers, leaders)
             self.commit_wave([work for work in wave if not self.skip_if_blocked(work)])
 
-        for message, key, digest, _ in followers:
+        for message, key, digest in followers:
             self.settle_follower(message, key, digest, leaders[key])
         return self.ordered_results()
 
+    def supersedes(self, leader: tuple[InboundMessage, str], digest: str) -> bool:
+        """A new payload after a dead-lettered one (a producer's fix) is processed on its own,
+        as it would be in a later batch: the FAILED record does not block it."""
+        result = self.results.get(leader[0].sequence)
+        return (
+            result is not None and result.outcome is Outcome.DEAD_LETTERED and leader[1] != digest
+        )
+
     def settle_decided_followers(
         self,
-        followers: list[tuple[InboundMessage, str, str, str]],
+        followers: list[tuple[InboundMessage, str, str]],
         leaders: dict[str, tuple[InboundMessage, str]],
-    ) -> list[tuple[InboundMessage, str, str, str]]:
+    ) -> list[tuple[InboundMessage, str, str]]:
         """Settle the followers whose leader has an outcome; return those still waiting."""
         waiting = []
         for follower in followers:
-            message, key, digest, _ = follower
+            message, key, digest = follower
             if leaders[key][0].sequence in self.results:
                 self.settle_follower(message, key, digest, leaders[key])
             else:
