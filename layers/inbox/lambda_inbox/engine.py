@@ -193,14 +193,14 @@ class _BatchRun(Generic[M]):
     def execute(self) -> list[MessageResult]:
         now = self.e._clock()
         identified: list[tuple[InboundMessage, str, str]] = []
-        poison: dict[int, tuple[str, str, str]] = {}
+        poison: dict[int, tuple[str, str]] = {}  # sequence -> (error code, reason)
         for message in self.messages:
             digest = fingerprint(message)
             try:
                 identified.append((message, self.e._keys.identify(message).key, digest))
             except (MissingMessageKey, UndecodableBody) as error:
                 code = getattr(error, "code", "missing_key")
-                poison[message.sequence] = (message.delivery_id, code, str(error))
+                poison[message.sequence] = (code, str(error))
                 identified.append((message, message.delivery_id, digest))
         try:
             known = self.e._store.fetch([key for _, key, _ in identified], now=int(now))
@@ -220,7 +220,7 @@ class _BatchRun(Generic[M]):
             if self.skip_if_blocked(message):
                 continue
             if message.sequence in poison:
-                _, code, reason = poison[message.sequence]
+                code, reason = poison[message.sequence]
                 self.dead_letter(message, key, digest, code, reason)
                 continue
             record = known.get(key)
