@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 MAX_ATTRIBUTES = 10
 MAX_ERROR_CHARS = 1000
 FOLDED_ATTRIBUTE = "inbox-original-attributes"
-# Characters SQS accepts in a message body (anything else is rejected by SendMessage).
-_INVALID_SQS_TEXT = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Characters SQS accepts in a message body (anything else is rejected by SendMessage). Compiled
+# on first use by `re`'s cache: most invocations never dead-letter anything.
+_INVALID_SQS_TEXT = "[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 class DeadLetterQueue:
@@ -82,9 +83,14 @@ def _sqs_body(body: bytes) -> tuple[str, str | None]:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    if text is not None and text and not _INVALID_SQS_TEXT.search(text):
+    if text is not None and text and is_sqs_text(text):
         return text, None
     return base64.b64encode(body).decode("ascii"), "base64"
+
+
+def is_sqs_text(text: str) -> bool:
+    """True when SQS accepts `text` as a message body or String attribute value."""
+    return re.search(_INVALID_SQS_TEXT, text) is None
 
 
 def _fit(originals: dict[str, AttributeValue], room: int) -> dict[str, AttributeValue]:

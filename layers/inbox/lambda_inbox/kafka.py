@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .dead_letter import _INVALID_SQS_TEXT
+from .dead_letter import is_sqs_text
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
 
@@ -121,7 +121,7 @@ def _is_text(value: bytes) -> bool:
         text = value.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return _INVALID_SQS_TEXT.search(text) is None
+    return is_sqs_text(text)
 
 
 def _string(value: str) -> AttributeValue:
