@@ -141,5 +141,6 @@ class Telemetry:
                 **{outcome.value: count for outcome, count in counts.items()},
             },
         )
-        if self._owns_metrics:
+        # metric_set is process-wide in Powertools: a concurrent batch may have flushed ours.
+        if self._owns_metrics and self.metrics.metric_set:
             self.metrics.flush_metrics()
