@@ -29,12 +29,8 @@ import io
 import json
 import math
 import os
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter
@@ -50,6 +46,7 @@ sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
 import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
 
+from tests.support.dynamodb_local import DynamoDBLocalError, running_dynamodb_local  # noqa: E402
 from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
 
 BATCH_SIZE = 10
@@ -76,53 +73,13 @@ FAKE_ENV = {
 # ---------------------------------------------------------------------------- DynamoDB Local
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def dynamodb_local() -> Iterator[str]:
-    home = Path(os.environ.get("DYNAMODB_LOCAL_DIR", REPO / ".cache" / "dynamodb-local"))
-    if not (home / "DynamoDBLocal.jar").is_file():
-        sys.exit(f"DynamoDB Local is missing in {home}: run `make dynamodb-local`")
-    java = shutil.which("java") or sys.exit("DynamoDB Local needs java on PATH")
-    port = free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    command = [java, "-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"]
-    command += ["-inMemory", "-port", str(port)]
-    log = tempfile.TemporaryFile()  # noqa: SIM115 - open for the process lifetime
-    proc = subprocess.Popen(
-        command,
-        cwd=home,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
     try:
-        probe = client(endpoint)
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                sys.exit(f"DynamoDB Local exited: {log.read().decode(errors='replace')}")
-            try:
-                probe.list_tables(Limit=1)
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    sys.exit("DynamoDB Local did not start within 60 s")
-                time.sleep(0.25)
-        yield endpoint
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        with running_dynamodb_local() as endpoint:
+            yield endpoint
+    except DynamoDBLocalError as error:
+        sys.exit(str(error))
 
 
 def client(endpoint: str) -> Any:

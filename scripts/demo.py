@@ -26,12 +26,8 @@ import io
 import json
 import logging
 import os
-import shutil
 import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -42,9 +38,13 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVENTS = REPO_ROOT / "events"
-DYNAMODB_LOCAL_DIR = Path(os.environ.get("DYNAMODB_LOCAL_DIR", ".cache/dynamodb-local"))
-if not DYNAMODB_LOCAL_DIR.is_absolute():
-    DYNAMODB_LOCAL_DIR = REPO_ROOT / DYNAMODB_LOCAL_DIR
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.support.dynamodb_local import (  # noqa: E402
+    DynamoDBLocalError,
+    free_port,
+    running_dynamodb_local,
+)
 
 REGION = "us-east-1"
 INBOX_TABLE = "demo-inbox"
@@ -88,12 +88,6 @@ def clip(text: str, width: int) -> str:
 # ---------------------------------------------------------------------------- environment
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def fake_aws_environment() -> None:
     """Local endpoints only: fake credentials, no profile, no ~/.aws files, quiet telemetry."""
     for name in list(os.environ):
@@ -120,46 +114,11 @@ def fake_aws_environment() -> None:
 @contextlib.contextmanager
 def dynamodb_local() -> Iterator[str]:
     """DynamoDB Local, in memory, on a free port; yields its endpoint URL."""
-    jar = DYNAMODB_LOCAL_DIR / "DynamoDBLocal.jar"
-    if not jar.is_file() or not (DYNAMODB_LOCAL_DIR / "DynamoDBLocal_lib").is_dir():
-        raise SystemExit(f"DynamoDB Local is missing ({jar}): run `make dynamodb-local`")
-    java = shutil.which("java")
-    if java is None:
-        raise SystemExit("DynamoDB Local needs a Java runtime: put `java` (17 or later) on PATH")
-    port = free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    command = [java, "-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"]
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(
-            [*command, "-inMemory", "-port", str(port)],
-            cwd=DYNAMODB_LOCAL_DIR,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            client = admin_client("dynamodb", endpoint)
-            deadline = time.monotonic() + 60
-            while True:
-                if process.poll() is not None:
-                    log.seek(0)
-                    output = log.read().decode(errors="replace")
-                    raise SystemExit(f"DynamoDB Local exited ({process.returncode}):\n{output}")
-                try:
-                    client.list_tables(Limit=1)
-                    break
-                except Exception:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)
+    try:
+        with running_dynamodb_local() as endpoint:
             yield endpoint
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+    except DynamoDBLocalError as error:
+        sys.exit(str(error))
 
 
 @contextlib.contextmanager
@@ -450,7 +409,6 @@ def value(attributes: Mapping[str, Any], name: str) -> str:
 
 
 def setup(meter: CallMeter, dynamodb_endpoint: str, sqs_endpoint: str) -> Demo:
-    sys.path.insert(0, str(REPO_ROOT))
     from tests.support.tables import create_domain_table, create_inbox_table
 
     dynamodb = admin_client("dynamodb", dynamodb_endpoint)

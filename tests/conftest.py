@@ -9,20 +9,18 @@
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import boto3
 import pytest
 from botocore.config import Config
 
+# `dynamodb_local_dir` and `free_port` are re-exported: they used to be defined in this module.
+from tests.support.dynamodb_local import DynamoDBLocalError, running_dynamodb_local
+from tests.support.dynamodb_local import dynamodb_local_dir as dynamodb_local_dir
+from tests.support.dynamodb_local import free_port as free_port
 from tests.support.tables import (
     LocalTables,
     create_domain_table,
@@ -32,9 +30,6 @@ from tests.support.tables import (
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DYNAMODB_LOCAL_START_TIMEOUT = 60.0
 
 FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -83,19 +78,6 @@ def aws_test_environment() -> Iterator[dict[str, str]]:
         yield dict(FAKE_AWS_ENV)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def dynamodb_local_dir() -> Path:
-    raw = os.environ.get("DYNAMODB_LOCAL_DIR", ".cache/dynamodb-local")
-    path = Path(raw)
-    return path if path.is_absolute() else REPO_ROOT / path
-
-
 def local_dynamodb_client(endpoint: str) -> DynamoDBClient:
     """A low-level DynamoDB client for a local endpoint (fast failure, few retries)."""
     return boto3.client(
@@ -115,70 +97,11 @@ def local_dynamodb_client(endpoint: str) -> DynamoDBClient:
 @pytest.fixture(scope="session")
 def dynamodb_local_endpoint() -> Iterator[str]:
     """Start DynamoDB Local (`-inMemory`, free port) and yield its URL `http://127.0.0.1:PORT`."""
-    home = dynamodb_local_dir()
-    jar = home / "DynamoDBLocal.jar"
-    if not jar.is_file() or not (home / "DynamoDBLocal_lib").is_dir():
-        pytest.fail(
-            f"DynamoDB Local is not installed ({jar} missing): run `make dynamodb-local`",
-            pytrace=False,
-        )
-    java = shutil.which("java")
-    if java is None:
-        pytest.fail("DynamoDB Local needs a Java runtime (java) on PATH", pytrace=False)
-
-    port = free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - kept open for the process lifetime
-        prefix="dynamodb-local-", suffix=".log", delete=False
-    )
-    proc = subprocess.Popen(
-        [
-            java,
-            "-Djava.library.path=DynamoDBLocal_lib",
-            "-jar",
-            "DynamoDBLocal.jar",
-            "-inMemory",
-            "-port",
-            str(port),
-        ],
-        cwd=home,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
     try:
-        client = local_dynamodb_client(endpoint)
-        deadline = time.monotonic() + DYNAMODB_LOCAL_START_TIMEOUT
-        last_error: Exception | None = None
-        while True:
-            if proc.poll() is not None:
-                output = Path(log.name).read_text(errors="replace")
-                pytest.fail(
-                    f"DynamoDB Local exited with code {proc.returncode}:\n{output}", pytrace=False
-                )
-            try:
-                client.list_tables(Limit=1)
-                break
-            except Exception as exc:  # not listening yet
-                last_error = exc
-            if time.monotonic() > deadline:
-                output = Path(log.name).read_text(errors="replace")
-                pytest.fail(
-                    f"DynamoDB Local did not answer on {endpoint} within "
-                    f"{DYNAMODB_LOCAL_START_TIMEOUT:.0f}s ({last_error!r}):\n{output}",
-                    pytrace=False,
-                )
-            time.sleep(0.25)
-        yield endpoint
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
-        log.close()
-        Path(log.name).unlink(missing_ok=True)
+        with running_dynamodb_local() as endpoint:
+            yield endpoint
+    except DynamoDBLocalError as error:
+        pytest.fail(str(error), pytrace=False)
 
 
 @pytest.fixture(scope="session")

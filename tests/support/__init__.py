@@ -1,1 +1,1 @@
-"""Shared helpers for the test suite (tables, handler loading)."""
+"""Shared helpers for the test suite (tables, handler loading, DynamoDB Local, Kafka events)."""

@@ -1,0 +1,140 @@
+"""DynamoDB Local as a real Java process, shared by the tests, the demo and the benchmarks.
+
+`running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` on a free loopback port, waits
+until it answers `ListTables`, yields its URL `http://127.0.0.1:PORT` and stops the process on
+exit. Every failure to start is a `DynamoDBLocalError` with a message meant for a person (what is
+missing, or the process log); callers turn it into a test failure or an exit message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DYNAMODB_LOCAL_DIR = Path(".cache") / "dynamodb-local"
+POLL_INTERVAL = 0.25
+STOP_TIMEOUT = 15.0
+
+
+class DynamoDBLocalError(RuntimeError):
+    """DynamoDB Local could not be started (not installed, no Java, crashed, never answered)."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def dynamodb_local_dir() -> Path:
+    """Where DynamoDB Local is installed: `DYNAMODB_LOCAL_DIR` (relative to the repository root
+    unless absolute), by default `<repo>/.cache/dynamodb-local` (what `make dynamodb-local` fills)."""
+    path = Path(os.environ.get("DYNAMODB_LOCAL_DIR", str(DEFAULT_DYNAMODB_LOCAL_DIR)))
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+def _probe_client(endpoint: str) -> DynamoDBClient:
+    """A client of its own session, so hooks registered on boto3's default session (request
+    counters) never see the start-up probes."""
+    session = boto3.session.Session()
+    return session.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(
+            connect_timeout=2,
+            read_timeout=30,
+            retries={"max_attempts": 3, "mode": "standard"},
+        ),
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=STOP_TIMEOUT)
+
+
+@contextlib.contextmanager
+def running_dynamodb_local(home: Path | None = None, *, timeout: float = 60) -> Iterator[str]:
+    """Start DynamoDB Local (`-inMemory`, free port) from `home` (default `dynamodb_local_dir()`)
+    and yield its URL `http://127.0.0.1:PORT`; the process is stopped on exit.
+
+    Raises `DynamoDBLocalError` when the jar or Java is missing, when the process exits early, or
+    when it does not answer within `timeout` seconds (the last two with the process log)."""
+    home = dynamodb_local_dir() if home is None else home
+    jar = home / "DynamoDBLocal.jar"
+    if not jar.is_file() or not (home / "DynamoDBLocal_lib").is_dir():
+        raise DynamoDBLocalError(
+            f"DynamoDB Local is not installed ({jar} missing): run `make dynamodb-local`"
+        )
+    java = shutil.which("java")
+    if java is None:
+        raise DynamoDBLocalError(
+            "DynamoDB Local needs a Java runtime: put `java` (17 or later) on PATH"
+        )
+
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    command = [java, "-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"]
+    with tempfile.TemporaryDirectory(prefix="dynamodb-local-") as log_dir:
+        log_path = Path(log_dir) / "dynamodb-local.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                [*command, "-inMemory", "-port", str(port)],
+                cwd=home,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            try:
+                _wait_until_answering(process, endpoint, log_path, timeout)
+                yield endpoint
+            finally:
+                _stop(process)
+
+
+def _wait_until_answering(
+    process: subprocess.Popen[bytes], endpoint: str, log_path: Path, timeout: float
+) -> None:
+    client = _probe_client(endpoint)
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while True:
+        if process.poll() is not None:
+            raise DynamoDBLocalError(
+                f"DynamoDB Local exited with code {process.returncode}:\n"
+                f"{log_path.read_text(errors='replace')}"
+            )
+        try:
+            client.list_tables(Limit=1)
+            return
+        except Exception as exc:  # not listening yet
+            last_error = exc
+        if time.monotonic() > deadline:
+            raise DynamoDBLocalError(
+                f"DynamoDB Local did not answer on {endpoint} within {timeout:.0f}s "
+                f"({last_error!r}):\n{log_path.read_text(errors='replace')}"
+            )
+        time.sleep(POLL_INTERVAL)
