@@ -24,6 +24,7 @@ from lambda_inbox.kafka import parse_kafka_event
 from lambda_inbox.outcomes import Outcome
 from lambda_inbox.sqs import parse_sqs_event
 from tests.support.handlers import load_function
+from tests.support.kafka_events import kafka_event, payment, record
 from tests.support.tables import create_domain_table, create_inbox_table
 
 if TYPE_CHECKING:
@@ -109,52 +110,7 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[PaymentsApp]:
         yield PaymentsApp(load_function("payment_events"), dynamodb, sqs, dlq_url)
 
 
-# ---- event builders ------------------------------------------------------------------------------
-
-
-def payment(
-    n: int, customer: str = "cust-001", amount: int = 100, payment_id: str | None = None
-) -> dict[str, Any]:
-    return {
-        "event_id": f"evt-{n}",
-        "payment_id": payment_id or f"pay-{n}",
-        "order_id": f"ord-{n}",
-        "customer_id": customer,
-        "amount_cents": amount,
-    }
-
-
-def record(
-    partition: int,
-    offset: int,
-    value: dict[str, Any] | bytes | None,
-    *,
-    key: bytes | None = None,
-    headers: dict[str, bytes] | None = None,
-    topic: str = "payments",
-) -> dict[str, Any]:
-    raw: dict[str, Any] = {
-        "topic": topic,
-        "partition": partition,
-        "offset": offset,
-        "timestamp": 1732190760000 + offset,
-        "timestampType": "CREATE_TIME",
-        "headers": [{name: list(data)} for name, data in (headers or {}).items()],
-    }
-    if isinstance(value, dict):
-        value = json.dumps(value).encode("utf-8")
-    if value is not None:
-        raw["value"] = base64.b64encode(value).decode("ascii")
-    if key is not None:
-        raw["key"] = base64.b64encode(key).decode("ascii")
-    return raw
-
-
-def kafka_event(records: Iterable[dict[str, Any]], source: str = "aws:kafka") -> dict[str, Any]:
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for raw in records:
-        grouped.setdefault(f"{raw['topic']}-{raw['partition']}", []).append(raw)
-    return {"eventSource": source, "records": grouped}
+# ---- helpers -------------------------------------------------------------------------------------
 
 
 def failures(response: dict[str, Any]) -> list[tuple[str, int]]:

@@ -1,65 +1,15 @@
-"""Building MSK events for payment-events, redelivering what a response reports, counting requests."""
+"""Redelivering what a payment-events response reports, counting requests.
+
+The MSK event builders (`payment`, `record`, `kafka_event`) are in `tests.support.kafka_events`.
+"""
 
 from __future__ import annotations
 
-import base64
 import json
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
-
-
-def payment(
-    n: int, customer: str = "cust-001", amount: int = 100, payment_id: str | None = None
-) -> dict[str, Any]:
-    return {
-        "event_id": f"evt-{n}",
-        "payment_id": payment_id or f"pay-{n}",
-        "order_id": f"ord-{n}",
-        "customer_id": customer,
-        "amount_cents": amount,
-    }
-
-
-def record(
-    partition: int,
-    offset: int,
-    value: Mapping[str, Any] | bytes | None,
-    *,
-    key: bytes | None = None,
-    headers: Mapping[str, bytes] | None = None,
-    topic: str = "payments",
-) -> dict[str, Any]:
-    """One record in the shape the MSK event source delivers (base64 key/value, byte-list headers)."""
-    raw: dict[str, Any] = {
-        "topic": topic,
-        "partition": partition,
-        "offset": offset,
-        "timestamp": 1732190760000 + offset,
-        "timestampType": "CREATE_TIME",
-        "headers": [{name: list(data)} for name, data in (headers or {}).items()],
-    }
-    if isinstance(value, Mapping):
-        value = json.dumps(dict(value), separators=(",", ":")).encode("utf-8")
-    if value is not None:
-        raw["value"] = base64.b64encode(value).decode("ascii")
-    if key is not None:
-        raw["key"] = base64.b64encode(key).decode("ascii")
-    return raw
-
-
-def kafka_event(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for raw in records:
-        grouped.setdefault(f"{raw['topic']}-{raw['partition']}", []).append(raw)
-    for partition_records in grouped.values():
-        partition_records.sort(key=lambda raw: int(raw["offset"]))
-    return {
-        "eventSource": "aws:kafka",
-        "eventSourceArn": "arn:aws:kafka:us-east-1:123456789012:cluster/payments/test",
-        "records": grouped,
-    }
 
 
 def records_of(event: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -22,11 +22,9 @@ from tests.integration.payment_events.kafka_events import (
     RequestLog,
     assert_no_item_twice_per_transaction,
     failures,
-    kafka_event,
-    payment,
-    record,
     redelivery,
 )
+from tests.support.kafka_events import kafka_event, payment, record
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,8 @@ from tests.integration.payment_events.conftest import PaymentsStack
 from tests.integration.payment_events.kafka_events import (
     RequestLog,
     assert_no_item_twice_per_transaction,
-    kafka_event,
-    payment,
-    record,
 )
+from tests.support.kafka_events import kafka_event, payment, record
 
 pytestmark = pytest.mark.integration
 

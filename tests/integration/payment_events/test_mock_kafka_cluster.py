@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.integration.payment_events.conftest import PaymentsStack
-from tests.integration.payment_events.kafka_events import payment
+from tests.support.kafka_events import payment
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
