@@ -48,6 +48,7 @@ Decide = Callable[[M, UnitOfWork], object]
 OnConditionFailed = Callable[[M, ConditionFailures, UnitOfWork], object]
 RemainingMillis = Callable[[], int]
 
+DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
 #: How many times a handler may answer failed conditions with other writes for one message.
 MAX_DECISION_ROUNDS = 4
 
@@ -188,6 +189,12 @@ class _BatchRun(Generic[M]):
     def time_left(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
 
+    def out_of_time(self) -> bool:
+        """Past the deadline (Lambda time left minus the margin): report the rest for
+        redelivery so the invocation answers in time and keeps what it has done."""
+        left = self.time_left()
+        return left is not None and left <= 0
+
     # ---- the model -----------------------------------------------------------------------
 
     def execute(self) -> list[MessageResult]:
@@ -239,7 +246,12 @@ class _BatchRun(Generic[M]):
             # A follower whose leader failed fails too, and must block its own scope before
             # later records of that scope commit.
             followers = self.settle_decided_followers(followers, leaders)
-            self.commit_wave([work for work in wave if not self.skip_if_blocked(work)])
+            live = [work for work in wave if not self.skip_if_blocked(work)]
+            if self.out_of_time():
+                for work in live:
+                    self.finish(work, Outcome.FAILED, code="deadline", detail=DEADLINE_DETAIL)
+                continue
+            self.commit_wave(live)
 
         for message, key, digest in followers:
             self.settle_follower(message, key, digest, leaders[key])
@@ -389,7 +401,7 @@ class _BatchRun(Generic[M]):
                                 work,
                                 Outcome.FAILED,
                                 code="deadline",
-                                detail="no time left to retry before the Lambda deadline",
+                                detail=DEADLINE_DETAIL,
                             )
                     return
 
@@ -549,6 +561,9 @@ class _BatchRun(Generic[M]):
         record_failure: bool = True,
     ) -> None:
         """Poison: DLQ first (nothing lost), then the FAILED record, then acknowledge."""
+        if self.out_of_time():  # a poison storm must not run the invocation into its timeout
+            self.finish(message, Outcome.FAILED, key, "deadline", DEADLINE_DETAIL)
+            return
         queue = self.e._dead_letters
         if queue is None:
             self.finish(

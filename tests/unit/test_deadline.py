@@ -1,0 +1,127 @@
+"""Work that cannot finish before the Lambda deadline is reported, not lost and not timed out.
+
+A poison storm (every record dead-lettered one SendMessage at a time) or a long chain of
+transactions on a hot item must stop at the deadline, answer with a partial batch response, and
+keep what it did: redelivering the reported records finishes the job, each effect once.
+Slowness is injected below the code under test, by a botocore hook that delays each send.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from lambda_inbox import InboxConfig, InboxConsumer, Outcome, RetryPolicy, UnitOfWork
+from lambda_inbox.sqs import parse_sqs_event
+from tests.unit.conftest import MotoAws
+from tests.unit.helpers import drain, sqs_event, sqs_record
+
+FIFO_ARN = "arn:aws:sqs:us-east-1:123456789012:orders.fifo"
+SEND_DELAY = 0.1
+
+
+class Credit(BaseModel):
+    event_id: str
+    account: str
+    amount: int
+
+
+class LambdaContext:
+    def __init__(self, remaining_millis: int) -> None:
+        self._remaining = remaining_millis
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self._remaining
+
+
+def credit(payment: Credit, uow: UnitOfWork) -> None:
+    uow.update(
+        "domain",
+        {"pk": f"ACCOUNT#{payment.account}", "sk": "BALANCE"},
+        "ADD balance :amount",
+        values={":amount": payment.amount},
+    )
+
+
+def consumer(aws: MotoAws) -> InboxConsumer[Credit]:
+    config = InboxConfig(
+        consumer="credits",
+        inbox_table=aws.inbox,
+        dead_letter_queue_url=aws.dlq_url,
+        retry=RetryPolicy(deadline_margin=timedelta(0)),
+    )
+    return InboxConsumer(
+        "credits",
+        model=Credit,
+        decide=credit,
+        key="event_id",
+        config=config,
+        dynamodb=aws.dynamodb,
+        sqs=aws.sqs,
+    )
+
+
+def slow(client: Any, operation: str) -> None:
+    def delay(**_: Any) -> None:
+        time.sleep(SEND_DELAY)
+
+    client.meta.events.register(f"before-send.{operation}", delay)
+
+
+@pytest.mark.parametrize("arn", [None, FIFO_ARN], ids=["standard", "fifo"])
+def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
+    aws: MotoAws, arn: str | None
+) -> None:
+    inbox = consumer(aws)
+    slow(aws.sqs, "sqs.SendMessage")
+    extra: dict[str, Any] = {"arn": arn, "group": "g"} if arn else {}
+    records = [sqs_record("{not json", dedup=f"d-{n}" if arn else None, **extra) for n in range(12)]
+
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), LambdaContext(350))
+
+    outcomes = [result.outcome for result in first]
+    sent = outcomes.count(Outcome.DEAD_LETTERED)
+    assert 1 <= sent < len(records)
+    assert outcomes[:sent] == [Outcome.DEAD_LETTERED] * sent  # in order, then nothing more
+    assert first[sent].outcome is Outcome.FAILED and first[sent].error_code == "deadline"
+    if arn:  # FIFO: everything after the first failure is held back, in order
+        assert outcomes[sent + 1 :] == [Outcome.SKIPPED] * (len(records) - sent - 1)
+    else:
+        assert {result.error_code for result in first[sent:]} == {"deadline"}
+    assert len(drain(aws.sqs, aws.dlq_url)) == sent  # nothing reported was sent
+
+    retried = [records[n] for n, outcome in enumerate(outcomes) if outcome.needs_redelivery]
+    second = inbox.process(parse_sqs_event(sqs_event(*retried)), LambdaContext(60_000))
+    assert {result.outcome for result in second} == {Outcome.DEAD_LETTERED}
+    assert len(drain(aws.sqs, aws.dlq_url)) == len(retried)  # each poison sent exactly once
+
+
+def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
+    aws: MotoAws,
+) -> None:
+    inbox = consumer(aws)
+    slow(aws.dynamodb, "dynamodb.TransactWriteItems")
+    bodies = [
+        json.dumps({"event_id": f"c-{n}", "account": "hot", "amount": n + 1}) for n in range(20)
+    ]
+    records = [sqs_record(body) for body in bodies]
+
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), LambdaContext(450))
+
+    committed = [r for r in first if r.outcome is Outcome.COMMITTED]
+    failed = [r for r in first if r.outcome is Outcome.FAILED]
+    assert committed and failed and len(committed) + len(failed) == len(records)
+    assert {r.error_code for r in failed} == {"deadline"}
+
+    retried = [records[r.message.sequence] for r in failed]
+    second = inbox.process(parse_sqs_event(sqs_event(*retried)), LambdaContext(60_000))
+    assert {r.outcome for r in second} == {Outcome.COMMITTED}
+    item = aws.dynamodb.get_item(
+        TableName=aws.domain, Key={"pk": {"S": "ACCOUNT#hot"}, "sk": {"S": "BALANCE"}}
+    )["Item"]
+    assert int(item["balance"]["N"]) == sum(range(1, 21))
