@@ -1,0 +1,60 @@
+"""`sam build` produces a deployable application: the layer holds the library, its dependencies
+for arm64 / CPython 3.13, and compiled bytecode for every module (the layer is read-only in
+Lambda, so missing .pyc files would be compiled again on every cold start)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BUILD = REPO / ".aws-sam" / "build"
+ELF_MACHINE_AARCH64 = 183
+
+
+@pytest.fixture(scope="module")
+def layer() -> Path:
+    done = subprocess.run(
+        ["make", "-s", "build"], cwd=REPO, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return BUILD / "InboxLayer" / "python"
+
+
+def test_the_layer_ships_the_library_and_its_dependencies(layer: Path) -> None:
+    for package in (
+        "lambda_inbox",
+        "pydantic",
+        "pydantic_core",
+        "aws_lambda_powertools",
+        "jmespath",
+    ):
+        assert (layer / package / "__init__.py").is_file(), package
+    assert (layer / "lambda_inbox" / "py.typed").is_file()
+
+
+def test_every_module_of_the_layer_is_precompiled_for_python_3_13(layer: Path) -> None:
+    sources = list(layer.rglob("*.py"))
+    assert len(sources) > 100
+    missing = [
+        source
+        for source in sources
+        if not (source.parent / "__pycache__" / f"{source.stem}.cpython-313.pyc").is_file()
+    ]
+    assert missing == []
+
+
+def test_native_extensions_are_built_for_arm64(layer: Path) -> None:
+    (extension,) = (layer / "pydantic_core").glob("_pydantic_core*.so")
+    header = extension.read_bytes()[:20]
+    assert header[:4] == b"\x7fELF"
+    assert int.from_bytes(header[18:20], "little") == ELF_MACHINE_AARCH64
+
+
+@pytest.mark.parametrize("function", ["OrderEventsFunction", "PaymentEventsFunction"])
+def test_functions_are_built_with_their_handler(layer: Path, function: str) -> None:
+    assert (BUILD / function / "app.py").is_file()
+    template = (BUILD / "template.yaml").read_text()
+    assert f"{function}:" in template
