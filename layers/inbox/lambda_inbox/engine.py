@@ -329,7 +329,7 @@ class _BatchRun(Generic[M]):
             return None
         # pydantic.ValidationError is a ValueError; plain callables (`Order(**raw)`) raise the rest.
         except (ValueError, TypeError, LookupError, AttributeError) as error:
-            self.dead_letter(message, key, digest, "invalid_payload", _short(error))
+            self.dead_letter(message, key, digest, "invalid_payload", _invalid_payload(error))
             return None
         uow = UnitOfWork(self.e._key_attributes)
         if not self.run_handler(message, key, digest, lambda: self.e._decide(payload, uow)):
@@ -598,6 +598,28 @@ class _BatchRun(Generic[M]):
         self.finish(message, Outcome.DEAD_LETTERED, key, code, reason)
 
 
-def _short(error: BaseException, limit: int = 500) -> str:
-    text = f"{type(error).__name__}: {error}"
+def _invalid_payload(error: Exception) -> str:
+    """Which fields failed and why, without the values: this text reaches logs, the DLQ
+    attributes and the FAILED record, and payloads stay out of logs."""
+    errors = getattr(error, "errors", None)
+    if callable(errors):  # pydantic.ValidationError
+        try:
+            details = errors(include_url=False, include_input=False, include_context=False)
+        except TypeError:
+            details = None
+        if details:
+            fields = (
+                f"{'.'.join(str(part) for part in item['loc']) or '<root>'}: {item['msg']}"
+                for item in details[:10]
+            )
+            more = f" (+{len(details) - 10} more)" if len(details) > 10 else ""
+            return _truncate("; ".join(fields) + more)
+    return _short(error)
+
+
+def _short(error: BaseException) -> str:
+    return _truncate(f"{type(error).__name__}: {error}")
+
+
+def _truncate(text: str, limit: int = 500) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
