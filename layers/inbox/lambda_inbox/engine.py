@@ -124,12 +124,13 @@ class BatchEngine(Generic[M]):
     ) -> list[MessageResult]:
         run = _BatchRun(self, messages, remaining_millis)
         results = run.execute()
-        self._telemetry.batch_done(results)
+        self._telemetry.batch_done(results, run.attempts)
         return results
 
 
 class _BatchRun(Generic[M]):
-    """The state of one batch: results so far, failed ordering scopes, the deadline."""
+    """The state of one batch: results so far, failed ordering scopes, commit attempts, the
+    deadline."""
 
     def __init__(
         self,
@@ -142,6 +143,7 @@ class _BatchRun(Generic[M]):
         self.messages = sorted(messages, key=lambda message: message.sequence)
         self.results: dict[int, MessageResult] = {}
         self.failed_scopes: dict[str, int] = {}
+        self.attempts: list[CommitAttempt] = []
         started = time.monotonic()
         budget = remaining_millis() / 1000 if remaining_millis else None
         margin = self.config.retry.deadline_margin.total_seconds()
@@ -386,6 +388,7 @@ class _BatchRun(Generic[M]):
             attempts = self.run_chunks(queue)
             queue, regroup, backoff = [], [], False
             for chunk, attempt in attempts:
+                self.attempts.append(attempt)
                 self.e._telemetry.transaction_done(attempt, len(chunk.works))
                 resend, requeue, transient = self.settle_chunk(chunk, attempt)
                 queue.extend(resend)

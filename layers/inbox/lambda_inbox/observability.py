@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -63,9 +62,6 @@ class Telemetry:
             namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "LambdaInbox")
         )
         self._tracer = tracer
-        self._lock = threading.Lock()
-        self._latencies: list[float] = []
-        self._transactions = Counter[str]()
 
     def message_done(
         self,
@@ -89,9 +85,6 @@ class Telemetry:
             self.logger.debug(f"message {outcome.value}", extra=extra)
 
     def transaction_done(self, attempt: CommitAttempt, messages: int) -> None:
-        with self._lock:
-            self._latencies.append(attempt.latency_ms)
-            self._transactions[attempt.status.value] += 1
         if attempt.status.value != "committed":
             self.logger.info(
                 "transaction not committed",
@@ -113,13 +106,15 @@ class Telemetry:
             subsegment.put_metadata("messages", messages)
             yield
 
-    def batch_done(self, results: Sequence[MessageResult]) -> None:
+    def batch_done(
+        self, results: Sequence[MessageResult], attempts: Sequence[CommitAttempt]
+    ) -> None:
+        """Emit the batch's metrics and summary log line."""
         if not results:
             return
         counts = Counter(result.outcome for result in results)
-        with self._lock:
-            latencies, self._latencies = self._latencies, []
-            transactions, self._transactions = self._transactions, Counter()
+        transactions = Counter(attempt.status.value for attempt in attempts)
+        latencies = [attempt.latency_ms for attempt in attempts]
         self.metrics.add_dimension("consumer", self.consumer)
         for outcome, name in OUTCOME_METRICS.items():
             if counts[outcome]:

@@ -1,0 +1,113 @@
+"""EMF metrics of a batch: one count per outcome, transactions, commit latency, by consumer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_lambda_powertools import Metrics
+from pydantic import BaseModel, Field
+
+from lambda_inbox import ConditionFailures, InboxConfig, InboxConsumer, UnitOfWork
+from tests.unit.conftest import MotoAws
+from tests.unit.helpers import sqs_event, sqs_record
+
+
+class Booking(BaseModel):
+    event_id: str
+    seat: str
+    fail: bool = False
+    nights: int = Field(gt=0)
+
+
+def book(booking: Booking, uow: UnitOfWork) -> None:
+    if booking.fail:
+        raise ConnectionError("the handler's dependency is down")
+    uow.put(
+        "domain",
+        {"pk": f"SEAT#{booking.seat}", "sk": "BOOKING"},
+        condition="attribute_not_exists(pk)",
+        label="seat",
+    )
+
+
+def waitlist(booking: Booking, failed: ConditionFailures, uow: UnitOfWork) -> None:
+    uow.put("domain", {"pk": f"SEAT#{booking.seat}", "sk": f"WAIT#{booking.event_id}"})
+
+
+def consumer(aws: MotoAws, metrics: Metrics | None = None) -> InboxConsumer[Booking]:
+    config = InboxConfig(
+        consumer="bookings", inbox_table=aws.inbox, dead_letter_queue_url=aws.dlq_url
+    )
+    return InboxConsumer(
+        "bookings",
+        model=Booking,
+        decide=book,
+        on_condition_failed=waitlist,
+        key="event_id",
+        config=config,
+        dynamodb=aws.dynamodb,
+        sqs=aws.sqs,
+        metrics=metrics,
+    )
+
+
+def body(event_id: str, seat: str, **extra: Any) -> str:
+    return json.dumps({"event_id": event_id, "seat": seat, "nights": 1, **extra})
+
+
+def emf_records(output: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in output.splitlines() if line.startswith('{"_aws"')]
+
+
+def test_a_batch_emits_one_count_per_outcome_and_its_commit_latency(
+    aws: MotoAws, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inbox = consumer(aws)
+    inbox.handle(sqs_event(sqs_record(body("e-0", "1A"))))
+    capsys.readouterr()
+    batch = sqs_event(
+        sqs_record(body("e-0", "1A")),  # duplicate of the first batch
+        sqs_record(body("e-1", "2B")),  # committed
+        sqs_record(body("e-2", "1A")),  # seat taken: waitlisted (business outcome)
+        sqs_record("{not json"),  # poison
+        sqs_record(body("e-3", "3C", fail=True)),  # handler error: reported for redelivery
+    )
+    response = inbox.handle(batch)
+
+    assert len(response["batchItemFailures"]) == 1
+    (record,) = emf_records(capsys.readouterr().out)
+    (directive,) = record["_aws"]["CloudWatchMetrics"]
+    assert all("consumer" in dimensions for dimensions in directive["Dimensions"])
+    assert record["consumer"] == "bookings"
+    for name in (
+        "MessagesDuplicate",
+        "MessagesCommitted",
+        "MessagesBusinessOutcome",
+        "MessagesDeadLettered",
+        "MessagesFailed",
+    ):
+        assert record[name] == [1.0], name
+    assert "MessagesSkipped" not in record
+    # One cancelled group (the taken seat), then the regrouped commit.
+    assert record["Transactions"] == [2.0]
+    assert record["TransactionsCancelled"] == [1.0]
+    latencies = record["CommitLatency"]
+    assert len(latencies) == 2 and all(value > 0 for value in latencies)
+    units = {metric["Name"]: metric["Unit"] for metric in directive["Metrics"]}
+    assert units["CommitLatency"] == "Milliseconds" and units["MessagesCommitted"] == "Count"
+
+
+def test_a_shared_metrics_instance_is_left_for_the_function_to_flush(
+    aws: MotoAws, capsys: pytest.CaptureFixture[str]
+) -> None:
+    metrics = Metrics(namespace="Bookings")
+    inbox = consumer(aws, metrics)
+    inbox.handle(sqs_event(sqs_record(body("e-9", "9Z"))))
+    assert emf_records(capsys.readouterr().out) == []  # not flushed by the inbox
+
+    metrics.flush_metrics()  # what @metrics.log_metrics does at the end of the handler
+    (record,) = emf_records(capsys.readouterr().out)
+    assert record["MessagesCommitted"] == [1.0]
+    assert record["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Bookings"
