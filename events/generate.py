@@ -479,10 +479,9 @@ def sqs_payment_replay() -> dict[str, Any]:
                 sent_ms=t + 10,
                 sender_id=FUNCTION_SENDER_ID,
                 message_attributes={
-                    "inbox-error-code": string_attr("validation_error"),
+                    "inbox-error-code": string_attr("invalid_payload"),
                     "inbox-error": string_attr(
-                        "1 validation error for PaymentCaptured: customer_id: "
-                        "String should match pattern '^C-[0-9]{6}$'"
+                        "customer_id: String should match pattern '^C-[0-9]{6}$'"
                     ),
                     "inbox-message-key": string_attr("evt-pay-0501"),
                     "kafka-topic": string_attr(TOPIC),
