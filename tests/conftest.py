@@ -11,25 +11,20 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
-import boto3
 import pytest
-from botocore.config import Config
 
-# `dynamodb_local_dir` and `free_port` are re-exported: they used to be defined in this module.
+# Re-exported: these helpers used to be defined in this module.
 from tests.support.dynamodb_local import DynamoDBLocalError, running_dynamodb_local
 from tests.support.dynamodb_local import dynamodb_local_dir as dynamodb_local_dir
 from tests.support.dynamodb_local import free_port as free_port
+from tests.support.dynamodb_local import local_dynamodb_client as local_dynamodb_client
 from tests.support.tables import (
     LocalTables,
     create_domain_table,
     create_inbox_table,
     delete_table,
 )
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 FAKE_AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -76,22 +71,6 @@ def aws_test_environment() -> Iterator[dict[str, str]]:
     with pytest.MonkeyPatch.context() as mp:
         _apply_fake_aws_env(mp)
         yield dict(FAKE_AWS_ENV)
-
-
-def local_dynamodb_client(endpoint: str) -> DynamoDBClient:
-    """A low-level DynamoDB client for a local endpoint (fast failure, few retries)."""
-    return boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        config=Config(
-            connect_timeout=2,
-            read_timeout=30,
-            retries={"max_attempts": 3, "mode": "standard"},
-        ),
-    )
 
 
 @pytest.fixture(scope="session")

@@ -49,10 +49,13 @@ def dynamodb_local_dir() -> Path:
     return path if path.is_absolute() else REPO_ROOT / path
 
 
-def _probe_client(endpoint: str) -> DynamoDBClient:
-    """A client of its own session, so hooks registered on boto3's default session (request
-    counters) never see the start-up probes."""
-    session = boto3.session.Session()
+def local_dynamodb_client(endpoint: str, *, own_session: bool = False) -> DynamoDBClient:
+    """A low-level client for a local endpoint (fake credentials, fast failure, few retries).
+
+    `own_session` keeps it off boto3's default session, so hooks registered there (request
+    counters) never see its calls, e.g. the start-up probes.
+    """
+    session = boto3.session.Session() if own_session else boto3
     return session.client(
         "dynamodb",
         endpoint_url=endpoint,
@@ -118,7 +121,7 @@ def running_dynamodb_local(home: Path | None = None, *, timeout: float = 60) -> 
 def _wait_until_answering(
     process: subprocess.Popen[bytes], endpoint: str, log_path: Path, timeout: float
 ) -> None:
-    client = _probe_client(endpoint)
+    client = local_dynamodb_client(endpoint, own_session=True)
     deadline = time.monotonic() + timeout
     last_error: Exception | None = None
     while True:
