@@ -20,17 +20,15 @@ import pytest
 from lambda_inbox import Outcome
 from lambda_inbox.sqs import parse_sqs_event
 from tests.integration.order_events.support import (
-    FaultInjector,
     OrderEventsEnv,
     TransactCalls,
-    cancelled,
     failed_ids,
     order,
     redeliver,
     sqs_event,
     sqs_record,
-    throttling,
 )
+from tests.support.faults import FaultInjector, cancelled, throttling
 
 pytestmark = pytest.mark.integration
 

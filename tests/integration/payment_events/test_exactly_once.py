@@ -6,13 +6,11 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
 
 from lambda_inbox.kafka import parse_kafka_event
@@ -24,6 +22,7 @@ from tests.integration.payment_events.kafka_events import (
     failures,
     redelivery,
 )
+from tests.support.faults import FaultInjector, cancelled
 from tests.support.kafka_events import kafka_event, payment, record
 
 pytestmark = pytest.mark.integration
@@ -291,14 +290,6 @@ def test_poison_on_local_dynamodb_goes_to_the_dlq_and_the_partition_continues(
     assert statuses["payments-0-201"] == statuses["evt-pay-0204"] == "FAILED"
 
 
-class _RawBody:
-    def __init__(self, body: bytes) -> None:
-        self._body = body
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self._body
-
-
 def test_a_partition_stuck_on_conflicts_is_reported_from_the_failed_offset(
     stack: PaymentsStack,
 ) -> None:
@@ -310,31 +301,13 @@ def test_a_partition_stuck_on_conflicts_is_reported_from_the_failed_offset(
     outage.set()
     blocked = json.dumps({"pk": {"S": "CUSTOMER#blocked"}, "sk": {"S": "BALANCE"}}, sort_keys=True)
 
-    def conflict(request: Any, **_: Any) -> AWSResponse | None:
-        if not outage.is_set():
-            return None
-        items = json.loads(request.body)["TransactItems"]
+    def conflict(items: list[dict[str, Any]]) -> list[str] | None:
         keys = [json.dumps(item.get("Update", {}).get("Key"), sort_keys=True) for item in items]
-        if blocked not in keys:
+        if not outage.is_set() or blocked not in keys:
             return None
-        reasons = [
-            {"Code": "TransactionConflict", "Message": "conflict"}
-            if key == blocked
-            else {"Code": "None"}
-            for key in keys
-        ]
-        body = json.dumps(
-            {
-                "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                "Message": "Transaction cancelled",
-                "CancellationReasons": reasons,
-            }
-        ).encode()
-        return AWSResponse(request.url, 400, HTTPHeaders(), _RawBody(body))
+        return ["TransactionConflict" if key == blocked else "None" for key in keys]
 
-    module.consumer.dynamodb.meta.events.register(
-        "before-send.dynamodb.TransactWriteItems", conflict
-    )
+    FaultInjector(module.consumer.dynamodb, cancelled(conflict), times=None)
     event = kafka_event(
         [
             record(0, 1, payment(1, "ok-a", 10)),
@@ -381,31 +354,13 @@ def test_a_follower_of_a_failed_leader_blocks_its_own_partition(stack: PaymentsS
     outage.set()
     stuck_pk = "payment-events#evt-1"
 
-    def conflict(request: Any, **_: Any) -> AWSResponse | None:
-        if not outage.is_set():
-            return None
-        items = json.loads(request.body)["TransactItems"]
+    def conflict(items: list[dict[str, Any]]) -> list[str] | None:
         pks = [item.get("Put", {}).get("Item", {}).get("pk", {}).get("S") for item in items]
-        if stuck_pk not in pks:
+        if not outage.is_set() or stuck_pk not in pks:
             return None
-        reasons = [
-            {"Code": "TransactionConflict", "Message": "conflict"}
-            if pk == stuck_pk
-            else {"Code": "None"}
-            for pk in pks
-        ]
-        body = json.dumps(
-            {
-                "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                "Message": "Transaction cancelled",
-                "CancellationReasons": reasons,
-            }
-        ).encode()
-        return AWSResponse(request.url, 400, HTTPHeaders(), _RawBody(body))
+        return ["TransactionConflict" if pk == stuck_pk else "None" for pk in pks]
 
-    module.consumer.dynamodb.meta.events.register(
-        "before-send.dynamodb.TransactWriteItems", conflict
-    )
+    FaultInjector(module.consumer.dynamodb, cancelled(conflict), times=None)
     event = kafka_event(
         [
             record(0, 1, payment(1, "shared", 100)),  # leader of evt-1: stuck
