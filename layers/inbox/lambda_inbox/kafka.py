@@ -26,7 +26,10 @@ class MalformedKafkaEvent(ValueError):
 
 
 def is_kafka_event(event: Mapping[str, Any]) -> bool:
-    return event.get("eventSource") in EVENT_SOURCES
+    """MSK or self-managed Kafka, or no `eventSource` but a `records` mapping (a hand-written
+    test event)."""
+    source = event.get("eventSource")
+    return source in EVENT_SOURCES or (source is None and isinstance(event.get("records"), dict))
 
 
 def parse_kafka_event(event: Mapping[str, Any]) -> list[InboundMessage]:

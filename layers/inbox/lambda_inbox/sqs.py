@@ -26,15 +26,19 @@ class MalformedRecord(ValueError):
 
 
 def is_sqs_event(event: Mapping[str, Any]) -> bool:
+    """Records from SQS: `eventSource` "aws:sqs", or no `eventSource` but a `messageId` (a
+    hand-written test event); records of any other source (SNS, Kinesis...) are not."""
     records = event.get("Records")
     return (
         bool(records)
         and isinstance(records, list)
-        and all(
-            isinstance(record, dict) and record.get("eventSource") == EVENT_SOURCE
-            for record in records
-        )
+        and all(isinstance(record, dict) and _from_sqs(record) for record in records)
     )
+
+
+def _from_sqs(record: Mapping[str, Any]) -> bool:
+    source = record.get("eventSource")
+    return source == EVENT_SOURCE or (source is None and "messageId" in record)
 
 
 def parse_sqs_event(
