@@ -492,6 +492,26 @@ def test_base64_dead_letter_is_decoded_on_replay(app: PaymentsApp) -> None:
     assert attribute(again, "kafka-offset") == "1"
 
 
+def test_a_replayed_unreadable_record_keeps_its_key_and_its_failed_record(
+    app: PaymentsApp,
+) -> None:
+    """Its key cannot come from the body, and the replay queue gives it a new messageId: the
+    key it was dead-lettered under (`inbox-message-key`) is used again, so replays update one
+    FAILED record instead of leaving one per attempt."""
+    app.handle(kafka_event([record(0, 7, b"\xff\xfe")]))
+    (letter,) = app.dead_letters()
+    assert attribute(letter, "inbox-message-key") == "payments-0-7"
+
+    for _ in range(2):
+        assert app.handle(redrive([letter])) == {"batchItemFailures": []}
+        (letter,) = app.dead_letters()
+        assert attribute(letter, "inbox-message-key") == "payments-0-7"
+
+    failed = {key: item for key, item in app.inbox().items() if item["status"]["S"] == "FAILED"}
+    assert list(failed) == ["payments-0-7"]
+    assert failed["payments-0-7"]["error_code"]["S"] == "undecodable_body"
+
+
 def test_base64_encoded_replay_body_of_a_valid_payment_is_committed(app: PaymentsApp) -> None:
     body = base64.b64encode(json.dumps(payment(5, "cust-b64", 321)).encode()).decode()
     event = {"Records": [sqs_record(body, "m-b64", {"inbox-body-encoding": "base64"})]}

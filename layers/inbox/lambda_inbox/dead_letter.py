@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 MAX_ATTRIBUTES = 10
+MESSAGE_KEY_ATTRIBUTE = "inbox-message-key"
 MAX_ERROR_CHARS = 1000
 FOLDED_ATTRIBUTE = "inbox-original-attributes"
 # Characters SQS accepts in a message body (anything else is rejected by SendMessage). Compiled
@@ -56,7 +57,7 @@ class DeadLetterQueue:
         added: dict[str, AttributeValue] = {
             "inbox-error-code": _string(code),
             "inbox-error": _string(error[:MAX_ERROR_CHARS] or code),
-            "inbox-message-key": _string(message_key),
+            MESSAGE_KEY_ATTRIBUTE: _string(message_key),
         }
         if encoding:
             added[BODY_ENCODING_ATTRIBUTE] = _string(encoding)

@@ -29,7 +29,7 @@ from .commit import (
     execute,
 )
 from .config import InboxConfig
-from .dead_letter import DeadLetterQueue
+from .dead_letter import MESSAGE_KEY_ATTRIBUTE, DeadLetterQueue
 from .errors import PoisonMessage, UnitOfWorkError
 from .identity import KeyStrategy, MissingMessageKey, fingerprint
 from .messages import InboundMessage, UndecodableBody
@@ -210,7 +210,7 @@ class _BatchRun(Generic[M]):
             except (MissingMessageKey, UndecodableBody) as error:
                 code = getattr(error, "code", "missing_key")
                 poison[message.sequence] = (code, str(error))
-                identified.append((message, message.delivery_id, digest))
+                identified.append((message, _fallback_key(message), digest))
         try:
             known = self.e._store.fetch([key for _, key, _ in identified], now=int(now))
         except Exception as error:  # missing table, permissions, outage: retry the whole batch
@@ -599,6 +599,13 @@ class _BatchRun(Generic[M]):
                     extra={"message_key": key, "error": _short(error)},
                 )
         self.finish(message, Outcome.DEAD_LETTERED, key, code, reason)
+
+
+def _fallback_key(message: InboundMessage) -> str:
+    """The key of a message whose own key cannot be read: the key it was dead-lettered under
+    when it comes back from the DLQ (so a replay updates the same FAILED record), else the
+    delivery id."""
+    return message.attributes.get(MESSAGE_KEY_ATTRIBUTE) or message.delivery_id
 
 
 def _invalid_payload(error: Exception) -> str:
