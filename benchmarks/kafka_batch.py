@@ -37,10 +37,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
 
-import boto3  # noqa: E402
-from botocore.config import Config  # noqa: E402
 
-from tests.support.dynamodb_local import DynamoDBLocalError, running_dynamodb_local  # noqa: E402
+from tests.support.dynamodb_local import (  # noqa: E402
+    DynamoDBLocalError,
+    local_dynamodb_client,
+    running_dynamodb_local,
+)
 from tests.support.handlers import load_function  # noqa: E402
 from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
 
@@ -59,15 +61,6 @@ SCENARIOS = {"hot (10 customers)": 10, "distinct (1 customer per record)": 0}
 
 
 # ---------------------------------------------------------------------------- DynamoDB Local
-
-
-def client(endpoint: str) -> Any:
-    return boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        config=Config(retries={"mode": "standard", "max_attempts": 3}),
-    )
 
 
 @contextlib.contextmanager
@@ -210,7 +203,7 @@ def main() -> None:
 
     results: dict[str, list[tuple[Run, Run]]] = {name: [] for name in SCENARIOS}
     with dynamodb_local() as endpoint:
-        admin = client(endpoint)
+        admin = local_dynamodb_client(endpoint)
         names = list(SCENARIOS)
         for repetition in range(args.repetitions):
             order = names if repetition % 2 == 0 else names[::-1]

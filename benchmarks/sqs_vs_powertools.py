@@ -43,10 +43,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
 
-import boto3  # noqa: E402
-from botocore.config import Config  # noqa: E402
 
-from tests.support.dynamodb_local import DynamoDBLocalError, running_dynamodb_local  # noqa: E402
+from tests.support.dynamodb_local import (  # noqa: E402
+    DynamoDBLocalError,
+    local_dynamodb_client,
+    running_dynamodb_local,
+)
 from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
 
 BATCH_SIZE = 10
@@ -80,15 +82,6 @@ def dynamodb_local() -> Iterator[str]:
             yield endpoint
     except DynamoDBLocalError as error:
         sys.exit(str(error))
-
-
-def client(endpoint: str) -> Any:
-    return boto3.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        config=Config(retries={"mode": "standard", "max_attempts": 3}),
-    )
 
 
 # ---------------------------------------------------------------------------- request counting
@@ -480,7 +473,7 @@ def main() -> None:
             del os.environ[key]
 
     with dynamodb_local() as endpoint:
-        ddb = client(endpoint)
+        ddb = local_dynamodb_client(endpoint)
         suffix = uuid.uuid4().hex[:8]
         inbox_table, inbox_domain = f"inbox-{suffix}", f"inbox-domain-{suffix}"
         idem_table, base_domain = f"idempotency-{suffix}", f"baseline-domain-{suffix}"
