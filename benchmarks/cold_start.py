@@ -1,38 +1,55 @@
 """Cold start: what importing a handler module (and creating its clients) costs in a fresh interpreter.
 
-    .venv/bin/python benchmarks/cold_start.py [--runs N] [--top K]
+    .venv/bin/python benchmarks/cold_start.py [--runs N] [--top K]      # wall and CPU time
+    .venv/bin/python benchmarks/cold_start.py --instructions             # instruction counts
 
-Three programs, each run N times in a fresh interpreter, interleaved (the order rotates every
-round, so drift on a noisy machine hits all three alike):
+Programs, each a fresh interpreter:
 
-- floor:      `import boto3, pydantic; boto3.client("dynamodb")`;
+- floor:      `import boto3, pydantic; boto3.client("dynamodb")`, the design's floor. pydantic 2
+              imports lazily, so this loads almost none of pydantic;
+- floor+pydantic: the floor plus `from pydantic import BaseModel, ConfigDict, Field` (the names
+              both handlers import): the floor with pydantic actually loaded;
 - inbox:      `functions/order_events/app.py` imported as Lambda does (its folder and the layer on
-              sys.path), with INBOX_TABLE, DOMAIN_TABLE and DEAD_LETTER_QUEUE_URL set, so it
-              creates its DynamoDB and SQS clients at import, as in production;
-- inbox-no-dlq: diagnostic only, the same without DEAD_LETTER_QUEUE_URL (no SQS client);
+              sys.path), with INBOX_TABLE, DOMAIN_TABLE and DEAD_LETTER_QUEUE_URL set; it creates
+              its DynamoDB client at import (the SQS client of the dead-letter queue is created
+              on first use);
 - powertools: `benchmarks/reference_powertools_consumer.py` (Logger, Metrics, idempotency with
               DynamoDBPersistenceLayer, BatchProcessor, parser), creating its clients at import.
 
-Three clocks: "init CPU" is the CPU time of the child from its first statement to the end of
-the import (the least sensitive to other processes on a shared machine); "init" is measured inside the child from its first statement to the end of the
-import (what Lambda's INIT phase adds on top of the runtime start); "wall" is the parent's time
-for the whole child process. Overhead = median(program) - median(floor); the design target is
-inbox overhead <= 25% of the Powertools reference overhead. Then `python -X importtime` lists
-the modules the inbox handler imports on top of the floor, by cumulative import time.
+Time mode runs each program N times, interleaved (the order rotates every round, so drift on a
+noisy machine hits all alike), and reports three clocks: "init CPU" (CPU time of the child from
+its first statement to the end of the import, the least sensitive to other processes), "init"
+(the same in wall time: what Lambda's INIT phase adds on top of the runtime start) and "wall"
+(the parent's time for the whole child process). Overhead = median(program) - median(floor).
+Then `python -X importtime` lists the modules each handler imports beyond the floor.
+
+Instruction mode runs each program once under valgrind's callgrind (after one unmeasured run
+that writes the .pyc files) and counts the instructions the whole process executes: the same
+count on every run whatever else the machine does, so small differences are visible. It adds
+cumulative stages that split the inbox handler's cost: pydantic loaded, the payload models
+defined, `lambda_inbox` imported, the handler module.
+
+The design target: inbox overhead <= 25% of the Powertools reference overhead over the floor.
+Both floors are reported.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
+_VERSION = sys.version.split()[0]
 
 ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -58,33 +75,53 @@ _start, _cpu = _t.perf_counter(), _t.process_time()
 print(_t.perf_counter() - _start, _t.process_time() - _cpu)
 """
 
+_FLOOR = 'import boto3, pydantic\nboto3.client("dynamodb")'
+_PYDANTIC = "from pydantic import BaseModel, ConfigDict, Field"
+_HANDLER_PATH = (
+    "import sys\n"
+    f"sys.path[:0] = [{str(REPO / 'functions' / 'order_events')!r}, "
+    f"{str(REPO / 'layers' / 'inbox')!r}]"
+)
+# The payload models of both handlers, as they define them (the cost any pydantic consumer pays).
+_MODELS = """\
+class OrderLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sku: str = Field(min_length=1)
+    qty: int = Field(gt=0)
+class OrderPlaced(BaseModel):
+    event_id: str = Field(min_length=1)
+    order_id: str = Field(min_length=1)
+    customer_id: str = Field(min_length=1)
+    lines: list[OrderLine] = Field(min_length=1)
+    total_cents: int = Field(ge=0)"""
+
 PROGRAMS = {
-    "floor": 'import boto3, pydantic\nboto3.client("dynamodb")',
-    "inbox": (
-        "import sys\n"
-        f"sys.path[:0] = [{str(REPO / 'functions' / 'order_events')!r}, "
-        f"{str(REPO / 'layers' / 'inbox')!r}]\n"
-        "import app"
-    ),
-    # Diagnostic, not part of the target: the same handler without a dead-letter queue URL, so
-    # it creates no SQS client (shows what the SQS client costs at cold start).
-    "inbox-no-dlq": (
-        "import os, sys\n"
-        'os.environ.pop("DEAD_LETTER_QUEUE_URL")\n'
-        f"sys.path[:0] = [{str(REPO / 'functions' / 'order_events')!r}, "
-        f"{str(REPO / 'layers' / 'inbox')!r}]\n"
-        "import app"
-    ),
+    "floor": _FLOOR,
+    "floor+pydantic": f"{_FLOOR}\n{_PYDANTIC}",
+    "floor+pydantic+models": f"{_FLOOR}\n{_PYDANTIC}\n{_MODELS}",
+    "inbox": f"{_HANDLER_PATH}\nimport app",
     "powertools": (
         f"import sys\nsys.path[:0] = [{str(REPO / 'benchmarks')!r}]\n"
         "import reference_powertools_consumer"
     ),
 }
 
+#: Instruction mode only: the inbox handler's way from the floor, one step at a time. The handler
+#: module then adds its models, its consumer and its DynamoDB client (in place of the floor's).
+_POWERTOOLS = "from aws_lambda_powertools import Logger, Metrics"
+STAGES = {
+    "+ Powertools Logger, Metrics": f"{_FLOOR}\n{_PYDANTIC}\n{_POWERTOOLS}",
+    "+ import lambda_inbox": f"{_HANDLER_PATH}\n{_FLOOR}\n{_PYDANTIC}\n{_POWERTOOLS}\n"
+    "import lambda_inbox",
+}
+
 
 def child_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.pop("PYTHONPATH", None)
+    # The layer ships compiled bytecode (layers/inbox/Makefile), so every program runs with its
+    # .pyc files cached: the unmeasured first run writes them, whatever the caller's setting.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(ENV)
     return env
 
@@ -143,32 +180,40 @@ def top_level_extra(name: str, floor: dict[str, tuple[int, int]], top: int) -> l
     return lines
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=21, help="fresh interpreters per program")
-    parser.add_argument("--top", type=int, default=15, help="modules listed per program")
-    args = parser.parse_args()
+FLOORS = ("floor", "floor+pydantic", "floor+pydantic+models")
 
+
+def verdicts(clock: str, over: dict[str, dict[str, float]]) -> list[str]:
+    """One line per floor: inbox overhead / powertools overhead against the 25% target."""
+    lines = []
+    for floor in FLOORS:
+        inbox, reference = over[floor]["inbox"], over[floor]["powertools"]
+        head = f"over {floor} ({clock}): inbox / powertools = {inbox:.1f} / {reference:.1f}"
+        if inbox <= 0 or reference <= 0:  # a median below the floor's: noise, no ratio
+            lines.append(f"{head}: within noise, no verdict")
+            continue
+        share = inbox / reference * 100
+        verdict = "met" if share <= 25 else "not met"
+        lines.append(f"{head} = {share:.0f}% (target <= 25%: {verdict})")
+    return lines
+
+
+def time_mode(runs: int, top: int) -> None:
     names = list(PROGRAMS)
     for name in names:  # warm the OS page cache and .pyc files once, unmeasured
         run_once(name)
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
-    for round_number in range(args.runs):
+    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in names}
+    for round_number in range(runs):
         shift = round_number % len(names)
         for name in names[shift:] + names[:shift]:
             samples[name].append(run_once(name))
 
-    init = {n: statistics.median(s[0] for s in samples[n]) * 1000 for n in names}
-    wall = {n: statistics.median(s[1] for s in samples[n]) * 1000 for n in names}
-    over_init = {n: init[n] - init["floor"] for n in names}
-    over_wall = {n: wall[n] - wall["floor"] for n in names}
-    cpu = {n: statistics.median(s[2] for s in samples[n]) * 1000 for n in names}
-    over_cpu = {n: cpu[n] - cpu["floor"] for n in names}
-
-    print(
-        f"Fresh interpreters: {args.runs} per program, interleaved; medians; "
-        f"Python {sys.version.split()[0]}."
-    )
+    clocks = {"init CPU": 2, "init": 0, "wall": 1}
+    medians = {
+        clock: {n: statistics.median(s[index] for s in samples[n]) * 1000 for n in names}
+        for clock, index in clocks.items()
+    }
+    print(f"Fresh interpreters: {runs} per program, interleaved; medians; Python {_VERSION}.")
     print()
     print(
         "| program | init CPU ms (in child) | over floor | init ms (in child) | over floor "
@@ -176,23 +221,92 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for n in names:
-        print(
-            f"| {n} | {cpu[n]:.1f} | {over_cpu[n]:+.1f} | {init[n]:.1f} | {over_init[n]:+.1f} "
-            f"| {wall[n]:.1f} | {over_wall[n]:+.1f} |"
-        )
+        cells = [
+            f"{medians[c][n]:.1f} | {medians[c][n] - medians[c]['floor']:+.1f}" for c in clocks
+        ]
+        print(f"| {n} | " + " | ".join(cells) + " |")
     print()
-    for clock, over in (("init CPU", over_cpu), ("init", over_init), ("wall", over_wall)):
-        share = over["inbox"] / over["powertools"] * 100 if over["powertools"] > 0 else float("nan")
-        verdict = "met" if share <= 25 else "not met"
-        print(
-            f"inbox overhead / powertools overhead ({clock}): {over['inbox']:.1f} / "
-            f"{over['powertools']:.1f} ms = {share:.0f}% (target <= 25%: {verdict})"
-        )
+    for clock, values in medians.items():
+        over = {f: {n: values[n] - values[f] for n in names} for f in FLOORS}
+        print("\n".join(verdicts(clock, over)))
     print()
     floor = import_times("floor")
     for name in ("inbox", "powertools"):
-        print("\n".join(top_level_extra(name, floor, args.top)))
+        print("\n".join(top_level_extra(name, floor, top)))
         print()
+
+
+def instructions(body: str) -> int:
+    """Instructions executed by a fresh interpreter running `body`, counted by callgrind."""
+    command = [PYTHON, "-c", body]
+    env = {**child_env(), "PYTHONHASHSEED": "0"}
+    counted = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        env=env,
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = re.search(r"Collected : (\d+)", counted.stderr)
+    if counted.returncode != 0 or found is None:
+        sys.exit(f"callgrind failed for:\n{body}\n{counted.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def instruction_mode() -> None:
+    if shutil.which("valgrind") is None:
+        sys.exit("instruction mode needs valgrind (apt-get install valgrind)")
+    bodies = {**PROGRAMS, **STAGES}
+    for body in bodies.values():  # write the .pyc files first: compiling is not cold start
+        subprocess.run([PYTHON, "-c", body], env=child_env(), cwd="/", check=True)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        counts = dict(zip(bodies, pool.map(instructions, bodies.values()), strict=True))
+
+    million = {name: count / 1e6 for name, count in counts.items()}
+    print(f"Instructions executed by one fresh interpreter (callgrind), Python {_VERSION}.")
+    print()
+    print("| program | instructions (M) | " + " | ".join(f"over {f} (M)" for f in FLOORS) + " |")
+    print("|---|---:|" + "---:|" * len(FLOORS))
+    for name in PROGRAMS:
+        cells = " | ".join(f"{million[name] - million[f]:+.1f}" for f in FLOORS)
+        print(f"| {name} | {million[name]:.1f} | {cells} |")
+    print()
+    over = {f: {n: million[n] - million[f] for n in PROGRAMS} for f in FLOORS}
+    print("\n".join(verdicts("instructions", over)))
+    print()
+    print("Where the inbox handler's instructions go (cumulative stages):")
+    print()
+    print("| stage | instructions (M) | added (M) | share of inbox overhead over floor |")
+    print("|---|---:|---:|---:|")
+    path = ["floor", "floor+pydantic", *STAGES, "inbox"]
+    labels = {
+        "floor+pydantic": "+ pydantic loaded",
+        "inbox": "+ the handler module: payload models, consumer, its DynamoDB client",
+    }
+    total = million["inbox"] - million["floor"]
+    for previous, stage in itertools.pairwise(path):
+        added = million[stage] - million[previous]
+        print(
+            f"| {labels.get(stage, stage)} | {million[stage]:.1f} | {added:+.1f} "
+            f"| {added / total * 100:.0f}% |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=21, help="fresh interpreters per program")
+    parser.add_argument("--top", type=int, default=15, help="modules listed per program")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions with valgrind instead of timing (deterministic, ~1 min)",
+    )
+    args = parser.parse_args()
+    if args.instructions:
+        instruction_mode()
+    else:
+        time_mode(args.runs, args.top)
 
 
 if __name__ == "__main__":
