@@ -82,7 +82,7 @@ def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
     extra: dict[str, Any] = {"arn": arn, "group": "g"} if arn else {}
     records = [sqs_record("{not json", dedup=f"d-{n}" if arn else None, **extra) for n in range(12)]
 
-    first = inbox.process(parse_sqs_event(sqs_event(*records)), LambdaContext(350))
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), LambdaContext(800))
 
     outcomes = [result.outcome for result in first]
     sent = outcomes.count(Outcome.DEAD_LETTERED)
@@ -111,7 +111,7 @@ def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
     ]
     records = [sqs_record(body) for body in bodies]
 
-    first = inbox.process(parse_sqs_event(sqs_event(*records)), LambdaContext(450))
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), LambdaContext(900))
 
     committed = [r for r in first if r.outcome is Outcome.COMMITTED]
     failed = [r for r in first if r.outcome is Outcome.FAILED]
