@@ -44,15 +44,7 @@ template-lint: venv
 
 # sam build needs an interpreter matching the template's runtime (python3.13) on PATH.
 build: venv
-	@py313=""; \
-	if command -v pyenv >/dev/null 2>&1 && pyenv prefix 3.13.0 >/dev/null 2>&1; then \
-		py313="$$(pyenv prefix 3.13.0)/bin"; \
-	elif command -v python3.13 >/dev/null 2>&1; then \
-		py313="$$(dirname "$$(command -v python3.13)")"; \
-	else \
-		echo "error: sam build needs Python 3.13 (install it with 'pyenv install 3.13.0' or put python3.13 on PATH)" >&2; \
-		exit 1; \
-	fi; \
+	@py313="$$(bash scripts/find-python313.sh)"; \
 	echo "sam build with $$py313/python3.13"; \
 	PATH="$$py313:$$PATH" $(abspath $(BIN))/sam build --template-file template.yaml
 
