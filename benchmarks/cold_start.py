@@ -36,6 +36,7 @@ Both floors are reported.
 from __future__ import annotations
 
 import argparse
+import ast
 import itertools
 import os
 import re
@@ -49,6 +50,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
+APP = REPO / "functions" / "order_events" / "app.py"
 _VERSION = sys.version.split()[0]
 
 ENV = {
@@ -82,18 +84,17 @@ _HANDLER_PATH = (
     f"sys.path[:0] = [{str(REPO / 'functions' / 'order_events')!r}, "
     f"{str(REPO / 'layers' / 'inbox')!r}]"
 )
-# The payload models of both handlers, as they define them (the cost any pydantic consumer pays).
-_MODELS = """\
-class OrderLine(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    sku: str = Field(min_length=1)
-    qty: int = Field(gt=0)
-class OrderPlaced(BaseModel):
-    event_id: str = Field(min_length=1)
-    order_id: str = Field(min_length=1)
-    customer_id: str = Field(min_length=1)
-    lines: list[OrderLine] = Field(min_length=1)
-    total_cents: int = Field(ge=0)"""
+
+
+def _payload_models() -> str:
+    """The source of the handler's payload models (its classes), as it defines them; the
+    Powertools reference defines the same two."""
+    source = APP.read_text()
+    classes = [node for node in ast.parse(source).body if isinstance(node, ast.ClassDef)]
+    return "\n\n".join(ast.get_source_segment(source, node) or "" for node in classes)
+
+
+_MODELS = _payload_models()
 
 PROGRAMS = {
     "floor": _FLOOR,
