@@ -11,10 +11,10 @@ DYNAMODB_LOCAL_DIR ?= .cache/dynamodb-local
 export SAM_CLI_TELEMETRY := 0
 export DYNAMODB_LOCAL_DIR
 
-.PHONY: help venv dynamodb-local lint template-lint build test demo clean
+.PHONY: help venv dynamodb-local lint template-lint build test test-py313 demo clean
 
 help:
-	@echo "targets: venv dynamodb-local lint template-lint build test demo clean"
+	@echo "targets: venv dynamodb-local lint template-lint build test test-py313 demo clean"
 
 venv: $(STAMP)
 
@@ -50,6 +50,14 @@ build: venv
 
 test: venv dynamodb-local lint template-lint
 	$(BIN)/pytest -q
+
+# The suite (unit and integration) on the Lambda runtime's Python, in its own virtualenv.
+VENV313 := .venv313
+test-py313: dynamodb-local
+	@test -x $(VENV313)/bin/python || "$$(bash scripts/find-python313.sh)/python3.13" -m venv $(VENV313)
+	$(VENV313)/bin/python -m pip install --quiet -e . 'pytest>=8' 'pytest-timeout>=2.3' \
+		'moto[server]>=5' 'confluent-kafka>=2.4' 'hypothesis>=6' 'boto3-stubs[dynamodb,sqs]'
+	$(VENV313)/bin/pytest -q tests/unit tests/integration
 
 demo: venv dynamodb-local
 	$(BIN)/python scripts/demo.py
