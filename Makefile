@@ -55,8 +55,7 @@ test: venv dynamodb-local lint template-lint
 VENV313 := .venv313
 test-py313: dynamodb-local
 	@test -x $(VENV313)/bin/python || "$$(bash scripts/find-python313.sh)/python3.13" -m venv $(VENV313)
-	$(VENV313)/bin/python -m pip install --quiet -e . 'pytest>=8' 'pytest-timeout>=2.3' \
-		'moto[server]>=5' 'confluent-kafka>=2.4' 'hypothesis>=6' 'boto3-stubs[dynamodb,sqs]'
+	$(VENV313)/bin/python -m pip install --quiet -e '.[test]'
 	$(VENV313)/bin/pytest -q tests/unit tests/integration
 
 demo: venv dynamodb-local
