@@ -380,6 +380,20 @@ def ratio(base: float | None, inbox: float | None, inverse: bool = False) -> str
     return f"{num / den:.1f}x"
 
 
+def pair_spread(inbox: list[tuple[Tally, float]], baseline: list[tuple[Tally, float]]) -> str:
+    """How much the throughput ratio moves within this run: batch i of each side ran back to
+    back, so baseline_i / inbox_i is one paired sample of the ratio."""
+    ratios = [b / a for (_, a), (_, b) in zip(inbox, baseline, strict=True) if a > 0]
+    if len(ratios) < 4:
+        return "Too few batches for the spread of the paired throughput ratio."
+    p25, p50, p75 = statistics.quantiles(ratios, n=4)
+    return (
+        f"Paired throughput ratio (baseline batch time / inbox batch time, batch i of each side "
+        f"run back to back), {len(ratios)} pairs: median {p50:.1f}x, "
+        f"interquartile range {p25:.1f}x-{p75:.1f}x."
+    )
+
+
 def report(inbox: Side, baseline: Side, args: argparse.Namespace) -> str:
     a, b = summarize(inbox.new), summarize(baseline.new)
     ra, rb = summarize(inbox.redelivered), summarize(baseline.redelivered)
@@ -427,6 +441,8 @@ def report(inbox: Side, baseline: Side, args: argparse.Namespace) -> str:
     out += [
         f"| wall time per redelivered batch, median ms | {ra['ms']:.1f} | {rb['ms']:.1f} "
         f"| {ratio(rb['ms'], ra['ms'])} |",
+        "",
+        pair_spread(inbox.new, baseline.new),
         "",
         "Requests per batch by operation (mean):",
         "",
