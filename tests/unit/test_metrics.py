@@ -10,6 +10,7 @@ from aws_lambda_powertools import Metrics
 from pydantic import BaseModel, Field
 
 from lambda_inbox import ConditionFailures, InboxConfig, InboxConsumer, UnitOfWork
+from tests.support.emf import emf_records
 from tests.unit.conftest import MotoAws
 from tests.unit.helpers import sqs_event, sqs_record
 
@@ -57,10 +58,6 @@ def body(event_id: str, seat: str, **extra: Any) -> str:
     return json.dumps({"event_id": event_id, "seat": seat, "nights": 1, **extra})
 
 
-def emf_records(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.startswith('{"_aws"')]
-
-
 def test_a_batch_emits_one_count_per_outcome_and_its_commit_latency(
     aws: MotoAws, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -93,6 +90,7 @@ def test_a_batch_emits_one_count_per_outcome_and_its_commit_latency(
     # One cancelled group (the taken seat), then the regrouped commit.
     assert record["Transactions"] == [2.0]
     assert record["TransactionsCancelled"] == [1.0]
+    assert record["TransactionsTransient"] == [0.0]
     latencies = record["CommitLatency"]
     assert len(latencies) == 2 and all(value > 0 for value in latencies)
     units = {metric["Name"]: metric["Unit"] for metric in directive["Metrics"]}

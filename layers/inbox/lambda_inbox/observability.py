@@ -4,7 +4,8 @@ Logs carry the message key and outcome, never payloads. Metrics (namespace from
 `POWERTOOLS_METRICS_NAMESPACE`, default `LambdaInbox`, dimension `consumer`): one count per
 outcome (`MessagesCommitted`, `MessagesDuplicate`, `MessagesBusinessOutcome`,
 `MessagesDeadLettered`, `MessagesFailed`, `MessagesSkipped`), `Transactions`,
-`TransactionsCancelled`, and `CommitLatency` in milliseconds.
+`TransactionsCancelled`, `TransactionsTransient` (throttled, 5xx or timed out), and
+`CommitLatency` in milliseconds.
 """
 
 from __future__ import annotations
@@ -124,6 +125,9 @@ class Telemetry:
             self.metrics.add_metric("Transactions", MetricUnit.Count, total)
             self.metrics.add_metric(
                 "TransactionsCancelled", MetricUnit.Count, transactions["cancelled"]
+            )
+            self.metrics.add_metric(
+                "TransactionsTransient", MetricUnit.Count, transactions["transient"]
             )
         for latency in latencies[:MAX_METRIC_VALUES]:
             self.metrics.add_metric("CommitLatency", MetricUnit.Milliseconds, latency)

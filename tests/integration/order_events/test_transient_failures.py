@@ -28,6 +28,7 @@ from tests.integration.order_events.support import (
     sqs_event,
     sqs_record,
 )
+from tests.support.emf import emf_records
 from tests.support.faults import FaultInjector, cancelled, throttling
 
 pytestmark = pytest.mark.integration
@@ -193,7 +194,7 @@ def test_one_message_conflicting_does_not_hold_back_the_others_forever(
 
 
 def test_http_throttling_beyond_botocore_retries_is_retried_until_committed(
-    order_env: OrderEventsEnv,
+    order_env: OrderEventsEnv, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _seed(order_env)
     module = order_env.load()
@@ -201,6 +202,7 @@ def test_http_throttling_beyond_botocore_retries_is_retried_until_committed(
     # The consumer's client makes 1 + 3 attempts per call (retries max_attempts=3): 4 throttled
     # answers exhaust botocore's retries of the first call.
     faults = FaultInjector(module.consumer.dynamodb, throttling, times=4)
+    capsys.readouterr()
     response = module.handler(sqs_event(_batch()), None)
 
     assert response == {"batchItemFailures": []}
@@ -209,6 +211,11 @@ def test_http_throttling_beyond_botocore_retries_is_retried_until_committed(
     # The engine resent the very same request (same token) after the throttled call.
     assert len(calls.calls) == 2
     assert calls.tokens[0] == calls.tokens[1]
+    (metrics,) = emf_records(capsys.readouterr().out)
+    assert metrics["Transactions"] == [2.0]
+    assert metrics["TransactionsTransient"] == [1.0]
+    assert metrics["TransactionsCancelled"] == [0.0]
+    assert metrics["MessagesCommitted"] == [3.0]
     _assert_committed_once(order_env)
     order_env.assert_dlq_empty()
 
