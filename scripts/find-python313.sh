@@ -8,7 +8,7 @@ if command -v pyenv >/dev/null 2>&1 && prefix="$(pyenv prefix 3.13.0 2>/dev/null
   echo "$prefix/bin"
   exit 0
 fi
-for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13; do
+for candidate in "${PYENV_ROOT:-${HOME:-/root}/.pyenv}"/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13; do
   if [[ -x "$candidate" ]]; then
     dirname "$candidate"
     exit 0
