@@ -51,17 +51,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO)]
+
+from tests.support.offline_aws import OFFLINE_AWS_ENV  # noqa: E402
+
 PYTHON = sys.executable
 APP = REPO / "functions" / "order_events" / "app.py"
 _VERSION = sys.version.split()[0]
 
 ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "AWS_CONFIG_FILE": os.devnull,
-    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    **OFFLINE_AWS_ENV,
     "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:8000",
     "AWS_ENDPOINT_URL_SQS": "http://127.0.0.1:9324",
     "INBOX_TABLE": "inbox",

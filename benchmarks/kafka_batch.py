@@ -29,7 +29,6 @@ import time
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,20 +38,14 @@ sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
 
 
 from tests.support.dynamodb_local import (  # noqa: E402
-    DynamoDBLocalError,
+    dynamodb_local_or_exit,
     local_dynamodb_client,
-    running_dynamodb_local,
 )
 from tests.support.handlers import load_function  # noqa: E402
+from tests.support.offline_aws import use_offline_aws  # noqa: E402
 from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
 
-FAKE_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "AWS_CONFIG_FILE": os.devnull,
-    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+POWERTOOLS_ENV = {
     "POWERTOOLS_LOG_LEVEL": "WARNING",
     "POWERTOOLS_METRICS_NAMESPACE": "Benchmark",
     "POWERTOOLS_SERVICE_NAME": "benchmark",
@@ -61,15 +54,6 @@ SCENARIOS = {"hot (10 customers)": 10, "distinct (1 customer per record)": 0}
 
 
 # ---------------------------------------------------------------------------- DynamoDB Local
-
-
-@contextlib.contextmanager
-def dynamodb_local() -> Iterator[str]:
-    try:
-        with running_dynamodb_local() as endpoint:
-            yield endpoint
-    except DynamoDBLocalError as error:
-        sys.exit(str(error))
 
 
 # ---------------------------------------------------------------------------- workload
@@ -193,16 +177,13 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--partitions", type=int, default=10)
     args = parser.parse_args()
-    os.environ.update(FAKE_ENV)
+    use_offline_aws(**POWERTOOLS_ENV)
     # Powertools flushes by itself at 100 values of a metric; the batch's own flush may then
     # find nothing left and warns. Metrics go to a null stream here anyway.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
-    for name in list(os.environ):
-        if name.startswith("AWS_ENDPOINT_URL") or name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
-            del os.environ[name]
 
     results: dict[str, list[tuple[Run, Run]]] = {name: [] for name in SCENARIOS}
-    with dynamodb_local() as endpoint:
+    with dynamodb_local_or_exit() as endpoint:
         admin = local_dynamodb_client(endpoint)
         names = list(SCENARIOS)
         for repetition in range(args.repetitions):

@@ -45,10 +45,10 @@ sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
 
 
 from tests.support.dynamodb_local import (  # noqa: E402
-    DynamoDBLocalError,
+    dynamodb_local_or_exit,
     local_dynamodb_client,
-    running_dynamodb_local,
 )
+from tests.support.offline_aws import use_offline_aws  # noqa: E402
 from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
 
 BATCH_SIZE = 10
@@ -57,13 +57,7 @@ QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:bench-OrderEventsQueue"
 WRITE_OPERATIONS = frozenset(
     {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 )
-FAKE_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "AWS_CONFIG_FILE": os.devnull,
-    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+POWERTOOLS_ENV = {
     # Both sides log only warnings; their EMF metrics go to a null stream during the run.
     "POWERTOOLS_LOG_LEVEL": "WARNING",
     "POWERTOOLS_METRICS_NAMESPACE": "Benchmark",
@@ -73,15 +67,6 @@ FAKE_ENV = {
 
 
 # ---------------------------------------------------------------------------- DynamoDB Local
-
-
-@contextlib.contextmanager
-def dynamodb_local() -> Iterator[str]:
-    try:
-        with running_dynamodb_local() as endpoint:
-            yield endpoint
-    except DynamoDBLocalError as error:
-        sys.exit(str(error))
 
 
 # ---------------------------------------------------------------------------- request counting
@@ -483,12 +468,10 @@ def main() -> None:
     args = parser.parse_args()
     total = args.warmup + args.batches
 
-    os.environ.update(FAKE_ENV)
-    for key in list(os.environ):
-        if key.startswith("AWS_ENDPOINT_URL") or key in ("AWS_PROFILE", "DEAD_LETTER_QUEUE_URL"):
-            del os.environ[key]
+    use_offline_aws(**POWERTOOLS_ENV)
+    os.environ.pop("DEAD_LETTER_QUEUE_URL", None)
 
-    with dynamodb_local() as endpoint:
+    with dynamodb_local_or_exit() as endpoint:
         ddb = local_dynamodb_client(endpoint)
         suffix = uuid.uuid4().hex[:8]
         inbox_table, inbox_domain = f"inbox-{suffix}", f"inbox-domain-{suffix}"

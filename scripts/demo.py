@@ -40,13 +40,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 EVENTS = REPO_ROOT / "events"
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.support.dynamodb_local import (  # noqa: E402
-    DynamoDBLocalError,
-    free_port,
-    running_dynamodb_local,
-)
+from tests.support.dynamodb_local import dynamodb_local_or_exit, free_port  # noqa: E402
+from tests.support.offline_aws import REGION, use_offline_aws  # noqa: E402
 
-REGION = "us-east-1"
 INBOX_TABLE = "demo-inbox"
 DOMAIN_TABLE = "demo-domain"
 SKUS = ("SKU-RED-MUG", "SKU-BLUE-CAP", "SKU-GREEN-PEN")
@@ -90,35 +86,13 @@ def clip(text: str, width: int) -> str:
 
 def fake_aws_environment() -> None:
     """Local endpoints only: fake credentials, no profile, no ~/.aws files, quiet telemetry."""
-    for name in list(os.environ):
-        if name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE") or name.startswith("AWS_ENDPOINT_URL"):
-            del os.environ[name]
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": "demo",
-            "AWS_SECRET_ACCESS_KEY": "demo",
-            "AWS_SESSION_TOKEN": "demo",
-            "AWS_DEFAULT_REGION": REGION,
-            "AWS_REGION": REGION,
-            "AWS_CONFIG_FILE": os.devnull,
-            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-            # Warnings (dead-lettered messages) are shown, condensed, after each batch.
-            "POWERTOOLS_LOG_LEVEL": "WARNING",
-            # No EMF metric JSON on stdout (Powertools honours this variable).
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_METRICS_NAMESPACE": "LambdaInboxDemo",
-        }
+    use_offline_aws(
+        # Warnings (dead-lettered messages) are shown, condensed, after each batch.
+        POWERTOOLS_LOG_LEVEL="WARNING",
+        # No EMF metric JSON on stdout (Powertools honours this variable).
+        POWERTOOLS_METRICS_DISABLED="true",
+        POWERTOOLS_METRICS_NAMESPACE="LambdaInboxDemo",
     )
-
-
-@contextlib.contextmanager
-def dynamodb_local() -> Iterator[str]:
-    """DynamoDB Local, in memory, on a free port; yields its endpoint URL."""
-    try:
-        with running_dynamodb_local() as endpoint:
-            yield endpoint
-    except DynamoDBLocalError as error:
-        sys.exit(str(error))
 
 
 @contextlib.contextmanager
@@ -669,7 +643,7 @@ def main() -> int:
     meter = CallMeter()
     meter.install()
     with contextlib.ExitStack() as stack:
-        dynamodb_endpoint = stack.enter_context(dynamodb_local())
+        dynamodb_endpoint = stack.enter_context(dynamodb_local_or_exit())
         sqs_endpoint = stack.enter_context(moto_sqs())
         demo = setup(meter, dynamodb_endpoint, sqs_endpoint)
         order_story(demo)

@@ -19,6 +19,7 @@ from tests.support.dynamodb_local import DynamoDBLocalError, running_dynamodb_lo
 from tests.support.dynamodb_local import dynamodb_local_dir as dynamodb_local_dir
 from tests.support.dynamodb_local import free_port as free_port
 from tests.support.dynamodb_local import local_dynamodb_client as local_dynamodb_client
+from tests.support.offline_aws import OFFLINE_AWS_ENV, inherited_aws_settings
 from tests.support.tables import (
     LocalTables,
     create_domain_table,
@@ -27,30 +28,17 @@ from tests.support.tables import (
 )
 
 FAKE_AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SECURITY_TOKEN": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
+    **OFFLINE_AWS_ENV,
     "POWERTOOLS_METRICS_NAMESPACE": "LambdaInboxTests",
     "POWERTOOLS_SERVICE_NAME": "tests",
 }
-# Removed so that nothing reaches a real account or a developer's own endpoints.
-CLEARED_AWS_ENV = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
 
 
 def _apply_fake_aws_env(mp: pytest.MonkeyPatch) -> None:
+    for key in inherited_aws_settings(os.environ):
+        mp.delenv(key, raising=False)
     for key, value in FAKE_AWS_ENV.items():
         mp.setenv(key, value)
-    for key in CLEARED_AWS_ENV:
-        mp.delenv(key, raising=False)
-    for key in list(os.environ):
-        if key == "AWS_ENDPOINT_URL" or key.startswith("AWS_ENDPOINT_URL_"):
-            mp.delenv(key, raising=False)
-    # Keep boto3 away from a developer's ~/.aws files.
-    mp.setenv("AWS_CONFIG_FILE", os.devnull)
-    mp.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
 
 
 _session_env = pytest.MonkeyPatch()

@@ -3,7 +3,8 @@
 `running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` on a free loopback port, waits
 until it answers `ListTables`, yields its URL `http://127.0.0.1:PORT` and stops the process on
 exit. Every failure to start is a `DynamoDBLocalError` with a message meant for a person (what is
-missing, or the process log); callers turn it into a test failure or an exit message.
+missing, or the process log): the test fixture turns it into a test failure, and
+`dynamodb_local_or_exit()` into the exit message of a script.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -116,6 +118,17 @@ def running_dynamodb_local(home: Path | None = None, *, timeout: float = 60) -> 
                 yield endpoint
             finally:
                 _stop(process)
+
+
+@contextlib.contextmanager
+def dynamodb_local_or_exit() -> Iterator[str]:
+    """`running_dynamodb_local()` for scripts (demo, benchmarks): a failure to start ends the
+    program with its message instead of a traceback."""
+    try:
+        with running_dynamodb_local() as endpoint:
+            yield endpoint
+    except DynamoDBLocalError as error:
+        sys.exit(str(error))
 
 
 def _wait_until_answering(
