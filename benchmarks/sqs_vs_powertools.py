@@ -49,7 +49,11 @@ from tests.support.dynamodb_local import (  # noqa: E402
     local_dynamodb_client,
 )
 from tests.support.offline_aws import use_offline_aws  # noqa: E402
-from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
+from tests.support.tables import (  # noqa: E402
+    create_domain_table,
+    create_inbox_table,
+    seed_stock,
+)
 
 BATCH_SIZE = 10
 INITIAL_STOCK = 1_000
@@ -214,26 +218,14 @@ def make_orders(prefix: str, batches: int, lines: int) -> list[list[dict[str, An
     return out
 
 
-def seed_stock(ddb: Any, table: str, batches: list[list[dict[str, Any]]]) -> None:
-    puts = [
-        {
-            "PutRequest": {
-                "Item": {
-                    "pk": {"S": f"SKU#{line['sku']}"},
-                    "sk": {"S": "STOCK"},
-                    "available": {"N": str(INITIAL_STOCK)},
-                    "reserved": {"N": "0"},
-                }
-            }
-        }
+def stock_for(batches: list[list[dict[str, Any]]]) -> dict[str, int]:
+    """INITIAL_STOCK for every SKU the orders name."""
+    return {
+        line["sku"]: INITIAL_STOCK
         for batch in batches
         for order in batch
         for line in order["lines"]
-    ]
-    for start in range(0, len(puts), 25):
-        pending: dict[str, Any] = {table: puts[start : start + 25]}
-        while pending:
-            pending = ddb.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+    }
 
 
 def verify(ddb: Any, table: str, batches: list[list[dict[str, Any]]]) -> int:
@@ -489,8 +481,8 @@ def main() -> None:
 
         inbox_orders = make_orders(f"i{suffix}", total, args.lines)
         base_orders = make_orders(f"b{suffix}", total, args.lines)
-        seed_stock(ddb, inbox_domain, inbox_orders)
-        seed_stock(ddb, base_domain, base_orders)
+        seed_stock(ddb, inbox_domain, stock_for(inbox_orders))
+        seed_stock(ddb, base_domain, stock_for(base_orders))
 
         endpoint_env = {"AWS_ENDPOINT_URL_DYNAMODB": endpoint}
         app = load_module(

@@ -383,22 +383,13 @@ def value(attributes: Mapping[str, Any], name: str) -> str:
 
 
 def setup(meter: CallMeter, dynamodb_endpoint: str, sqs_endpoint: str) -> Demo:
-    from tests.support.tables import create_domain_table, create_inbox_table
+    from tests.support.tables import create_domain_table, create_inbox_table, seed_stock
 
     dynamodb = admin_client("dynamodb", dynamodb_endpoint)
     sqs = admin_client("sqs", sqs_endpoint)
     create_inbox_table(dynamodb, INBOX_TABLE)
     create_domain_table(dynamodb, DOMAIN_TABLE)
-    for sku in SKUS:
-        dynamodb.put_item(
-            TableName=DOMAIN_TABLE,
-            Item={
-                "pk": {"S": f"SKU#{sku}"},
-                "sk": {"S": "STOCK"},
-                "available": {"N": str(INITIAL_STOCK)},
-                "reserved": {"N": "0"},
-            },
-        )
+    seed_stock(dynamodb, DOMAIN_TABLE, dict.fromkeys(SKUS, INITIAL_STOCK))
     queues = {
         name: sqs.create_queue(QueueName=name)["QueueUrl"]
         for name in ("order-events-dlq", "payment-events-dlq", "payment-replay")

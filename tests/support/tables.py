@@ -6,8 +6,9 @@ The shapes match template.yaml: the inbox table has only a partition key `pk`, a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -16,6 +17,7 @@ from lambda_inbox import tables as lambda_inbox_tables
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import WriteRequestTypeDef
 
 OPEN_RECORDS_INDEX = lambda_inbox_store.OPEN_RECORDS_INDEX
 TTL_ATTRIBUTE = lambda_inbox_tables.TTL_ATTRIBUTE
@@ -57,6 +59,28 @@ def create_domain_table(client: DynamoDBClient, name: str) -> None:
         ],
     )
     _wait_active(client, name)
+
+
+def seed_stock(client: DynamoDBClient, table: str, stock: Mapping[str, int]) -> None:
+    """Put a `SKU#{sku}` / `STOCK` item per SKU: `available` = the given amount, `reserved` = 0
+    (the example app's stock items), 25 per BatchWriteItem, unprocessed items sent again."""
+    puts: list[WriteRequestTypeDef] = [
+        {
+            "PutRequest": {
+                "Item": {
+                    "pk": {"S": f"SKU#{sku}"},
+                    "sk": {"S": "STOCK"},
+                    "available": {"N": str(amount)},
+                    "reserved": {"N": "0"},
+                }
+            }
+        }
+        for sku, amount in stock.items()
+    ]
+    for start in range(0, len(puts), 25):
+        pending: Mapping[str, Any] = {table: puts[start : start + 25]}
+        while pending:
+            pending = client.batch_write_item(RequestItems=pending).get("UnprocessedItems", {})
 
 
 def delete_table(client: DynamoDBClient, name: str) -> None:

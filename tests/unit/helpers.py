@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lambda_inbox.messages import InboundMessage
+from tests.support.tables import seed_stock as seed_stock
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -116,19 +117,6 @@ def message(
         deduplication_id=deduplication_id,
         **kwargs,
     )
-
-
-def seed_stock(client: DynamoDBClient, table: str, stock: dict[str, int]) -> None:
-    for sku, available in stock.items():
-        client.put_item(
-            TableName=table,
-            Item={
-                "pk": {"S": f"SKU#{sku}"},
-                "sk": {"S": "STOCK"},
-                "available": {"N": str(available)},
-                "reserved": {"N": "0"},
-            },
-        )
 
 
 def stock_of(client: DynamoDBClient, table: str, sku: str) -> tuple[int, int]:

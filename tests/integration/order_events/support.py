@@ -23,7 +23,7 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
 from tests.support.handlers import load_function
-from tests.support.tables import LocalTables
+from tests.support.tables import LocalTables, seed_stock
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -132,24 +132,7 @@ class OrderEventsEnv:
 
     def seed_stock(self, stock: Mapping[str, int]) -> None:
         """Put `SKU#{sku}/STOCK` items with `available` = the given amount, `reserved` = 0."""
-        items = [
-            {
-                "PutRequest": {
-                    "Item": {
-                        "pk": {"S": f"SKU#{sku}"},
-                        "sk": {"S": "STOCK"},
-                        "available": {"N": str(amount)},
-                        "reserved": {"N": "0"},
-                    }
-                }
-            }
-            for sku, amount in stock.items()
-        ]
-        for start in range(0, len(items), 25):
-            request: dict[str, Any] = {self.tables.domain: items[start : start + 25]}
-            while request:
-                response = self.tables.client.batch_write_item(RequestItems=request)
-                request = dict(response.get("UnprocessedItems") or {})
+        seed_stock(self.tables.client, self.tables.domain, stock)
 
     def stock(self, sku: str) -> tuple[int, int] | None:
         """(available, reserved) of a SKU, None if it has no stock item."""
