@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
+import importlib
 import io
 import json
 import math
@@ -37,7 +37,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,6 +47,7 @@ from tests.support.dynamodb_local import (  # noqa: E402
     dynamodb_local_or_exit,
     local_dynamodb_client,
 )
+from tests.support.handlers import load_function  # noqa: E402
 from tests.support.offline_aws import use_offline_aws  # noqa: E402
 from tests.support.tables import (  # noqa: E402
     create_domain_table,
@@ -267,18 +267,6 @@ class LambdaContext:
         return 300_000
 
 
-def load_module(path: Path, env: dict[str, str]) -> ModuleType:
-    """Import `path` under a unique name with `env` applied (handlers read env at import)."""
-    os.environ.update(env)
-    name = f"_bench_{path.parent.name}_{path.stem}_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 # ---------------------------------------------------------------------------- the run
 
 
@@ -484,15 +472,13 @@ def main() -> None:
         seed_stock(ddb, inbox_domain, stock_for(inbox_orders))
         seed_stock(ddb, base_domain, stock_for(base_orders))
 
-        endpoint_env = {"AWS_ENDPOINT_URL_DYNAMODB": endpoint}
-        app = load_module(
-            REPO / "functions" / "order_events" / "app.py",
-            {**endpoint_env, "INBOX_TABLE": inbox_table, "DOMAIN_TABLE": inbox_domain},
+        # Both handlers read their environment at import.
+        os.environ.update(
+            AWS_ENDPOINT_URL_DYNAMODB=endpoint, INBOX_TABLE=inbox_table, DOMAIN_TABLE=inbox_domain
         )
-        ref = load_module(
-            REPO / "benchmarks" / "reference_powertools_consumer.py",
-            {**endpoint_env, "IDEMPOTENCY_TABLE": idem_table, "DOMAIN_TABLE": base_domain},
-        )
+        app = load_function("order_events")
+        os.environ.update(IDEMPOTENCY_TABLE=idem_table, DOMAIN_TABLE=base_domain)
+        ref = importlib.import_module("reference_powertools_consumer")  # benchmarks/ is on the path
         inbox = Side(
             "lambda-inbox", app.handler, Meter([app.consumer.dynamodb]), inbox_domain, inbox_orders
         )

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import importlib.util
 import io
 import json
 import logging
@@ -41,6 +40,7 @@ EVENTS = REPO_ROOT / "events"
 sys.path.insert(0, str(REPO_ROOT))
 
 from tests.support.dynamodb_local import dynamodb_local_or_exit, free_port  # noqa: E402
+from tests.support.handlers import load_function  # noqa: E402
 from tests.support.offline_aws import REGION, use_offline_aws  # noqa: E402
 
 INBOX_TABLE = "demo-inbox"
@@ -155,22 +155,6 @@ class CallMeter:
         if sqs:
             text += "; SQS: " + ", ".join(f"{name} x{n}" for name, n in sorted(sqs.items()))
         return text
-
-
-# ---------------------------------------------------------------------------- the functions
-
-
-def load_function(name: str) -> ModuleType:
-    """Import `functions/<name>/app.py` under a unique name, as Lambda would (env read now)."""
-    path = REPO_ROOT / "functions" / name / "app.py"
-    module_name = f"demo_{name}_app"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # pydantic resolves the models' module by name
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass
