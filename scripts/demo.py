@@ -39,6 +39,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 EVENTS = REPO_ROOT / "events"
 sys.path.insert(0, str(REPO_ROOT))
 
+from lambda_inbox.store import Status, open_records  # noqa: E402
 from tests.support.dynamodb_local import dynamodb_local_or_exit, free_port  # noqa: E402
 from tests.support.handlers import load_function  # noqa: E402
 from tests.support.offline_aws import REGION, use_offline_aws  # noqa: E402
@@ -596,17 +597,16 @@ def final_state(demo: Demo) -> bool:
     print(
         "    inbox records: " + ", ".join(f"{c} {s}: {n}" for (c, s), n in sorted(counts.items()))
     )
-    failed = demo.dynamodb.query(
-        TableName=INBOX_TABLE,
-        IndexName="open-records",
-        KeyConditionExpression="gsi_open_pk = :pk",
-        ExpressionAttributeValues={":pk": {"S": "payment-events#FAILED"}},
-    )["Items"]
-    print('    open-records GSI, gsi_open_pk = "payment-events#FAILED" (what the runbook queries):')
-    for item in failed:
+    failed = open_records(
+        demo.dynamodb, INBOX_TABLE, statuses=(Status.FAILED,), consumer="payment-events"
+    )
+    print(
+        "    open-records index, FAILED records of payment-events (what `lambda-inbox failed` lists):"
+    )
+    for record in failed:
         print(
-            f"      {clip(item['message_key']['S'], 40):<40} {item['error_code']['S']:<18} "
-            f"{item['failed_at']['S']}"
+            f"      {clip(record.message_key, 40):<40} {record.error_code or '':<18} "
+            f"{record.failed_at}"
         )
     print()
     print("every effect happened once per event_id" if ok else "AN INVARIANT IS BROKEN")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import WriteRequestTypeDef
 
 OPEN_RECORDS_INDEX = lambda_inbox_store.OPEN_RECORDS_INDEX
-TTL_ATTRIBUTE = lambda_inbox_tables.TTL_ATTRIBUTE
+TTL_ATTRIBUTE = lambda_inbox_store.TTL_ATTRIBUTE
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ def store() -> Iterator[InboxStore]:
     with mock_aws():
         assert main(["create-table", "--table", TABLE]) == 0
         config = InboxConfig(consumer="order-events", inbox_table=TABLE)
-        yield InboxStore(boto3.client("dynamodb"), config)
+        yield InboxStore.from_config(boto3.client("dynamodb"), config)
 
 
 def _failed(store: InboxStore, key: str) -> None:
@@ -54,7 +54,9 @@ def test_failed_lists_failed_records_of_the_consumer_only(
     store: InboxStore, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _failed(store, "evt-1")
-    other = InboxStore(store._client, InboxConfig(consumer="payment-events", inbox_table=TABLE))
+    other = InboxStore.from_config(
+        store._client, InboxConfig(consumer="payment-events", inbox_table=TABLE)
+    )
     _failed(other, "evt-2")
     assert main(["failed", "--table", TABLE, "--consumer", "order-events"]) == 0
     out = capsys.readouterr().out

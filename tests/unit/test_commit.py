@@ -8,7 +8,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from lambda_inbox.commit import CommitStatus, PreparedTransaction, classify_client_error, execute
+from lambda_inbox.commit import CommitStatus, PreparedTransaction, classify_client_error, send
 
 
 def client_error(code: str, **extra: Any) -> ClientError:
@@ -72,6 +72,6 @@ def test_a_request_botocore_refuses_is_rejected_not_retried() -> None:
     """ParamValidationError is a BotoCoreError, but resending the same request cannot help."""
     client = boto3.client("dynamodb", region_name="us-east-1")
     prepared = PreparedTransaction([{"Put": {"TableName": "t", "Item": {"pk": {"Q": "bad"}}}}])
-    attempt = execute(client, prepared)
+    attempt = send(client, prepared)
     assert attempt.status is CommitStatus.REJECTED
     assert "Q" in attempt.error

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from lambda_inbox import KeyStrategy
-from lambda_inbox.identity import MAX_KEY_BYTES, MissingMessageKey, fingerprint
-from lambda_inbox.messages import UndecodableBody
+from lambda_inbox.errors import MissingMessageKey, UndecodableBody
+from lambda_inbox.identity import MAX_KEY_BYTES, fingerprint
 from tests.unit.helpers import message
 
 

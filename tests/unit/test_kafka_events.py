@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 
+from lambda_inbox.errors import MalformedRecord, UndecodableBody
 from lambda_inbox.identity import KeyStrategy
 from lambda_inbox.kafka import (
-    MalformedKafkaEvent,
     is_kafka_event,
     kafka_response,
     parse_kafka_event,
 )
-from lambda_inbox.messages import UndecodableBody
 from lambda_inbox.outcomes import MessageResult, Outcome
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
@@ -213,7 +212,7 @@ def test_malformed_records_raise_malformed_kafka_event(records: object) -> None:
     event: dict[str, Any] = {"eventSource": "aws:kafka"}
     if records is not None:
         event["records"] = records
-    with pytest.raises(MalformedKafkaEvent):
+    with pytest.raises(MalformedRecord):
         parse_kafka_event(event)
 
 

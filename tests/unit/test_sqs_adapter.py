@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from lambda_inbox.errors import MalformedRecord
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sqs import MalformedRecord, is_sqs_event, parse_sqs_event, sqs_response
+from lambda_inbox.sqs import is_sqs_event, parse_sqs_event, sqs_response
 from tests.unit.helpers import (
     EVENTS_DIR,
     FIFO_ARN,

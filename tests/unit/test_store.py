@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from lambda_inbox import InboxConfig
-from lambda_inbox.store import InboxRecord, InboxStore, Status
+from lambda_inbox.store import (
+    OPEN_INDEX_SHARDS,
+    InboxRecord,
+    InboxStore,
+    Status,
+    open_index_shard,
+    open_records,
+)
 from tests.unit.conftest import MotoAws
 from tests.unit.helpers import inbox_item, message
 
@@ -18,7 +25,9 @@ CONSUMER = "store-test"
 
 @pytest.fixture
 def store(aws: MotoAws) -> InboxStore:
-    return InboxStore(aws.dynamodb, InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox))
+    return InboxStore.from_config(
+        aws.dynamodb, InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox)
+    )
 
 
 def put_record(aws: MotoAws, key: str, status: str = "COMPLETED", **extra: Any) -> None:
@@ -41,7 +50,7 @@ def test_fetch_returns_live_records_and_skips_expired_ones(aws: MotoAws, store: 
     put_record(aws, "failed", status="FAILED")  # FAILED records carry no expires_at
     records = store.fetch(["live", "edge", "expired", "failed", "absent"], now=now)
     assert set(records) == {"live", "edge", "failed"}
-    assert records["live"] == InboxRecord("live", Status.COMPLETED, "fp-live", now + 60)
+    assert records["live"] == InboxRecord(CONSUMER, "live", Status.COMPLETED, "fp-live", now + 60)
     assert records["failed"].status is Status.FAILED
     assert records["failed"].expires_at is None
 
@@ -87,7 +96,9 @@ def test_completion_put_shape(aws: MotoAws, store: InboxStore) -> None:
 
 def test_retention_sets_expires_at(aws: MotoAws) -> None:
     config = InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox, retention=timedelta(hours=1))
-    put = InboxStore(aws.dynamodb, config).completion_put(message(), "k", "fp", {}, now=100)
+    put = InboxStore.from_config(aws.dynamodb, config).completion_put(
+        message(), "k", "fp", {}, now=100
+    )
     assert put["Put"]["Item"]["expires_at"] == {"N": str(100 + 3600)}
 
 
@@ -130,21 +141,64 @@ def test_mark_failed_writes_an_open_record_without_ttl(aws: MotoAws, store: Inbo
     assert item["delivery_id"] == {"S": "mid-1"}
     assert item["payload_snapshot"] == {"B": body}
     assert item["payload_truncated"] == {"BOOL": False}
-    assert item["gsi_open_pk"] == {"S": f"{CONSUMER}#FAILED"}
+    shard = open_index_shard(f"{CONSUMER}#e1")
+    assert item["gsi_open_pk"] == {"S": f"FAILED#{shard:02d}"}
     assert item["gsi_open_sk"] == {"S": "2023-11-14T22:13:20.250+00:00"}
-    # The sparse open-records index finds it.
-    found = aws.dynamodb.query(
-        TableName=aws.inbox,
-        IndexName="open-records",
-        KeyConditionExpression="gsi_open_pk = :pk",
-        ExpressionAttributeValues={":pk": {"S": f"{CONSUMER}#FAILED"}},
-    )["Items"]
-    assert [entry["message_key"] for entry in found] == [{"S": "e1"}]
+    assert item["dead_lettered_at"] == {"S": "2023-11-14T22:13:20.250+00:00"}
+    # The sparse open-records index finds it, through every shard, with the whole record.
+    found = list(open_records(aws.dynamodb, aws.inbox, consumer=CONSUMER))
+    assert [record.message_key for record in found] == ["e1"]
+    assert found[0] == InboxRecord.from_item(item)
+    assert found[0].payload_snapshot == body
+
+
+def test_open_records_spread_over_the_shards_and_come_back_newest_first(
+    aws: MotoAws, store: InboxStore
+) -> None:
+    keys = [f"poison-{index}" for index in range(40)]
+    for index, key in enumerate(keys):
+        store.mark_failed(message(b"x"), key, "fp", error_code="c", error="e", now=1000 + index)
+    items = [inbox_item(aws.dynamodb, aws.inbox, CONSUMER, key) for key in keys]
+    shards = {item["gsi_open_pk"]["S"] for item in items if item is not None}
+    assert len(shards) > OPEN_INDEX_SHARDS // 2  # a storm does not heat one index partition
+    found = [record.message_key for record in open_records(aws.dynamodb, aws.inbox)]
+    assert found == list(reversed(keys))
+    assert list(open_records(aws.dynamodb, aws.inbox, consumer="another")) == []
+
+
+def test_record_maps_to_an_item_and_back_for_every_status() -> None:
+    for record in (
+        InboxRecord("c", "k1", Status.COMPLETED, "fp", 123, source="s", result='{"a": 1}'),
+        InboxRecord(
+            "c",
+            "k2",
+            Status.IN_PROGRESS,
+            "fp",
+            attempts=2,
+            lease_expires_at=10.5,
+            owner="o",
+            open_since="2026-01-01T00:00:00.000+00:00",
+        ),
+        InboxRecord(
+            "c",
+            "k3",
+            Status.FAILED,
+            "fp",
+            payload_snapshot=b"\xff",
+            payload_truncated=True,
+            error_code="x",
+            last_error="y",
+            open_since="2026-01-01T00:00:00.000+00:00",
+        ),
+    ):
+        item = record.to_item()
+        assert InboxRecord.from_item(item) == record
+        assert ("gsi_open_pk" in item) is record.status.is_open
 
 
 def test_mark_failed_truncates_the_snapshot_and_handles_empty_bodies(aws: MotoAws) -> None:
     config = InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox, failed_payload_snapshot_bytes=4)
-    store = InboxStore(aws.dynamodb, config)
+    store = InboxStore.from_config(aws.dynamodb, config)
     store.mark_failed(message(b"0123456789"), "long", "fp", error_code="c", error="", now=1)
     store.mark_failed(message(b""), "empty", "fp", error_code="c", error="e", now=1)
     long = inbox_item(aws.dynamodb, aws.inbox, CONSUMER, "long")

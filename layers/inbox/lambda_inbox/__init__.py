@@ -5,8 +5,15 @@ it causes, so a redelivered message finds its record and becomes a cheap no-op.
 """
 
 from .config import InboxConfig, RetryPolicy
-from .consumer import InboxConsumer, UnsupportedEvent
-from .errors import ConfigurationError, InboxError, PoisonMessage, UnitOfWorkError
+from .consumer import InboxConsumer
+from .errors import (
+    ConfigurationError,
+    ErrorCode,
+    InboxError,
+    PoisonMessage,
+    UnitOfWorkError,
+    UnsupportedEvent,
+)
 from .identity import KeyStrategy
 from .messages import InboundMessage
 from .outcomes import MessageResult, Outcome
@@ -15,6 +22,7 @@ from .unit_of_work import ConditionFailures, FailedCondition, UnitOfWork
 __all__ = [
     "ConditionFailures",
     "ConfigurationError",
+    "ErrorCode",
     "FailedCondition",
     "InboundMessage",
     "InboxConfig",

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import base64
+import itertools
 import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .store import OPEN_RECORDS_INDEX, Status
+from .store import Status, open_records
 from .unit_of_work import deserialize_item
 
 if TYPE_CHECKING:
@@ -63,19 +64,11 @@ def _show(client: DynamoDBClient, table: str, pk: str) -> int:
 
 
 def _failed(client: DynamoDBClient, table: str, consumer: str, limit: int) -> int:
-    response = client.query(
-        TableName=table,
-        IndexName=OPEN_RECORDS_INDEX,
-        KeyConditionExpression="gsi_open_pk = :open",
-        ExpressionAttributeValues={":open": {"S": f"{consumer}#{Status.FAILED.value}"}},
-        ScanIndexForward=False,
-        Limit=limit,
-    )
-    for item in response.get("Items", []):
-        record = deserialize_item(item)
+    records = open_records(client, table, statuses=(Status.FAILED,), consumer=consumer)
+    for record in itertools.islice(records, limit):
         print(
-            f"{record.get('failed_at', '?')}  {record.get('message_key')}  "
-            f"{record.get('error_code')}  {str(record.get('last_error', ''))[:120]}"
+            f"{record.failed_at or '?'}  {record.message_key}  "
+            f"{record.error_code}  {(record.last_error or '')[:120]}"
         )
     return 0
 

@@ -88,7 +88,7 @@ def _bytes_as_hex(value: object) -> str:
     return value.hex() if isinstance(value, bytes) else str(value)
 
 
-def execute(client: DynamoDBClient, prepared: PreparedTransaction) -> CommitAttempt:
+def send(client: DynamoDBClient, prepared: PreparedTransaction) -> CommitAttempt:
     """Send one transaction; never raises for DynamoDB or network errors."""
     started = time.perf_counter()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal
@@ -22,19 +23,34 @@ class RetryPolicy:
     """Bounded, jittered exponential backoff for transient failures inside one invocation.
 
     A message is retried at most `max_attempts` times, and never past the Lambda deadline minus
-    `deadline_margin`: what is left is reported as a batch item failure so the source redelivers.
+    a margin: what is left is reported as a batch item failure so the source redelivers. The
+    margin is `deadline_margin_fraction` of the time left at the start of the invocation, at
+    most `deadline_margin` (3 s of a 30 s function; 0.6 s of a 3 s one).
     """
 
     max_attempts: int = 6
     base_delay: float = 0.025
     max_delay: float = 1.0
     deadline_margin: timedelta = timedelta(seconds=3)
+    deadline_margin_fraction: float = 0.2
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ConfigurationError("RetryPolicy.max_attempts must be >= 1")
         if self.base_delay <= 0 or self.max_delay < self.base_delay:
             raise ConfigurationError("RetryPolicy needs 0 < base_delay <= max_delay")
+        if not 0 <= self.deadline_margin_fraction < 1:
+            raise ConfigurationError("RetryPolicy.deadline_margin_fraction must be in [0, 1)")
+
+    def margin_for(self, budget_seconds: float) -> float:
+        """Seconds kept back from a budget for answering Lambda in time."""
+        return min(
+            self.deadline_margin.total_seconds(), budget_seconds * self.deadline_margin_fraction
+        )
+
+    def backoff(self, round_number: int) -> float:
+        """Full-jitter exponential delay before retry round `round_number` (1, 2, ...)."""
+        return random.uniform(0, min(self.max_delay, self.base_delay * 2**round_number))
 
 
 @dataclass(frozen=True)

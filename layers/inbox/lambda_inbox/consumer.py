@@ -12,7 +12,7 @@ batch response Lambda expects for that source.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
 import boto3
@@ -20,14 +20,17 @@ from botocore.config import Config
 
 from .config import InboxConfig
 from .dead_letter import DeadLetterQueue
-from .engine import BatchEngine, Decide, M, OnConditionFailed
-from .errors import ConfigurationError, InboxError
+from .deadline import Deadline
+from .decision import Decide, Decider, M, OnConditionFailed
+from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
-from .kafka import is_kafka_event, kafka_response, parse_kafka_event
+from .kafka import KafkaSource
 from .messages import InboundMessage
 from .observability import Telemetry
 from .outcomes import MessageResult
-from .sqs import is_sqs_event, parse_sqs_event, sqs_response
+from .pipeline import Pipeline
+from .sources import EventSource, detect
+from .sqs import SqsSource
 from .store import InboxStore
 from .unit_of_work import DEFAULT_KEY_ATTRIBUTES
 
@@ -47,10 +50,6 @@ CLIENT_CONFIG = Config(
     tcp_keepalive=True,
     parameter_validation=False,
 )
-
-
-class UnsupportedEvent(InboxError, ValueError):
-    """The event is neither an SQS nor a Kafka batch."""
 
 
 class InboxConsumer(Generic[M]):
@@ -88,37 +87,40 @@ class InboxConsumer(Generic[M]):
         if self.config.dead_letter_queue_url:
             dead_letters = DeadLetterQueue(sqs or _sqs_client, self.config.dead_letter_queue_url)
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
-        self.engine: BatchEngine[M] = BatchEngine(
+        self.sources: Sequence[EventSource] = (
+            KafkaSource(),
+            SqsSource(self.config.fifo_failure_mode),
+        )
+        store = InboxStore.from_config(self.dynamodb, self.config)
+        self.pipeline: Pipeline[M] = Pipeline(
             config=self.config,
             dynamodb=self.dynamodb,
-            store=InboxStore(self.dynamodb, self.config),
-            dead_letters=dead_letters,
+            store=store,
+            dead_letter_queue=dead_letters,
             keys=_key_strategy(key),
-            parse=_parser(model),
-            decide=decide,
-            on_condition_failed=on_condition_failed,
+            decider=Decider(
+                parse=_parser(model),
+                decide=decide,
+                on_condition_failed=on_condition_failed,
+                key_attributes=key_attributes,
+                inbox_item=store.item_identity,
+            ),
             telemetry=self.telemetry,
-            key_attributes=key_attributes,
         )
 
     def handle(self, event: Mapping[str, Any], context: Any = None) -> dict[str, Any]:
-        """Process an SQS or Kafka batch; returns `{"batchItemFailures": [...]}`."""
-        if is_kafka_event(event):
-            return kafka_response(self.process(parse_kafka_event(event), context))
-        if is_sqs_event(event):
-            messages = parse_sqs_event(event, fifo_failure_mode=self.config.fifo_failure_mode)
-            return sqs_response(self.process(messages, context))
+        """Process an SQS or Kafka batch; returns `{"batchItemFailures": [...]}`.
+
+        Raises `UnsupportedEvent` for an event of any other shape.
+        """
         if isinstance(event, Mapping) and event.get("Records") == []:
             return {"batchItemFailures": []}
-        raise UnsupportedEvent(
-            "expected an SQS event (Records[].eventSource == 'aws:sqs') or a Kafka event "
-            "(eventSource 'aws:kafka' or 'SelfManagedKafka')"
-        )
+        source = detect(event, self.sources)
+        return source.response(self.process(source.messages(event), context))
 
     def process(self, messages: list[InboundMessage], context: Any = None) -> list[MessageResult]:
         """Run the processing model on already-parsed messages (for custom sources and tests)."""
-        remaining = getattr(context, "get_remaining_time_in_millis", None)
-        return self.engine.process(messages, remaining if callable(remaining) else None)
+        return self.pipeline.process(messages, Deadline.from_context(context, self.config.retry))
 
 
 def _sqs_client() -> SQSClient:

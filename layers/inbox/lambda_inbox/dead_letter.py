@@ -1,4 +1,7 @@
-"""Dead-lettering: poison goes to an SQS queue with its original body and attributes.
+"""Dead-letter: poison goes to an SQS queue with its original body and attributes.
+
+`DeadLettering` is the stage (DLQ first, then the FAILED inbox record, then acknowledge);
+`DeadLetterQueue` is the SQS transport.
 
 Added attributes say why: `inbox-error-code`, `inbox-error`, `inbox-message-key`. SQS allows 10
 attributes per message; originals beyond what fits are folded, not dropped, into one
@@ -17,14 +20,23 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from .deadline import Deadline
+from .decision import short_error
+from .errors import ErrorCode, PoisonMessage
+from .identity import MESSAGE_KEY_ATTRIBUTE, Delivery
 from .messages import AttributeValue, InboundMessage
+from .outcomes import Outcome
 from .sqs import BODY_ENCODING_ATTRIBUTE
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools import Logger
     from mypy_boto3_sqs import SQSClient
 
+    from .report import BatchReport
+    from .store import InboxStore
+
 MAX_ATTRIBUTES = 10
-MESSAGE_KEY_ATTRIBUTE = "inbox-message-key"
+DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
 MAX_ERROR_CHARS = 1000
 FOLDED_ATTRIBUTE = "inbox-original-attributes"
 # Characters SQS accepts in a message body (anything else is rejected by SendMessage). Compiled
@@ -110,3 +122,67 @@ def _fit(originals: dict[str, AttributeValue], room: int) -> dict[str, Attribute
 
 def _string(value: str) -> AttributeValue:
     return {"DataType": "String", "StringValue": value}
+
+
+class DeadLettering:
+    """The dead-letter stage of one batch: DLQ first (nothing lost), then the FAILED record
+    (an incident artifact; best effort, the message is already safe), then acknowledge."""
+
+    def __init__(
+        self,
+        *,
+        queue: DeadLetterQueue | None,
+        store: InboxStore,
+        report: BatchReport,
+        deadline: Deadline,
+        logger: Logger,
+        now: Callable[[], float],
+    ) -> None:
+        self._queue = queue
+        self._store = store
+        self._report = report
+        self._deadline = deadline
+        self._log = logger
+        self._now = now
+
+    def dead_letter(
+        self, delivery: Delivery, poison: PoisonMessage, *, record_failure: bool = True
+    ) -> None:
+        code, reason = poison.code, poison.reason
+        if self._deadline.expired():  # a poison storm must not run the invocation into its timeout
+            self._report.record(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
+            return
+        if self._queue is None:
+            detail = f"{reason} (no dead-letter queue configured: set DEAD_LETTER_QUEUE_URL)"
+            self._report.record(delivery, Outcome.FAILED, code, detail)
+            return
+        try:
+            self._queue.send(delivery.message, message_key=delivery.key, code=code, error=reason)
+        except Exception as error:
+            self._log.error(
+                "dead-lettering failed; the record is reported for redelivery",
+                extra={"message_key": delivery.key, "error": short_error(error)},
+            )
+            self._report.record(
+                delivery, Outcome.FAILED, ErrorCode.DEAD_LETTER_FAILED, short_error(error)
+            )
+            return
+        if record_failure:
+            self._mark_failed(delivery, code, reason)
+        self._report.record(delivery, Outcome.DEAD_LETTERED, code, reason)
+
+    def _mark_failed(self, delivery: Delivery, code: str, reason: str) -> None:
+        try:
+            self._store.mark_failed(
+                delivery.message,
+                delivery.key,
+                delivery.fingerprint,
+                error_code=code,
+                error=reason,
+                now=self._now(),
+            )
+        except Exception as error:  # the message is safe in the DLQ; the record is a convenience
+            self._log.warning(
+                "could not write the FAILED inbox record",
+                extra={"message_key": delivery.key, "error": short_error(error)},
+            )

@@ -1,9 +1,13 @@
-"""Message identity: which key makes two deliveries "the same message".
+"""Identify: which key makes two deliveries "the same message", and what its payload hashes to.
 
-Strategies are tried in order: an explicit extractor (JMESPath expression or callable on the JSON
-body), the `idempotency-key` message attribute or Kafka header, the FIFO `MessageDeduplicationId`,
-then the delivery id (SQS messageId, Kafka topic-partition-offset). DLQ redrive and producer
-retries create new delivery ids, so a business key (an explicit extractor) is the robust choice.
+Key strategies are tried in order: an explicit extractor (JMESPath expression or callable on the
+JSON body), the `idempotency-key` message attribute or Kafka header, the FIFO
+`MessageDeduplicationId`, then the delivery id (SQS messageId, Kafka topic-partition-offset).
+DLQ redrive and producer retries create new delivery ids, so a business key (an explicit
+extractor) is the robust choice.
+
+The stage's output is a `Delivery`: the message with its key and fingerprint. A message whose key
+cannot be read is still a `Delivery` (under a fallback key) that carries the poison it is.
 """
 
 from __future__ import annotations
@@ -14,23 +18,38 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
 from .messages import InboundMessage
 
 IDEMPOTENCY_KEY_ATTRIBUTE = "idempotency-key"
+#: Dead-letter attribute holding the key a message was dead-lettered under.
+MESSAGE_KEY_ATTRIBUTE = "inbox-message-key"
 #: DynamoDB partition keys are at most 2048 bytes; leave room for the consumer prefix.
 MAX_KEY_BYTES = 1024
 
 KeyExtractor = Callable[[Any], object]
 
 
-class MissingMessageKey(ValueError):
-    """The explicit extractor found no usable key in the payload."""
-
-
 @dataclass(frozen=True)
 class MessageIdentity:
     key: str
+    #: Which strategy found the key (for logs and tests).
     strategy: str
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One delivered message with its identity; every stage after `identify` works on this."""
+
+    message: InboundMessage
+    key: str
+    fingerprint: str
+    #: Set when the message can never succeed, found while identifying it.
+    poison: PoisonMessage | None = None
+
+    @property
+    def sequence(self) -> int:
+        return self.message.sequence
 
 
 class KeyStrategy:
@@ -55,7 +74,7 @@ class KeyStrategy:
         return self._extractor is not None
 
     def identify(self, message: InboundMessage) -> MessageIdentity:
-        """Return the key; raises `MissingMessageKey` or `UndecodableBody` for poison."""
+        """The message key; raises `MissingMessageKey` or `UndecodableBody` for poison."""
         if self._extractor is not None:
             payload = message.json
             try:
@@ -67,20 +86,51 @@ class KeyStrategy:
                 ) from None
             if value is None or isinstance(value, (dict, list, bool)) or value == "":
                 raise MissingMessageKey(f"{self._description} found no message key in the body")
-            return MessageIdentity(_bounded(str(value)), self._description)
+            return MessageIdentity(bounded_key(str(value)), self._description)
         header = message.attributes.get(IDEMPOTENCY_KEY_ATTRIBUTE)
         if header:
-            return MessageIdentity(_bounded(header), IDEMPOTENCY_KEY_ATTRIBUTE)
+            return MessageIdentity(bounded_key(header), IDEMPOTENCY_KEY_ATTRIBUTE)
         if message.deduplication_id:
-            return MessageIdentity(message.deduplication_id, "deduplication-id")
-        return MessageIdentity(message.delivery_id, "delivery-id")
+            return MessageIdentity(bounded_key(message.deduplication_id), "deduplication-id")
+        return MessageIdentity(bounded_key(message.delivery_id), "delivery-id")
 
 
-def _bounded(key: str) -> str:
-    """Keep keys within DynamoDB's key size: long keys are replaced by their digest."""
-    if len(key.encode("utf-8")) <= MAX_KEY_BYTES:
+def identify(message: InboundMessage, keys: KeyStrategy) -> Delivery:
+    """The message's key and fingerprint; any failure to read them makes it poison, never an
+    exception that would take the batch down."""
+    digest = fingerprint(message)
+    try:
+        return Delivery(message, keys.identify(message).key, digest)
+    except PoisonMessage as poison:
+        return Delivery(message, fallback_key(message), digest, poison)
+    except Exception as error:  # e.g. RecursionError from a deeply nested body
+        unreadable = UndecodableBody(
+            f"the body could not be read ({type(error).__name__})", code=ErrorCode.MALFORMED_JSON
+        )
+        return Delivery(message, fallback_key(message), digest, unreadable)
+
+
+def fallback_key(message: InboundMessage) -> str:
+    """The key of a message whose own key cannot be read: the key it was dead-lettered under
+    when it comes back from the DLQ (so a replay updates the same FAILED record), else the
+    delivery id."""
+    return bounded_key(message.attributes.get(MESSAGE_KEY_ATTRIBUTE) or message.delivery_id)
+
+
+def bounded_key(key: str) -> str:
+    """A key DynamoDB accepts: at most MAX_KEY_BYTES of valid UTF-8, else its digest.
+
+    Lone surrogates (a JSON `\\ud800` escape) cannot be stored as text, so such keys are hashed
+    from their `surrogatepass` bytes: still stable for the same input.
+    """
+    try:
+        encoded = key.encode("utf-8")
+    except UnicodeEncodeError:
+        encoded = b""
+    if encoded and len(encoded) <= MAX_KEY_BYTES:
         return key
-    return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()
+    raw = key.encode("utf-8", errors="surrogatepass")
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def fingerprint(message: InboundMessage) -> str:
@@ -88,7 +138,7 @@ def fingerprint(message: InboundMessage) -> str:
     try:
         canonical = json.dumps(
             message.json, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        ).encode("utf-8")
-    except ValueError:
+        ).encode("utf-8", errors="surrogatepass")
+    except Exception:  # not JSON, not text, too deep: the bytes as delivered
         canonical = message.body
     return hashlib.sha256(canonical).hexdigest()

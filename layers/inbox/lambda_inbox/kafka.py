@@ -11,18 +11,30 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .dead_letter import is_sqs_text
+from .errors import MalformedRecord
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
 
 EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka")
 
 
-class MalformedKafkaEvent(ValueError):
-    """The event has no usable `records` mapping: it is not a Kafka event."""
+class KafkaSource:
+    """Amazon MSK and self-managed Kafka (`EventSource`)."""
+
+    name = "kafka"
+
+    def matches(self, event: Mapping[str, Any]) -> bool:
+        return is_kafka_event(event)
+
+    def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
+        return parse_kafka_event(event)
+
+    def response(self, results: Sequence[MessageResult]) -> dict[str, list[dict[str, Any]]]:
+        return kafka_response(results)
 
 
 def is_kafka_event(event: Mapping[str, Any]) -> bool:
@@ -35,16 +47,14 @@ def is_kafka_event(event: Mapping[str, Any]) -> bool:
 def parse_kafka_event(event: Mapping[str, Any]) -> list[InboundMessage]:
     partitions = event.get("records")
     if not isinstance(partitions, dict):
-        raise MalformedKafkaEvent(
-            "a Kafka event needs a 'records' mapping of topic-partition lists"
-        )
+        raise MalformedRecord("a Kafka event needs a 'records' mapping of topic-partition lists")
     raw_records: list[tuple[str, int, dict[str, Any]]] = []
     for topic_partition, records in partitions.items():
         if not isinstance(records, list):
-            raise MalformedKafkaEvent(f"records[{topic_partition!r}] is not a list")
+            raise MalformedRecord(f"records[{topic_partition!r}] is not a list")
         for record in records:
             if not isinstance(record, dict) or not isinstance(record.get("offset"), int):
-                raise MalformedKafkaEvent(f"a record of {topic_partition!r} has no integer offset")
+                raise MalformedRecord(f"a record of {topic_partition!r} has no integer offset")
             raw_records.append((str(topic_partition), record["offset"], record))
     raw_records.sort(key=lambda entry: (entry[0], entry[1]))
     return [

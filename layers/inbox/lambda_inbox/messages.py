@@ -12,16 +12,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .errors import ErrorCode, UndecodableBody
+
 #: SQS `SendMessage` attribute values: {"DataType": ..., "StringValue" | "BinaryValue": ...}.
 AttributeValue = dict[str, Any]
-
-
-class UndecodableBody(ValueError):
-    """The body is not UTF-8 text or not JSON."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
 
 
 @dataclass(frozen=True)
@@ -52,15 +46,21 @@ class InboundMessage:
     @cached_property
     def text(self) -> str:
         if self.decode_error:
-            raise UndecodableBody("undecodable_body", self.decode_error)
+            raise UndecodableBody(self.decode_error)
         try:
             return self.body.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise UndecodableBody("undecodable_body", f"body is not UTF-8: {error}") from None
+            raise UndecodableBody(f"body is not UTF-8: {error}") from None
 
     @cached_property
     def json(self) -> Any:
         try:
             return json.loads(self.text)
         except json.JSONDecodeError as error:
-            raise UndecodableBody("malformed_json", f"body is not JSON: {error}") from None
+            raise UndecodableBody(
+                f"body is not JSON: {error}", code=ErrorCode.MALFORMED_JSON
+            ) from None
+        except RecursionError:
+            raise UndecodableBody(
+                "body is nested too deeply to parse", code=ErrorCode.MALFORMED_JSON
+            ) from None

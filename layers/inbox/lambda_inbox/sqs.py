@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .config import FifoFailureMode
+from .errors import MalformedRecord
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
 
@@ -21,8 +22,22 @@ EVENT_SOURCE = "aws:sqs"
 BODY_ENCODING_ATTRIBUTE = "inbox-body-encoding"
 
 
-class MalformedRecord(ValueError):
-    """A record that lacks what every SQS record has (messageId): the event is not from SQS."""
+class SqsSource:
+    """SQS standard and FIFO queues (`EventSource`)."""
+
+    name = "sqs"
+
+    def __init__(self, fifo_failure_mode: FifoFailureMode = "stop") -> None:
+        self._fifo_failure_mode = fifo_failure_mode
+
+    def matches(self, event: Mapping[str, Any]) -> bool:
+        return is_sqs_event(event)
+
+    def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
+        return parse_sqs_event(event, fifo_failure_mode=self._fifo_failure_mode)
+
+    def response(self, results: Sequence[MessageResult]) -> dict[str, list[dict[str, Any]]]:
+        return sqs_response(results)
 
 
 def is_sqs_event(event: Mapping[str, Any]) -> bool:

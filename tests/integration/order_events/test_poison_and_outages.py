@@ -14,6 +14,7 @@ import pytest
 
 from lambda_inbox import Outcome
 from lambda_inbox.sqs import parse_sqs_event
+from lambda_inbox.store import Status, open_index_pk, open_index_shard, record_pk
 from tests.integration.order_events.support import (
     CONSUMER,
     OrderEventsEnv,
@@ -108,7 +109,8 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
         assert failed["last_error"]
         assert failed["delivery_id"] == records[position]["messageId"]
         assert bytes(failed["payload_snapshot"]) == records[position]["body"].encode("utf-8")
-        assert failed["gsi_open_pk"] == f"{CONSUMER}#FAILED"
+        shard = open_index_shard(record_pk(CONSUMER, key))
+        assert failed["gsi_open_pk"] == open_index_pk(Status.FAILED, shard)
         assert "expires_at" not in failed  # an incident artifact: kept until resolved
 
     # The valid records redelivered are duplicates: still nothing reported, nothing new in the DLQ.

@@ -1,0 +1,238 @@
+"""Commit: decisions go to DynamoDB in waves of transactions, until each has an outcome.
+
+A wave holds decisions that touch no common item (see `planner`); it is cut into transactions
+of at most 100 actions / 4 MB / `max_group_messages` messages, which are sent in parallel. Each
+attempt is classified (`settle`) and acted on: committed; the inbox taken (a duplicate); a
+business outcome decided again and retried; refused writes split and dead-lettered; transient
+failures retried with backoff within the deadline; what cannot finish is reported for
+redelivery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .commit import CommitAttempt, PreparedTransaction, send
+from .decision import Decider, Decision
+from .errors import ErrorCode, HandlerFailed, PoisonMessage
+from .outcomes import Outcome
+from .planner import chunk_wave
+from .settle import INBOX_ACTION, Verdict, VerdictKind, settle
+from .store import Status
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from .config import InboxConfig
+    from .dead_letter import DeadLettering
+    from .deadline import Deadline
+    from .observability import Telemetry
+    from .report import BatchReport
+    from .store import InboxStore
+    from .triage import Triage
+
+M = TypeVar("M")
+DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
+
+
+@dataclass
+class Transaction(Generic[M]):
+    """Decisions that commit together, and the request that commits them."""
+
+    decisions: list[Decision[M]]
+    request: PreparedTransaction
+    #: For each transact item: (index of its decision, index of its action or INBOX_ACTION).
+    owners: list[tuple[int, int]]
+
+
+class Committer(Generic[M]):
+    """Commits the waves of one batch."""
+
+    def __init__(
+        self,
+        *,
+        dynamodb: DynamoDBClient,
+        store: InboxStore,
+        config: InboxConfig,
+        decider: Decider[M],
+        triage: Triage,
+        dead_letters: DeadLettering,
+        report: BatchReport,
+        deadline: Deadline,
+        telemetry: Telemetry,
+        now: Callable[[], float],
+    ) -> None:
+        self._dynamodb = dynamodb
+        self._store = store
+        self._config = config
+        self._decider = decider
+        self._triage = triage
+        self._dead_letters = dead_letters
+        self._report = report
+        self._deadline = deadline
+        self._telemetry = telemetry
+        self._now = now
+
+    def commit_wave(self, wave: list[Decision[M]]) -> None:
+        """Commit one wave, retrying what can be retried, until every decision has an outcome."""
+        transactions = self._transactions(wave)
+        round_number = 0
+        while transactions:
+            if self._deadline.expired():
+                return self._fail_deadline(transactions)
+            retry: list[Transaction[M]] = []
+            regroup: list[Decision[M]] = []
+            backoff = False
+            for transaction, attempt in self._send_all(transactions):
+                resend, again, transient = self._apply(transaction, attempt)
+                retry.extend(resend)
+                regroup.extend(again)
+                backoff = backoff or transient
+            transactions = retry + self._transactions(regroup)
+            if transactions and backoff:
+                round_number += 1
+                if not self._deadline.sleep(self._config.retry.backoff(round_number)):
+                    return self._fail_deadline(transactions)
+        return None
+
+    def _transactions(self, decisions: list[Decision[M]]) -> list[Transaction[M]]:
+        live = [
+            decision
+            for decision in decisions
+            if not self._report.skip_if_blocked(decision.delivery)
+        ]
+        return [
+            self._transaction(group)
+            for group in chunk_wave(
+                live,
+                max_actions=self._config.max_transaction_actions,
+                max_messages=self._config.max_group_messages,
+            )
+        ]
+
+    def _transaction(self, decisions: list[Decision[M]]) -> Transaction[M]:
+        now = self._now()
+        items: list[dict[str, Any]] = []
+        owners: list[tuple[int, int]] = []
+        for index, decision in enumerate(decisions):
+            delivery = decision.delivery
+            items.append(
+                self._store.completion_put(
+                    delivery.message,
+                    delivery.key,
+                    delivery.fingerprint,
+                    decision.uow.result,
+                    now=now,
+                )
+            )
+            owners.append((index, INBOX_ACTION))
+            for position, action in enumerate(decision.uow.actions):
+                items.append(action.transact_item())
+                owners.append((index, position))
+        return Transaction(decisions, PreparedTransaction(items), owners)
+
+    def _send_all(
+        self, transactions: list[Transaction[M]]
+    ) -> list[tuple[Transaction[M], CommitAttempt]]:
+        def one(transaction: Transaction[M]) -> CommitAttempt:
+            with self._telemetry.commit_span(len(transaction.decisions)):
+                return send(self._dynamodb, transaction.request)
+
+        if len(transactions) == 1 or self._config.max_parallel_commits == 1:
+            attempts = [one(transaction) for transaction in transactions]
+        else:
+            workers = min(self._config.max_parallel_commits, len(transactions))
+            with ThreadPoolExecutor(workers, thread_name_prefix="inbox-commit") as pool:
+                attempts = list(pool.map(one, transactions))
+        for transaction, attempt in zip(transactions, attempts, strict=True):
+            self._report.attempts.append(attempt)
+            self._telemetry.transaction_done(attempt, len(transaction.decisions))
+        return list(zip(transactions, attempts, strict=True))
+
+    def _apply(
+        self, transaction: Transaction[M], attempt: CommitAttempt
+    ) -> tuple[list[Transaction[M]], list[Decision[M]], bool]:
+        """Act on one attempt. Returns (transactions to resend as they are, decisions to
+        regroup, whether to back off first)."""
+        decisions = transaction.decisions
+        actions = [decision.uow.actions for decision in decisions]
+        verdicts = settle(attempt, actions, transaction.owners)
+        kinds = {verdict.kind for verdict in verdicts}
+        if kinds == {VerdictKind.TRANSIENT} and not attempt.reasons:
+            live = [decision for decision in decisions if self._count_attempt(decision, attempt)]
+            if len(live) == len(decisions):  # same request, same token: safe after a timeout
+                return [transaction], [], True
+            return [], live, True
+        if kinds == {VerdictKind.SPLIT}:  # find the culprit: every message alone
+            return [self._transaction([decision]) for decision in decisions], [], False
+        regroup: list[Decision[M]] = []
+        backoff = False
+        for decision, verdict in zip(decisions, verdicts, strict=True):
+            if verdict.kind is VerdictKind.TRANSIENT:
+                backoff = True
+                if self._count_attempt(decision, attempt):
+                    regroup.append(decision)
+            elif self._settle(decision, verdict):
+                regroup.append(decision)
+        return [], regroup, backoff
+
+    def _settle(self, decision: Decision[M], verdict: Verdict) -> bool:
+        """Record a final verdict; True when the decision goes back for another attempt."""
+        delivery = decision.delivery
+        kind = verdict.kind
+        if kind is VerdictKind.COMMITTED:
+            outcome = Outcome.BUSINESS_OUTCOME if decision.rounds else Outcome.COMMITTED
+            self._report.record(delivery, outcome, detail=verdict.detail)
+        elif kind is VerdictKind.UNAVAILABLE:
+            code = ErrorCode.DYNAMODB_UNAVAILABLE
+            self._report.record(delivery, Outcome.FAILED, code, verdict.detail)
+        elif kind is VerdictKind.REJECTED:
+            poison = PoisonMessage(verdict.detail, code=ErrorCode.WRITE_REJECTED)
+            self._dead_letters.dead_letter(delivery, poison)
+        elif kind is VerdictKind.INBOX_TAKEN:
+            self._inbox_taken(decision, verdict)
+        elif kind is VerdictKind.CONDITION_FAILED:
+            assert verdict.failures is not None
+            return self._redecide(decision, verdict)
+        else:  # BYSTANDER of another message's failure
+            return True
+        return False
+
+    def _inbox_taken(self, decision: Decision[M], verdict: Verdict) -> None:
+        stored = verdict.stored or {}
+        if stored.get("status") == Status.IN_PROGRESS.value:
+            detail = "another delivery holds a lease on this message"
+            self._report.record(decision.delivery, Outcome.FAILED, ErrorCode.IN_PROGRESS, detail)
+            return
+        self._triage.settle_against(decision.delivery, stored.get("fingerprint"))
+
+    def _redecide(self, decision: Decision[M], verdict: Verdict) -> bool:
+        assert verdict.failures is not None
+        try:
+            self._decider.redecide(decision, verdict.failures)
+        except PoisonMessage as poison:
+            self._dead_letters.dead_letter(decision.delivery, poison)
+            return False
+        except HandlerFailed as error:
+            self._report.record(decision.delivery, Outcome.FAILED, error.code, str(error))
+            return False
+        return True
+
+    def _count_attempt(self, decision: Decision[M], attempt: CommitAttempt) -> bool:
+        decision.attempts += 1
+        if decision.attempts < self._config.retry.max_attempts:
+            return True
+        code = ErrorCode.RETRIES_EXHAUSTED
+        self._report.record(decision.delivery, Outcome.FAILED, code, attempt.error)
+        return False
+
+    def _fail_deadline(self, transactions: list[Transaction[M]]) -> None:
+        for transaction in transactions:
+            for decision in transaction.decisions:
+                if not self._report.skip_if_blocked(decision.delivery):
+                    self._report.record(
+                        decision.delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL
+                    )

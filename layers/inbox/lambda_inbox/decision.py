@@ -1,0 +1,143 @@
+"""Decide: parse the payload and run the user's handlers into a unit of work.
+
+`Decider.decide` turns a `Delivery` into a `Decision` (the writes to commit with its inbox record);
+`Decider.redecide` asks `on_condition_failed` for the alternative writes of a business outcome.
+Both raise `PoisonMessage` for what can never succeed and `HandlerFailed` for a handler that
+raised (a bug or an outage: the source retries it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from .errors import ErrorCode, HandlerFailed, InvalidPayload, PoisonMessage, UnitOfWorkError
+from .identity import Delivery
+from .unit_of_work import ConditionFailures, UnitOfWork
+
+M = TypeVar("M")
+Parse = Callable[[Any], M]
+Decide = Callable[[M, UnitOfWork], object]
+OnConditionFailed = Callable[[M, ConditionFailures, UnitOfWork], object]
+
+#: How many times a handler may answer failed conditions with other writes for one message.
+MAX_DECISION_ROUNDS = 4
+#: Planning estimate of the inbox record's size in a transaction.
+INBOX_RECORD_BYTES = 1024
+
+
+@dataclass
+class Decision(Generic[M]):
+    """A delivery with the writes its handler decided; `items` names every item they touch."""
+
+    delivery: Delivery
+    payload: M
+    uow: UnitOfWork
+    inbox_item: str
+    rounds: int = 0
+    #: Commit attempts that failed transiently.
+    attempts: int = 0
+    items: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.items = self._touched()
+
+    def replace_writes(self, uow: UnitOfWork) -> None:
+        """Take the writes of another round of deciding (a business outcome)."""
+        self.uow = uow
+        self.rounds += 1
+        self.items = self._touched()
+
+    def _touched(self) -> frozenset[str]:
+        return frozenset([self.inbox_item, *(a.item_identity for a in self.uow.actions)])
+
+    @property
+    def action_count(self) -> int:
+        return 1 + len(self.uow.actions)
+
+    @property
+    def size(self) -> int:
+        return INBOX_RECORD_BYTES + sum(action.size for action in self.uow.actions)
+
+
+class Decider(Generic[M]):
+    def __init__(
+        self,
+        *,
+        parse: Parse[M],
+        decide: Decide[M],
+        on_condition_failed: OnConditionFailed[M] | None,
+        key_attributes: tuple[str, ...],
+        inbox_item: Callable[[str], str],
+    ) -> None:
+        self._parse = parse
+        self._decide = decide
+        self._on_condition_failed = on_condition_failed
+        self._key_attributes = key_attributes
+        self._inbox_item = inbox_item
+
+    def decide(self, delivery: Delivery) -> Decision[M]:
+        if delivery.poison is not None:
+            raise delivery.poison
+        payload = self._payload(delivery)
+        uow = self._run(lambda uow: self._decide(payload, uow))
+        return Decision(delivery, payload, uow, self._inbox_item(delivery.key))
+
+    def redecide(self, decision: Decision[M], failures: ConditionFailures) -> None:
+        """Replace the decision's writes with the business outcome's; poison if there is none."""
+        handler = self._on_condition_failed
+        if handler is None or decision.rounds + 1 >= MAX_DECISION_ROUNDS:
+            reason = "conditions failed: " + ", ".join(sorted(failures.labels))
+            if handler is None:
+                reason += " (no on_condition_failed handler)"
+            raise PoisonMessage(reason, code=ErrorCode.CONDITION_FAILED)
+        payload = decision.payload
+        decision.replace_writes(self._run(lambda uow: handler(payload, failures, uow)))
+
+    def _payload(self, delivery: Delivery) -> M:
+        raw = delivery.message.json  # UndecodableBody is poison
+        try:
+            return self._parse(raw)
+        # pydantic.ValidationError is a ValueError; plain callables (`Order(**raw)`) raise the rest.
+        except (ValueError, TypeError, LookupError, AttributeError, RecursionError) as error:
+            raise InvalidPayload(invalid_payload_reason(error)) from None
+
+    def _run(self, handler: Callable[[UnitOfWork], object]) -> UnitOfWork:
+        uow = UnitOfWork(self._key_attributes)
+        try:
+            handler(uow)
+        except PoisonMessage:
+            raise
+        except UnitOfWorkError as error:
+            raise PoisonMessage(str(error), code=ErrorCode.INVALID_WRITES) from None
+        except Exception as error:  # a bug or an outage in the handler: let the source retry
+            raise HandlerFailed(short_error(error)) from error
+        return uow
+
+
+def invalid_payload_reason(error: Exception) -> str:
+    """Which fields failed and why, without the values: this text reaches logs, the DLQ
+    attributes and the FAILED record, and payloads stay out of logs."""
+    errors = getattr(error, "errors", None)
+    if callable(errors):  # pydantic.ValidationError
+        try:
+            details = errors(include_url=False, include_input=False, include_context=False)
+        except TypeError:
+            details = None
+        if details:
+            fields = (
+                f"{'.'.join(str(part) for part in item['loc']) or '<root>'}: {item['msg']}"
+                for item in details[:10]
+            )
+            more = f" (+{len(details) - 10} more)" if len(details) > 10 else ""
+            return truncate("; ".join(fields) + more)
+    return short_error(error)
+
+
+def short_error(error: BaseException) -> str:
+    return truncate(f"{type(error).__name__}: {error}")
+
+
+def truncate(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,59 @@
+"""Event sources behind one small protocol: recognise an event, turn its records into messages,
+and build the partial batch response that source expects.
+
+`detect` picks the source of an event or raises `UnsupportedEvent` saying what was received. A
+new source (Kinesis, DynamoDB streams...) plugs in by implementing `EventSource`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from .errors import UnsupportedEvent
+from .messages import InboundMessage
+from .outcomes import MessageResult
+
+BatchResponse = dict[str, list[dict[str, Any]]]
+
+
+class EventSource(Protocol):
+    #: Short name for logs ("sqs", "kafka").
+    name: str
+
+    def matches(self, event: Mapping[str, Any]) -> bool:
+        """True when `event` comes from this source."""
+        ...
+
+    def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
+        """The event's records, in the order the source delivered them."""
+        ...
+
+    def response(self, results: Sequence[MessageResult]) -> BatchResponse:
+        """The partial batch response: the records the source must deliver again."""
+        ...
+
+
+def detect(event: object, sources: Sequence[EventSource]) -> EventSource:
+    if isinstance(event, Mapping):
+        for source in sources:
+            if source.matches(event):
+                return source
+    raise UnsupportedEvent(
+        f"expected an SQS event (Records[].eventSource == 'aws:sqs') or a Kafka event "
+        f"(eventSource 'aws:kafka' or 'SelfManagedKafka'); received {describe(event)}"
+    )
+
+
+def describe(event: object) -> str:
+    """A short, payload-free description of what was received."""
+    if isinstance(event, Mapping):
+        keys = ", ".join(sorted(str(key) for key in list(event)[:10]))
+        source = event.get("eventSource")
+        records = event.get("Records")
+        if isinstance(records, list) and records and isinstance(records[0], Mapping):
+            source = source or records[0].get("eventSource") or records[0].get("EventSource")
+        return f"an object with keys [{keys}]" + (f" from {source!r}" if source else "")
+    if event is None:
+        return "None"
+    return f"a {type(event).__name__}"
