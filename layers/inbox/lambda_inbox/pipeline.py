@@ -92,12 +92,12 @@ class Pipeline(Generic[M]):
             now=self._now,
         )
         triage = Triage(report, dead_letters)
-        decisions = [
-            decision
-            for delivery in deliveries
-            if triage.admit(delivery, known.get(delivery.key))
-            and (decision := self._decide(delivery, report, dead_letters, deadline))
-        ]
+        decisions: list[Decision[M]] = []
+        for delivery in deliveries:
+            if triage.admit(delivery, known.get(delivery.key)):
+                decision = self._decide(delivery, report, dead_letters, deadline)
+                if decision is not None:
+                    decisions.append(decision)
         committer = Committer(
             dynamodb=self._dynamodb,
             store=self._store,
