@@ -238,3 +238,16 @@ def test_mark_failed_overwrites_failed_and_expired_records(
     assert item["error_code"] == {"S": "new"}
     assert item["fingerprint"] == {"S": "fp-new"}
     assert "expires_at" not in item
+
+
+def test_open_records_are_bounded_by_since_and_until(aws: MotoAws, store: InboxStore) -> None:
+    for index in range(5):
+        store.mark_failed(message(b"x"), f"k{index}", "fp", error_code="c", error="e", now=index)
+    times = [f"1970-01-01T00:00:0{index}.000+00:00" for index in range(5)]
+
+    def keys(**bounds: str) -> list[str]:
+        return [record.message_key for record in open_records(aws.dynamodb, aws.inbox, **bounds)]
+
+    assert keys(since=times[3]) == ["k4", "k3"]
+    assert keys(until=times[1]) == ["k1", "k0"]
+    assert keys(since=times[1], until=times[2]) == ["k2", "k1"]

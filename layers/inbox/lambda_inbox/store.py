@@ -379,11 +379,18 @@ def _query_shard(
     condition = "#pk = :pk"
     names = {"#pk": OPEN_INDEX_PK}
     values: dict[str, Any] = {":pk": {"S": index_pk}}
+    if since is not None:
+        values[":since"] = {"S": since}
+    if until is not None:
+        values[":until"] = {"S": until}
+    if since is not None and until is not None:
+        condition += " AND #sk BETWEEN :since AND :until"
+    elif since is not None:
+        condition += " AND #sk >= :since"
+    elif until is not None:
+        condition += " AND #sk <= :until"
     if since is not None or until is not None:
         names["#sk"] = OPEN_INDEX_SK
-        values[":since"] = {"S": since or ""}
-        values[":until"] = {"S": until or "\uffff"}
-        condition += " AND #sk BETWEEN :since AND :until"
     request: dict[str, Any] = {
         "TableName": table,
         "IndexName": OPEN_RECORDS_INDEX,
