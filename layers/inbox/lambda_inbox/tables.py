@@ -1,7 +1,7 @@
 """The inbox table's shape, for local stacks and tests (production tables come from template.yaml).
 
-Partition key `pk` only; a sparse GSI `open-records` (`gsi_open_pk`, `gsi_open_sk`) that holds
-only FAILED / IN_PROGRESS records; TTL on `expires_at`.
+Partition key `pk` only; a sparse GSI `open-records` that holds only FAILED / IN_PROGRESS records;
+TTL on `expires_at`. Names come from `store`, which owns the record layout.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from .store import OPEN_RECORDS_INDEX
+from .store import OPEN_INDEX_PK, OPEN_INDEX_SK, OPEN_RECORDS_INDEX, PARTITION_KEY, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-
-TTL_ATTRIBUTE = "expires_at"
 
 
 def create_inbox_table(client: DynamoDBClient, name: str) -> None:
@@ -24,17 +22,17 @@ def create_inbox_table(client: DynamoDBClient, name: str) -> None:
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "gsi_open_pk", "AttributeType": "S"},
-            {"AttributeName": "gsi_open_sk", "AttributeType": "S"},
+            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": OPEN_INDEX_PK, "AttributeType": "S"},
+            {"AttributeName": OPEN_INDEX_SK, "AttributeType": "S"},
         ],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        KeySchema=[{"AttributeName": PARTITION_KEY, "KeyType": "HASH"}],
         GlobalSecondaryIndexes=[
             {
                 "IndexName": OPEN_RECORDS_INDEX,
                 "KeySchema": [
-                    {"AttributeName": "gsi_open_pk", "KeyType": "HASH"},
-                    {"AttributeName": "gsi_open_sk", "KeyType": "RANGE"},
+                    {"AttributeName": OPEN_INDEX_PK, "KeyType": "HASH"},
+                    {"AttributeName": OPEN_INDEX_SK, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "ALL"},
             }
