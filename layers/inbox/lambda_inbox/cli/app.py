@@ -166,8 +166,12 @@ def _since(value: str | None) -> float | None:
     "the key column of `lambda-inbox failed`."
 )
 def show(
-    consumer: Annotated[str, typer.Argument(help="Consumer name, e.g. order-events.")],
-    key: Annotated[str, typer.Argument(help="Message key, e.g. the event's event_id.")],
+    consumer: Annotated[
+        str, typer.Argument(metavar="CONSUMER", help="Consumer name, e.g. order-events.")
+    ],
+    key: Annotated[
+        str, typer.Argument(metavar="KEY", help="Message key, e.g. the event's event_id.")
+    ],
     table: TableOption = None,
     endpoint_url: EndpointOption = None,
     region: RegionOption = None,

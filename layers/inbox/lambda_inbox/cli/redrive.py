@@ -48,6 +48,17 @@ BATCH_BYTES = 256 * 1024
 STALE_RECEIVES = 3
 PREVIEW_CHARS = 80
 NATIVE_MAX_RATE = 500
+#: Errors of a whole SendMessageBatch that one entry can cause (each entry is then sent alone).
+_ENTRY_ERRORS = frozenset(
+    {
+        "InvalidParameterValue",
+        "InvalidMessageContents",
+        "BatchRequestTooLong",
+        "AWS.SimpleQueueService.BatchRequestTooLong",
+        "MessageTooLong",
+        "InvalidParameterCombination",
+    }
+)
 #: Error codes meaning "this endpoint cannot run a message move task here".
 _UNSUPPORTED_CODES = frozenset(
     {
@@ -426,25 +437,56 @@ class Mover:
             self._bucket.take(len(messages))
         entries = [self._entry(index, message) for index, message in enumerate(messages)]
         for batch in batches_by_size(entries):
+            sent, refused = self._send(batch)
+            for entry_id in sent:
+                message = messages[int(entry_id)]
+                self._unsent.pop(message["MessageId"], None)
+                self._undeleted[message["MessageId"]] = message
+                self.report.moved += 1
+            for entry_id, reason in refused:
+                message = messages[int(entry_id)]
+                self._unsent.pop(message["MessageId"], None)
+                self.report.note_error(f"send refused: {reason}")
+                self.report.failed += 1
+                self._hold([message])  # visible again when the pass ends; a rerun tries again
+        self._delete_sent()
+
+    def _send(self, batch: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, str]]]:
+        """Send a batch: ids of the entries sent, (id, reason) of those refused.
+
+        When SQS refuses the whole batch for one entry's sake (too large, invalid), each
+        entry is sent alone so that one bad message does not hold back the others.
+        """
+        try:
             response = self._sqs.send_message_batch(
                 QueueUrl=self.destination_url,
                 Entries=cast("list[SendMessageBatchRequestEntryTypeDef]", batch),
             )
-            for done in response.get("Successful", []):
-                message = messages[int(done["Id"])]
-                self._unsent.pop(message["MessageId"], None)
-                self._undeleted[message["MessageId"]] = message
-                self.report.moved += 1
-            refused = [messages[int(failed["Id"])] for failed in response.get("Failed", [])]
-            for failed in response.get("Failed", []):
-                self.report.note_error(
-                    f"send refused ({failed.get('Code', '?')}): {failed.get('Message', '')}".strip()
-                )
-            for message in refused:
-                self._unsent.pop(message["MessageId"], None)
-            self.report.failed += len(refused)
-            self._hold(refused)  # visible again when the pass ends: a rerun tries them again
-        self._delete_sent()
+        except ClientError as error:
+            if error_code(error) not in _ENTRY_ERRORS:
+                raise
+            return self._send_each(batch)
+        sent = [done["Id"] for done in response.get("Successful", [])]
+        refused = [
+            (failed["Id"], f"{failed.get('Code', '?')}: {failed.get('Message', '')}")
+            for failed in response.get("Failed", [])
+        ]
+        return sent, refused
+
+    def _send_each(self, batch: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, str]]]:
+        sent: list[str] = []
+        refused: list[tuple[str, str]] = []
+        for entry in batch:
+            request = {key: value for key, value in entry.items() if key != "Id"}
+            try:
+                self._sqs.send_message(QueueUrl=self.destination_url, **request)
+            except ClientError as error:
+                if error_code(error) not in _ENTRY_ERRORS:
+                    raise
+                refused.append((entry["Id"], f"{error_code(error)}: {error_message(error)}"))
+            else:
+                sent.append(entry["Id"])
+        return sent, refused
 
     def _delete_sent(self) -> None:
         sent = list(self._undeleted.values())
@@ -515,6 +557,10 @@ def start_move_task(
         request["MaxNumberOfMessagesPerSecond"] = rate
     try:
         return sqs.start_message_move_task(**request)["TaskHandle"]
+    except NotImplementedError as error:  # moto in-process
+        raise NativeMoveUnsupported(
+            "the endpoint does not implement StartMessageMoveTask"
+        ) from error
     except ClientError as error:
         if not is_unsupported(error):
             raise
