@@ -24,9 +24,8 @@ from tests.cli_support import Cli, start_process
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
     from mypy_boto3_sqs.type_defs import MessageTypeDef
-
-ALL = ["All"]
 
 
 def _sqs(endpoint: str) -> SQSClient:
@@ -39,10 +38,13 @@ class Queues:
     sqs: SQSClient
     names: list[str]
 
-    def create(self, name: str, **attributes: str) -> str:
-        unique = f"{name}-{uuid.uuid4().hex[:10]}"
-        if attributes.get("FifoQueue") == "true":
-            unique += ".fifo"
+    def create(self, name: str, *, fifo: bool = False, max_size: int | None = None) -> str:
+        unique = f"{name}-{uuid.uuid4().hex[:10]}" + (".fifo" if fifo else "")
+        attributes: dict[QueueAttributeNameType, str] = {}
+        if fifo:
+            attributes["FifoQueue"] = "true"
+        if max_size is not None:
+            attributes["MaximumMessageSize"] = str(max_size)
         self.names.append(unique)
         return self.sqs.create_queue(QueueName=unique, Attributes=attributes)["QueueUrl"]
 
@@ -71,8 +73,8 @@ class Queues:
             batch = self.sqs.receive_message(
                 QueueUrl=url,
                 MaxNumberOfMessages=10,
-                MessageAttributeNames=ALL,
-                AttributeNames=ALL,
+                MessageAttributeNames=["All"],
+                AttributeNames=["All"],
                 VisibilityTimeout=60,
                 WaitTimeSeconds=0,
             ).get("Messages", [])
@@ -139,12 +141,12 @@ def test_redrive_moves_bodies_and_attributes_unchanged(cli: Cli, queues: Queues)
         }
         body = f'{{"event_id": "evt-{n:03d}", "note": "ünïcødé ✓"}}'
         queues.send(dlq, body, attributes)
-        sent.append((body, _attributes({"MessageAttributes": attributes})))  # type: ignore[typeddict-item]
+        sent.append((body, _attributes({"MessageAttributes": attributes})))
     # A binary Kafka value, dead-lettered base64-encoded with inbox-body-encoding.
     encoded = base64.b64encode(binary_value).decode()
     attributes = {**_dead_letter(99), "inbox-body-encoding": _string("base64")}
     queues.send(dlq, encoded, attributes)
-    sent.append((encoded, _attributes({"MessageAttributes": attributes})))  # type: ignore[typeddict-item]
+    sent.append((encoded, _attributes({"MessageAttributes": attributes})))
 
     run = cli(
         "redrive", "--from", _name(dlq), "--to", target, "--endpoint-url", queues.endpoint, "--json"
@@ -285,8 +287,8 @@ def test_dry_run_moves_nothing_and_lists_what_would_move(cli: Cli, queues: Queue
 
 
 def test_fifo_group_and_deduplication_ids_are_kept(cli: Cli, queues: Queues) -> None:
-    dlq = queues.create("orders-dlq", FifoQueue="true")
-    target = queues.create("orders", FifoQueue="true")
+    dlq = queues.create("orders-dlq", fifo=True)
+    target = queues.create("orders", fifo=True)
     for n in range(8):
         group = f"customer-{n % 2}"
         queues.send(
@@ -313,7 +315,7 @@ def test_fifo_group_and_deduplication_ids_are_kept(cli: Cli, queues: Queues) -> 
 
 def test_a_message_the_destination_refuses_stays_in_the_source(cli: Cli, queues: Queues) -> None:
     dlq = queues.create("orders-dlq")
-    target = queues.create("orders", MaximumMessageSize="1024")
+    target = queues.create("orders", max_size=1024)
     for n in range(3):
         queues.send(dlq, f"small-{n}", _dead_letter(n))
     queues.send(dlq, "x" * 2000, _dead_letter(9))
