@@ -350,6 +350,9 @@ def oldest_document(summary: OpenSummary, now: float) -> dict[str, Any] | None:
 # ---- redrive ------------------------------------------------------------------------------------
 
 
+MODES = {"native": "SQS message move task", "client": "client-side mover"}
+
+
 def progress_label(report: MoveReport) -> str:
     if report.dry_run:
         return f"would move {len(report.would_move)} · skipped {report.skipped}"
@@ -381,7 +384,7 @@ def redrive_summary(report: MoveReport, source: str, destination: str) -> Text:
     style = "green" if report.ok else "bold red"
     text = Text(
         f"moved {report.moved}, skipped {report.skipped}, failed {report.failed}"
-        f" ({source} -> {destination}, {report.mode})",
+        f" ({source} -> {destination}, {MODES.get(report.mode, report.mode)})",
         style=style,
     )
     if report.status not in (None, "COMPLETED"):
