@@ -35,6 +35,14 @@ def test_the_layer_ships_the_library_and_its_dependencies(layer: Path) -> None:
     assert (layer / "lambda_inbox" / "py.typed").is_file()
 
 
+def test_the_layer_leaves_out_the_command_line(layer: Path) -> None:
+    """lambda_inbox/cli (Typer, Rich) is for operators' machines, not for Lambda."""
+    assert (REPO / "layers" / "inbox" / "lambda_inbox" / "cli" / "__init__.py").is_file()
+    assert not (layer / "lambda_inbox" / "cli").exists()
+    for package in ("typer", "rich"):
+        assert not (layer / package).exists(), package
+
+
 def test_every_module_of_the_layer_is_precompiled_for_python_3_13(layer: Path) -> None:
     sources = list(layer.rglob("*.py"))
     assert len(sources) > 100

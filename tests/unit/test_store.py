@@ -245,8 +245,9 @@ def test_open_records_are_bounded_by_since_and_until(aws: MotoAws, store: InboxS
         store.mark_failed(message(b"x"), f"k{index}", "fp", error_code="c", error="e", now=index)
     times = [f"1970-01-01T00:00:0{index}.000+00:00" for index in range(5)]
 
-    def keys(**bounds: str) -> list[str]:
-        return [record.message_key for record in open_records(aws.dynamodb, aws.inbox, **bounds)]
+    def keys(since: str | None = None, until: str | None = None) -> list[str]:
+        found = open_records(aws.dynamodb, aws.inbox, since=since, until=until)
+        return [record.message_key for record in found]
 
     assert keys(since=times[3]) == ["k4", "k3"]
     assert keys(until=times[1]) == ["k1", "k0"]
