@@ -198,14 +198,14 @@ def test_poison_storm_spreads_over_the_index_shards(
             requests = response.get("UnprocessedItems", {}).get(tables.inbox, [])
     per_shard = []
     for shard in range(OPEN_INDEX_SHARDS):
-        response = tables.client.query(
+        counted = tables.client.query(
             TableName=tables.inbox,
             IndexName=OPEN_RECORDS_INDEX,
             KeyConditionExpression="gsi_open_pk = :pk",
             ExpressionAttributeValues={":pk": {"S": open_index_pk(Status.FAILED, shard)}},
             Select="COUNT",
         )
-        per_shard.append(response["Count"])
+        per_shard.append(counted["Count"])
     assert sum(per_shard) == total
     mean = total / OPEN_INDEX_SHARDS
     assert min(per_shard) > 0.6 * mean and max(per_shard) < 1.4 * mean, per_shard
