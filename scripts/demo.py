@@ -547,6 +547,65 @@ def payment_story(demo: Demo) -> None:
     )
 
 
+def stuck_lease_story(demo: Demo) -> bool:
+    """customer-notifications (leased mode): a claim whose process died, swept by the reaper."""
+    from lambda_inbox.identity import KeyStrategy, identify
+    from lambda_inbox.lease import LeasePolicy, LeaseStore
+    from lambda_inbox.messages import InboundMessage
+    from lambda_inbox.reaper import Reaper, ReaperSettings
+
+    banner("customer-notifications (leased mode): a stuck lease, reaped and dead-lettered")
+    dlq = demo.sqs.create_queue(QueueName="notifications-dlq")["QueueUrl"]
+    body = json.dumps(
+        {
+            "event_id": "evt-ntf-0001",
+            "customer_id": "cust-001",
+            "order_id": "ord-1001",
+            "template": "order-shipped",
+        }
+    ).encode()
+    message = InboundMessage("m-1", "m-1", body, "arn:aws:sqs:demo:notifications", 0)
+    delivery = identify(message, KeyStrategy.from_body("event_id"))
+    leases = LeaseStore(
+        demo.dynamodb, table=INBOX_TABLE, consumer="customer-notifications", policy=LeasePolicy()
+    )
+    leases.claim(delivery, now=time.time() - 3600)
+    step(
+        "a delivery claimed evt-ntf-0001 an hour ago, then its process died",
+        "IN_PROGRESS record with a 60 s lease that expired long ago; the message never came back",
+    )
+    reaper = Reaper(
+        demo.dynamodb,
+        ReaperSettings(table=INBOX_TABLE, dead_letter_queues={"customer-notifications": dlq}),
+        sqs=demo.sqs,
+    )
+    preview = reaper.reap_once(dry_run=True)
+    print(f"    dry run: would reap {preview.reaped}, dead-letter {preview.dead_lettered}")
+    summary = reaper.reap_once()
+    print(
+        f"    reaper run: reaped={summary.reaped} dead_lettered={summary.dead_lettered} "
+        f"open={summary.open} oldest_open_age={summary.oldest_open_age_seconds:.0f} s"
+    )
+    again = reaper.reap_once()
+    print(
+        f"    second run: reaped={again.reaped} dead_lettered={again.dead_lettered} (nothing twice)"
+    )
+    sent = demo.sqs.receive_message(
+        QueueUrl=dlq, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+    ).get("Messages", [])
+    for item in sent:
+        attributes = item.get("MessageAttributes", {})
+        print(
+            f"    DLQ: key={value(attributes, 'inbox-message-key')} "
+            f"code={value(attributes, 'inbox-error-code')} body={clip(item['Body'], 60)}"
+        )
+    ok = (summary.reaped, summary.dead_lettered, again.dead_lettered, len(sent)) == (1, 1, 0, 1)
+    print(
+        "    stuck lease reaped and dead-lettered once" if ok else "    REAPER DID NOT DO ITS JOB"
+    )
+    return ok
+
+
 def final_state(demo: Demo) -> bool:
     banner("final state of the domain table, and the invariants")
     items = demo.domain_items()
@@ -623,7 +682,8 @@ def main() -> int:
         demo = setup(meter, dynamodb_endpoint, sqs_endpoint)
         order_story(demo)
         payment_story(demo)
-        ok = final_state(demo)
+        reaped = stuck_lease_story(demo)
+        ok = final_state(demo) and reaped
     print(f"demo finished in {time.monotonic() - STARTED:.1f} s; DynamoDB Local and moto stopped")
     return 0 if ok else 1
 

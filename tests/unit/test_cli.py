@@ -181,14 +181,44 @@ def test_redrive_to_the_queue_it_moves_from_is_refused(cli: Cli, aws: None) -> N
     assert "same queue" in run.err
 
 
-def test_reap_without_the_reaper_exits_1(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "lambda_inbox.reaper", None)
-    run = cli("reap", "--table", "inbox", "--dry-run")
-    assert run.code == 1
-    assert "the reaper is not available in this version" in run.err
-    run = cli("reap", "--table", "inbox", "--json")
-    assert run.code == 1
-    assert run.json()["error"] == "the reaper is not available in this version"
+def test_reap_sweeps_once_and_dry_run_changes_nothing(cli: Cli, aws: None) -> None:
+    from lambda_inbox.tables import create_inbox_table
+
+    dynamodb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
+    create_inbox_table(dynamodb, "inbox")
+    dlq = sqs.create_queue(QueueName="notification-dlq")["QueueUrl"]
+    stuck = InboxRecord(
+        "customer-notifications",
+        "evt-1",
+        Status.FAILED,
+        "fp",
+        payload_snapshot=b'{"a": 1}',
+        error_code="lease_expired",
+        last_error="lease expired",
+        open_since="2026-01-01T00:00:00.000+00:00",
+    )
+    dynamodb.put_item(TableName="inbox", Item=stuck.to_item())
+    dlq_option = ("--dlq", "customer-notifications=notification-dlq")
+
+    dry = cli("reap", "--table", "inbox", "--dry-run", "--json", *dlq_option)
+    assert dry.code == 0, dry.err
+    assert dry.json()["dead_lettered"] == 1 and dry.json()["dry_run"] is True
+    assert "Messages" not in sqs.receive_message(QueueUrl=dlq, WaitTimeSeconds=0)
+
+    done = cli("reap", "--table", "inbox", *dlq_option)
+    assert done.code == 0, done.err
+    assert "customer-notifications" in done.out
+    (sent,) = sqs.receive_message(QueueUrl=dlq, MessageAttributeNames=["All"])["Messages"]
+    assert sent["Body"] == '{"a": 1}'
+    assert sent["MessageAttributes"]["inbox-message-key"]["StringValue"] == "evt-1"
+    again = cli("reap", "--table", "inbox", "--json", *dlq_option)
+    assert again.json()["dead_lettered"] == 0  # exactly once across runs
+
+
+def test_reap_rejects_a_malformed_dlq_option(cli: Cli, aws: None) -> None:
+    run = cli("reap", "--table", "inbox", "--dlq", "no-equals-sign")
+    assert run.code == 2
+    assert "CONSUMER=QUEUE" in run.err
 
 
 def test_local_says_it_is_not_there_yet(cli: Cli) -> None:

@@ -15,6 +15,7 @@ from .errors import (
     UnsupportedEvent,
 )
 from .identity import KeyStrategy
+from .lease import LeaseContext, LeasePolicy
 from .messages import InboundMessage
 from .outcomes import MessageResult, Outcome
 from .unit_of_work import ConditionFailures, FailedCondition, UnitOfWork
@@ -29,6 +30,8 @@ __all__ = [
     "InboxConsumer",
     "InboxError",
     "KeyStrategy",
+    "LeaseContext",
+    "LeasePolicy",
     "MessageResult",
     "Outcome",
     "PoisonMessage",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from .commit import CommitAttempt, PreparedTransaction, send
 from .decision import Decider, Decision
 from .errors import ErrorCode, HandlerFailed, PoisonMessage
+from .lease import lease_lost
 from .outcomes import Outcome
 from .planner import chunk_wave
 from .settle import INBOX_ACTION, Verdict, VerdictKind, settle
@@ -126,6 +127,7 @@ class Committer(Generic[M]):
                     delivery.fingerprint,
                     decision.uow.result,
                     now=now,
+                    lease_owner=decision.lease_owner,
                 )
             )
             owners.append((index, INBOX_ACTION))
@@ -203,6 +205,8 @@ class Committer(Generic[M]):
 
     def _inbox_taken(self, decision: Decision[M], verdict: Verdict) -> None:
         stored = verdict.stored or {}
+        if decision.lease_owner is not None:  # leased mode: see lease.py
+            return lease_lost(decision.delivery, stored, self._report, self._telemetry)
         if stored.get("status") == Status.IN_PROGRESS.value:
             detail = "another delivery holds a lease on this message"
             self._report.record(decision.delivery, Outcome.FAILED, ErrorCode.IN_PROGRESS, detail)

@@ -13,7 +13,8 @@ batch response Lambda expects for that source.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
 import boto3
 from botocore.config import Config
@@ -25,6 +26,7 @@ from .decision import Decide, Decider, M, OnConditionFailed
 from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
 from .kafka import KafkaSource
+from .lease import LeasePolicy, Leases, LeaseStore, SideEffect, lease_seconds
 from .messages import InboundMessage
 from .observability import Telemetry
 from .outcomes import MessageResult
@@ -59,6 +61,12 @@ class InboxConsumer(Generic[M]):
     unit of work; `on_condition_failed`, when given, supplies the alternative writes of a
     business outcome (e.g. a rejection record) when a domain condition fails; `key` is the
     business key: a JMESPath expression on the body, a callable, or a `KeyStrategy`.
+
+    Leased mode (`mode="leased"`, implied by `side_effect`): for effects outside DynamoDB.
+    Each message is claimed with an `IN_PROGRESS` lease, `side_effect(payload, LeaseContext)`
+    runs (its `message_key` is the provider's idempotency key), and the writes of `decide`
+    commit only while the lease is still this delivery's. `lease` is a `LeasePolicy` (or its
+    duration). See lease.py.
     """
 
     def __init__(
@@ -76,6 +84,9 @@ class InboxConsumer(Generic[M]):
         logger: Logger | None = None,
         metrics: Metrics | None = None,
         tracer: Tracer | None = None,
+        mode: Literal["transactional", "leased"] | None = None,
+        side_effect: SideEffect[M] | None = None,
+        lease: LeasePolicy | timedelta | float | None = None,
     ) -> None:
         self.config = config or InboxConfig.from_env(name)
         if self.config.consumer != name:
@@ -106,7 +117,33 @@ class InboxConsumer(Generic[M]):
                 inbox_item=store.item_identity,
             ),
             telemetry=self.telemetry,
+            leases=self._leases(mode, side_effect, lease, store),
         )
+
+    def _leases(
+        self,
+        mode: str | None,
+        side_effect: SideEffect[M] | None,
+        lease: LeasePolicy | timedelta | float | None,
+        store: InboxStore,
+    ) -> Leases[M] | None:
+        mode = mode or ("leased" if side_effect is not None else "transactional")
+        if mode not in ("transactional", "leased"):
+            raise ConfigurationError(f"mode must be 'transactional' or 'leased', not {mode!r}")
+        if mode == "transactional":
+            if side_effect is not None or lease is not None:
+                raise ConfigurationError("side_effect and lease need mode='leased'")
+            return None
+        if side_effect is None:
+            raise ConfigurationError("mode='leased' needs a side_effect(payload, context)")
+        leases = LeaseStore(
+            self.dynamodb,
+            table=store.table,
+            consumer=store.consumer,
+            policy=lease_seconds(lease),
+            snapshot_bytes=self.config.failed_payload_snapshot_bytes,
+        )
+        return Leases(leases, side_effect, telemetry=self.telemetry)
 
     def handle(self, event: Mapping[str, Any], context: Any = None) -> dict[str, Any]:
         """Process an SQS or Kafka batch; returns `{"batchItemFailures": [...]}`.

@@ -38,6 +38,8 @@ class Decision(Generic[M]):
     rounds: int = 0
     #: Commit attempts that failed transiently.
     attempts: int = 0
+    #: Leased mode: the owner token of the lease this decision completes under.
+    lease_owner: str | None = None
     items: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:

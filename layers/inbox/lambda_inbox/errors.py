@@ -26,6 +26,9 @@ class ErrorCode(StrEnum):
     WRITE_REJECTED = "write_rejected"
     CONDITION_FAILED = "condition_failed"
     FINGERPRINT_MISMATCH = "fingerprint_mismatch"
+    # Leased mode (see lease.py and reaper.py).
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"
+    LEASE_EXPIRED = "lease_expired"
     # Failures: reported in batchItemFailures, redelivered by the event source.
     INBOX_UNAVAILABLE = "inbox_unavailable"
     DYNAMODB_UNAVAILABLE = "dynamodb_unavailable"
@@ -35,6 +38,8 @@ class ErrorCode(StrEnum):
     LEADER_FAILED = "leader_failed"
     IN_PROGRESS = "in_progress"
     DEAD_LETTER_FAILED = "dead_letter_failed"
+    LEASE_LOST = "lease_lost"
+    SIDE_EFFECT_FAILED = "side_effect_failed"
 
 
 class InboxError(Exception):

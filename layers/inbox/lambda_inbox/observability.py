@@ -4,8 +4,9 @@ Logs carry the message key and outcome, never payloads. Metrics (namespace from
 `POWERTOOLS_METRICS_NAMESPACE`, default `LambdaInbox`, dimension `consumer`): one count per
 outcome (`MessagesCommitted`, `MessagesDuplicate`, `MessagesBusinessOutcome`,
 `MessagesDeadLettered`, `MessagesFailed`, `MessagesSkipped`), `Transactions`,
-`TransactionsCancelled`, `TransactionsTransient` (throttled, 5xx or timed out), and
-`CommitLatency` in milliseconds.
+`TransactionsCancelled`, `TransactionsTransient` (throttled, 5xx or timed out),
+`CommitLatency` in milliseconds, and in leased mode `LeasesLost`, `LeasesBusy` and
+`SideEffectsFailed`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ OUTCOME_METRICS = {
     Outcome.DEAD_LETTERED: "MessagesDeadLettered",
     Outcome.FAILED: "MessagesFailed",
     Outcome.SKIPPED: "MessagesSkipped",
+}
+#: Leased mode: error codes that get a metric of their own.
+CODE_METRICS = {
+    "lease_lost": "LeasesLost",
+    "in_progress": "LeasesBusy",
+    "side_effect_failed": "SideEffectsFailed",
 }
 
 
@@ -120,6 +127,10 @@ class Telemetry:
         for outcome, name in OUTCOME_METRICS.items():
             if counts[outcome]:
                 self.metrics.add_metric(name, MetricUnit.Count, counts[outcome])
+        codes = Counter(result.error_code for result in results if result.error_code)
+        for code, name in CODE_METRICS.items():
+            if codes[code]:
+                self.metrics.add_metric(name, MetricUnit.Count, codes[code])
         total = sum(transactions.values())
         if total:
             self.metrics.add_metric("Transactions", MetricUnit.Count, total)

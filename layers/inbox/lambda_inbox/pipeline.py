@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .config import InboxConfig
     from .dead_letter import DeadLetterQueue
     from .deadline import Deadline
+    from .lease import Leases
     from .messages import InboundMessage
     from .observability import Telemetry
     from .store import InboxStore
@@ -52,6 +53,7 @@ class Pipeline(Generic[M]):
         decider: Decider[M],
         telemetry: Telemetry,
         now: Callable[[], float] = time.time,
+        leases: Leases[M] | None = None,
     ) -> None:
         self._config = config
         self._dynamodb = dynamodb
@@ -61,6 +63,8 @@ class Pipeline(Generic[M]):
         self._decider = decider
         self._telemetry = telemetry
         self._now = now
+        #: Leased mode (lease.py): claim and side effect between decide and commit.
+        self._leases = leases
 
     def process(
         self, messages: Sequence[InboundMessage], deadline: Deadline
@@ -98,6 +102,14 @@ class Pipeline(Generic[M]):
                 decision = self._decide(delivery, report, dead_letters, deadline)
                 if decision is not None:
                     decisions.append(decision)
+        if self._leases is not None:  # leased mode: see lease.py
+            decisions = self._leases.run(
+                decisions,
+                report=report,
+                triage=triage,
+                dead_letters=dead_letters,
+                deadline=deadline,
+            )
         committer = Committer(
             dynamodb=self._dynamodb,
             store=self._store,

@@ -247,10 +247,13 @@ class InboxStore:
         result: Mapping[str, Any],
         *,
         now: float,
+        lease_owner: str | None = None,
     ) -> dict[str, Any]:
         """The inbox `Put` of a transaction: succeeds only if no live, completed record exists.
 
         A FAILED record is claimable, so a message replayed after a fix is processed again.
+        Leased mode (`lease_owner` given): succeeds only while the record is still this owner's
+        IN_PROGRESS lease.
         """
         record = InboxRecord(
             consumer=self.consumer,
@@ -262,6 +265,20 @@ class InboxStore:
             expires_at=int(now + self._retention),
             result=json.dumps(result, sort_keys=True, default=str) if result else None,
         )
+        if lease_owner is not None:
+            return {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": record.to_item(),
+                    "ConditionExpression": "#status = :in_progress AND #owner = :owner",
+                    "ExpressionAttributeNames": {"#status": "status", "#owner": "owner"},
+                    "ExpressionAttributeValues": {
+                        ":in_progress": {"S": Status.IN_PROGRESS.value},
+                        ":owner": {"S": lease_owner},
+                    },
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            }
         return {
             "Put": {
                 "TableName": self.table,

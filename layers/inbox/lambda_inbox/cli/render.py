@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -23,6 +23,9 @@ from rich.text import Text
 from ..store import InboxRecord, Status, utc_iso
 from .records import OpenSummary, lease_expired
 from .redrive import MoveReport
+
+if TYPE_CHECKING:
+    from ..reaper import ReapSummary
 
 #: How much of `last_error` a table shows (`show` prints all of it).
 ERROR_CHARS = 100
@@ -390,3 +393,51 @@ def redrive_summary(report: MoveReport, source: str, destination: str) -> Text:
     if report.status not in (None, "COMPLETED"):
         text.append(f"; task {report.status}")
     return text
+
+
+def reap_table(summary: ReapSummary) -> Table:
+    """One reaper pass, per consumer and in total."""
+    verb = "would " if summary.dry_run else ""
+    table = Table(
+        title=f"reaper pass{' (dry run: nothing changed)' if summary.dry_run else ''}",
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    for column in (
+        "consumer",
+        "open",
+        "in progress",
+        "failed",
+        f"{verb}reap",
+        f"{verb}dead-letter",
+        "oldest open",
+    ):
+        table.add_column(column, justify="left" if column == "consumer" else "right")
+    for name, counts in sorted(summary.consumers.items()):
+        table.add_row(
+            name,
+            str(counts.open),
+            str(counts.in_progress),
+            str(counts.failed),
+            str(counts.reaped),
+            str(counts.dead_lettered),
+            span(counts.oldest_open_age_seconds) if counts.open else "-",
+        )
+    table.add_row(
+        "total",
+        str(summary.open),
+        "",
+        "",
+        str(summary.reaped),
+        str(summary.dead_lettered),
+        span(summary.oldest_open_age_seconds) if summary.open else "-",
+        style="bold",
+    )
+    if not summary.complete:
+        table.caption = "stopped before the end; run again to continue"
+    if summary.undeliverable:
+        table.caption = (
+            f"{summary.undeliverable} FAILED record(s) have no dead-letter queue: pass --dlq"
+        )
+    return table

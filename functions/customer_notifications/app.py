@@ -1,0 +1,102 @@
+"""customer-notifications: post each CustomerNotification to a webhook, exactly once in effect.
+
+Leased mode: the message is claimed with a lease, the webhook is called with the message key as
+its `Idempotency-Key` header, and the NOTIFICATION item commits with the inbox record only after
+a 2xx, on condition that the lease is still this delivery's. A 4xx other than 408/409/429 is
+poison (dead-lettered); 5xx, 408, 409, 429, timeouts and connection errors are transient (the
+lease stays until it expires; the message comes back by redelivery).
+"""
+
+import json
+import os
+import urllib.error
+import urllib.request
+from datetime import timedelta
+
+from pydantic import BaseModel, Field
+
+from lambda_inbox import InboxConsumer, LeaseContext, LeasePolicy, PoisonMessage, UnitOfWork
+
+DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
+WEBHOOK_URL = os.environ.get("NOTIFY_WEBHOOK_URL", "")
+LEASE_SECONDS = float(os.environ.get("NOTIFY_LEASE_SECONDS", "60"))
+MAX_ATTEMPTS = int(os.environ.get("NOTIFY_MAX_ATTEMPTS", "5"))
+#: Longest single webhook call, whatever the time left.
+MAX_CALL_SECONDS = 10.0
+#: 4xx answers that are worth retrying; every other 4xx is poison.
+RETRYABLE_CLIENT_ERRORS = frozenset({408, 409, 429})
+
+
+class CustomerNotification(BaseModel):
+    event_id: str = Field(min_length=1)
+    customer_id: str = Field(min_length=1)
+    order_id: str = Field(min_length=1)
+    template: str = Field(min_length=1)
+
+
+class WebhookUnavailable(Exception):
+    """A transient webhook failure: retried by redelivery under the same Idempotency-Key."""
+
+
+def post_webhook(notification: CustomerNotification, lease: LeaseContext) -> None:
+    if not WEBHOOK_URL:
+        raise WebhookUnavailable("NOTIFY_WEBHOOK_URL is not set")
+    timeout = min(MAX_CALL_SECONDS, lease.time_left())
+    if timeout <= 0.05:
+        raise WebhookUnavailable("no time left for the webhook call")
+    body = json.dumps(
+        {
+            "customer_id": notification.customer_id,
+            "order_id": notification.order_id,
+            "template": notification.template,
+        }
+    ).encode("utf-8")
+    request = urllib.request.Request(
+        WEBHOOK_URL,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", "Idempotency-Key": lease.message_key},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status = response.status
+    except urllib.error.HTTPError as error:
+        status = error.code
+    except (OSError, ValueError) as error:  # URLError, timeouts, resets
+        raise WebhookUnavailable(f"webhook call failed: {type(error).__name__}: {error}") from None
+    if 200 <= status < 300:
+        return
+    if 400 <= status < 500 and status not in RETRYABLE_CLIENT_ERRORS:
+        raise PoisonMessage(f"webhook refused the notification: HTTP {status}")
+    raise WebhookUnavailable(f"webhook answered HTTP {status}")
+
+
+def record_notification(notification: CustomerNotification, uow: UnitOfWork) -> None:
+    uow.put(
+        DOMAIN_TABLE,
+        {
+            "pk": f"CUSTOMER#{notification.customer_id}",
+            "sk": f"NOTIFICATION#{notification.event_id}",
+            "status": "SENT",
+            "order_id": notification.order_id,
+            "template": notification.template,
+        },
+        condition="attribute_not_exists(pk)",
+        label="notification",
+    )
+    uow.set_result(outcome="sent")
+
+
+consumer = InboxConsumer(
+    "customer-notifications",
+    model=CustomerNotification,
+    decide=record_notification,
+    key="event_id",
+    mode="leased",
+    side_effect=post_webhook,
+    lease=LeasePolicy(duration=timedelta(seconds=LEASE_SECONDS), max_attempts=MAX_ATTEMPTS),
+)
+
+
+def handler(event: dict[str, object], context: object) -> dict[str, object]:
+    return consumer.handle(event, context)
