@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .commit import CommitAttempt, PreparedTransaction, send
@@ -22,6 +22,7 @@ from .outcomes import Outcome
 from .planner import chunk_wave
 from .settle import INBOX_ACTION, Verdict, VerdictKind, settle
 from .store import Status
+from .unit_of_work import merge_commuting
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from .triage import Triage
 
 M = TypeVar("M")
+#: Verdicts that leave a decision without an outcome yet.
+_UNSETTLED = frozenset({VerdictKind.TRANSIENT, VerdictKind.SPLIT, VerdictKind.BYSTANDER})
 DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
 
 
@@ -46,6 +49,8 @@ class Transaction(Generic[M]):
     request: PreparedTransaction
     #: For each transact item: (index of its decision, index of its action or INBOX_ACTION).
     owners: list[tuple[int, int]]
+    #: Transact items that merge the commuting updates of several decisions: every owner.
+    shared: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 class Committer(Generic[M]):
@@ -117,6 +122,9 @@ class Committer(Generic[M]):
         now = self._now()
         items: list[dict[str, Any]] = []
         owners: list[tuple[int, int]] = []
+        # Commuting updates of one item and shape: one action of summed values, many owners.
+        merges: dict[tuple[str, str], int] = {}
+        shared: dict[int, list[tuple[int, int]]] = {}
         for index, decision in enumerate(decisions):
             delivery = decision.delivery
             items.append(
@@ -130,9 +138,16 @@ class Committer(Generic[M]):
             )
             owners.append((index, INBOX_ACTION))
             for position, action in enumerate(decision.uow.actions):
+                shape = action.merge_shape
+                if shape is not None:
+                    slot = merges.setdefault((action.item_identity, shape), len(items))
+                    if slot < len(items):
+                        items[slot] = merge_commuting(items[slot], action)
+                        shared.setdefault(slot, [owners[slot]]).append((index, position))
+                        continue
                 items.append(action.transact_item())
                 owners.append((index, position))
-        return Transaction(decisions, PreparedTransaction(items), owners)
+        return Transaction(decisions, PreparedTransaction(items), owners, shared)
 
     def _send_all(
         self, transactions: list[Transaction[M]]
@@ -159,7 +174,7 @@ class Committer(Generic[M]):
         regroup, whether to back off first)."""
         decisions = transaction.decisions
         actions = [decision.uow.actions for decision in decisions]
-        verdicts = settle(attempt, actions, transaction.owners)
+        verdicts = settle(attempt, actions, transaction.owners, transaction.shared)
         kinds = {verdict.kind for verdict in verdicts}
         if kinds == {VerdictKind.TRANSIENT} and not attempt.reasons:
             live = [decision for decision in decisions if self._count_attempt(decision, attempt)]
@@ -169,15 +184,20 @@ class Committer(Generic[M]):
         if kinds == {VerdictKind.SPLIT}:  # find the culprit: every message alone
             return [self._transaction([decision]) for decision in decisions], [], False
         regroup: list[Decision[M]] = []
+        alone: list[Transaction[M]] = []
         backoff = False
         for decision, verdict in zip(decisions, verdicts, strict=True):
-            if verdict.kind is VerdictKind.TRANSIENT:
+            if verdict.kind in _UNSETTLED and self._report.skip_if_blocked(decision.delivery):
+                continue  # an earlier record of its ordering scope failed in this very attempt
+            if verdict.kind is VerdictKind.SPLIT:  # owned a refused merged update
+                alone.append(self._transaction([decision]))
+            elif verdict.kind is VerdictKind.TRANSIENT:
                 backoff = True
                 if self._count_attempt(decision, attempt):
                     regroup.append(decision)
             elif self._settle(decision, verdict):
                 regroup.append(decision)
-        return [], regroup, backoff
+        return alone, regroup, backoff
 
     def _settle(self, decision: Decision[M], verdict: Verdict) -> bool:
         """Record a final verdict; True when the decision goes back for another attempt."""
