@@ -104,6 +104,9 @@ class Committer(Generic[M]):
         return None
 
     def _transactions(self, decisions: list[Decision[M]]) -> list[Transaction[M]]:
+        # A leader that just failed fails its followers, which blocks their scopes before a
+        # later record there (one sharing a merged update with the leader) is sent again.
+        self._triage.settle_followers()
         live = [
             decision
             for decision in decisions
