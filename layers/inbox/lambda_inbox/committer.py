@@ -1,7 +1,8 @@
 """Commit: decisions go to DynamoDB in waves of transactions, until each has an outcome.
 
-A wave holds decisions that touch no common item (see `planner`); it is cut into transactions
-of at most 100 actions / 4 MB / `max_group_messages` messages, which are sent in parallel. Each
+A wave holds decisions that touch no common item but through commuting updates (see `planner`);
+it is cut into transactions of at most 100 actions / 4 MB / `max_group_messages` messages, which
+are sent in parallel; the commuting updates of one item in a transaction become one action. Each
 attempt is classified (`settle`) and acted on: committed; the inbox taken (a duplicate); a
 business outcome decided again and retried; refused writes split and dead-lettered; transient
 failures retried with backoff within the deadline; what cannot finish is reported for

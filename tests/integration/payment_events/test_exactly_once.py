@@ -140,7 +140,10 @@ def test_hot_customer_payments_share_one_transaction_and_one_merged_update(
         if json.dumps(action.get("Update", {}).get("Key"), sort_keys=True) == hot_balance
     ]
     assert len(merged) == 1
-    assert merged[0]["ExpressionAttributeValues"] == {":amount": {"N": "46030"}, ":one": {"N": "20"}}
+    assert merged[0]["ExpressionAttributeValues"] == {
+        ":amount": {"N": "46030"},
+        ":one": {"N": "20"},
+    }
     assert log.counts()["BatchGetItem"] == 1
 
 
