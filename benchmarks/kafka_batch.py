@@ -5,9 +5,11 @@
 Starts its own DynamoDB Local (`.cache/dynamodb-local`, in memory, free port) and, per repetition,
 runs both scenarios on fresh tables, in alternating order so machine noise hits both alike:
 
-- hot:      10 customers, so each `BALANCE` item is updated 100 times in the batch; the planner
-            must put those updates in separate transactions (100 waves of 10 messages);
-- distinct: every record a different customer: one wave, group-committed 25 messages a transaction.
+- hot:      10 customers, so each `BALANCE` item is updated 100 times in the batch; those updates
+            commute (`ADD`, no condition), so one wave, and each transaction merges a customer's
+            updates into one action (~49 payments a transaction);
+- distinct: every record a different customer: one wave, group-committed 33 messages (99 actions)
+            a transaction.
 
 Each scenario is then redelivered as-is (every record a duplicate). Requests are counted per
 operation with a botocore `before-call.dynamodb` hook; HTTP sends (SDK retries included) with

@@ -1,7 +1,8 @@
 """Commit: decisions go to DynamoDB in waves of transactions, until each has an outcome.
 
-A wave holds decisions that touch no common item (see `planner`); it is cut into transactions
-of at most 100 actions / 4 MB / `max_group_messages` messages, which are sent in parallel. Each
+A wave holds decisions that touch no common item but through commuting updates (see `planner`);
+it is cut into transactions of at most 100 actions / 4 MB / `max_group_messages` messages, which
+are sent in parallel; the commuting updates of one item in a transaction become one action. Each
 attempt is classified (`settle`) and acted on: committed; the inbox taken (a duplicate); a
 business outcome decided again and retried; refused writes split and dead-lettered; transient
 failures retried with backoff within the deadline; what cannot finish is reported for
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .commit import CommitAttempt, PreparedTransaction, send
@@ -23,6 +24,7 @@ from .outcomes import Outcome
 from .planner import chunk_wave
 from .settle import INBOX_ACTION, Verdict, VerdictKind, settle
 from .store import Status
+from .unit_of_work import merge_commuting
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from .triage import Triage
 
 M = TypeVar("M")
+#: Verdicts that leave a decision without an outcome yet.
+_UNSETTLED = frozenset({VerdictKind.TRANSIENT, VerdictKind.SPLIT, VerdictKind.BYSTANDER})
 DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
 
 
@@ -47,6 +51,8 @@ class Transaction(Generic[M]):
     request: PreparedTransaction
     #: For each transact item: (index of its decision, index of its action or INBOX_ACTION).
     owners: list[tuple[int, int]]
+    #: Transact items that merge the commuting updates of several decisions: every owner.
+    shared: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 class Committer(Generic[M]):
@@ -100,6 +106,9 @@ class Committer(Generic[M]):
         return None
 
     def _transactions(self, decisions: list[Decision[M]]) -> list[Transaction[M]]:
+        # A leader that just failed fails its followers, which blocks their scopes before a
+        # later record there (one sharing a merged update with the leader) is sent again.
+        self._triage.settle_followers()
         live = [
             decision
             for decision in decisions
@@ -118,6 +127,9 @@ class Committer(Generic[M]):
         now = self._now()
         items: list[dict[str, Any]] = []
         owners: list[tuple[int, int]] = []
+        # Commuting updates of one item and shape: one action of summed values, many owners.
+        merges: dict[tuple[str, str], int] = {}
+        shared: dict[int, list[tuple[int, int]]] = {}
         for index, decision in enumerate(decisions):
             delivery = decision.delivery
             items.append(
@@ -132,9 +144,16 @@ class Committer(Generic[M]):
             )
             owners.append((index, INBOX_ACTION))
             for position, action in enumerate(decision.uow.actions):
+                shape = action.merge_shape
+                if shape is not None:
+                    slot = merges.setdefault((action.item_identity, shape), len(items))
+                    if slot < len(items):
+                        items[slot] = merge_commuting(items[slot], action)
+                        shared.setdefault(slot, [owners[slot]]).append((index, position))
+                        continue
                 items.append(action.transact_item())
                 owners.append((index, position))
-        return Transaction(decisions, PreparedTransaction(items), owners)
+        return Transaction(decisions, PreparedTransaction(items), owners, shared)
 
     def _send_all(
         self, transactions: list[Transaction[M]]
@@ -161,7 +180,7 @@ class Committer(Generic[M]):
         regroup, whether to back off first)."""
         decisions = transaction.decisions
         actions = [decision.uow.actions for decision in decisions]
-        verdicts = settle(attempt, actions, transaction.owners)
+        verdicts = settle(attempt, actions, transaction.owners, transaction.shared)
         kinds = {verdict.kind for verdict in verdicts}
         if kinds == {VerdictKind.TRANSIENT} and not attempt.reasons:
             live = [decision for decision in decisions if self._count_attempt(decision, attempt)]
@@ -171,15 +190,20 @@ class Committer(Generic[M]):
         if kinds == {VerdictKind.SPLIT}:  # find the culprit: every message alone
             return [self._transaction([decision]) for decision in decisions], [], False
         regroup: list[Decision[M]] = []
+        alone: list[Transaction[M]] = []
         backoff = False
         for decision, verdict in zip(decisions, verdicts, strict=True):
-            if verdict.kind is VerdictKind.TRANSIENT:
+            if verdict.kind in _UNSETTLED and self._report.skip_if_blocked(decision.delivery):
+                continue  # an earlier record of its ordering scope failed in this very attempt
+            if verdict.kind is VerdictKind.SPLIT:  # owned a refused merged update
+                alone.append(self._transaction([decision]))
+            elif verdict.kind is VerdictKind.TRANSIENT:
                 backoff = True
                 if self._count_attempt(decision, attempt):
                     regroup.append(decision)
             elif self._settle(decision, verdict):
                 regroup.append(decision)
-        return [], regroup, backoff
+        return alone, regroup, backoff
 
     def _settle(self, decision: Decision[M], verdict: Verdict) -> bool:
         """Record a final verdict; True when the decision goes back for another attempt."""

@@ -68,8 +68,10 @@ class InboxConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: Most actions one group-commit transaction may hold (DynamoDB allows 100).
     max_transaction_actions: int = MAX_TRANSACTION_ACTIONS
-    #: Most messages one group-commit transaction may hold; 1 disables group commit.
-    max_group_messages: int = 25
+    #: Most messages one group-commit transaction may hold; 1 disables group commit. The default
+    #: leaves the limit to `max_transaction_actions`: a message takes at least its inbox record's
+    #: action, and merged commuting updates let many messages of a hot item share a transaction.
+    max_group_messages: int = MAX_TRANSACTION_ACTIONS
     #: Transactions of one wave that may run at the same time.
     max_parallel_commits: int = 4
     #: SQS FIFO: "stop" reports every record after the first failure (the AWS rule);

@@ -29,7 +29,11 @@ INBOX_RECORD_BYTES = 1024
 
 @dataclass
 class Decision(Generic[M]):
-    """A delivery with the writes its handler decided; `items` names every item they touch."""
+    """A delivery with the writes its handler decided; `items` names every item they touch.
+
+    `commuting_items` maps the items touched only by a commuting update to that update's merge
+    shape: such an item may be shared with other decisions' updates of the same shape.
+    """
 
     delivery: Delivery
     payload: M
@@ -41,18 +45,28 @@ class Decision(Generic[M]):
     #: Leased mode: the owner token of the lease this decision completes under.
     lease_owner: str | None = None
     items: frozenset[str] = field(init=False)
+    commuting_items: dict[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.items = self._touched()
+        self.commuting_items = self._commuting()
 
     def replace_writes(self, uow: UnitOfWork) -> None:
         """Take the writes of another round of deciding (a business outcome)."""
         self.uow = uow
         self.rounds += 1
         self.items = self._touched()
+        self.commuting_items = self._commuting()
 
     def _touched(self) -> frozenset[str]:
         return frozenset([self.inbox_item, *(a.item_identity for a in self.uow.actions)])
+
+    def _commuting(self) -> dict[str, str]:
+        return {
+            action.item_identity: action.merge_shape
+            for action in self.uow.actions
+            if action.merge_shape is not None
+        }
 
     @property
     def action_count(self) -> int:

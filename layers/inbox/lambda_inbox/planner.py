@@ -1,15 +1,21 @@
 """Group commit planning: which messages share a transaction, and in what order.
 
-Messages that touch a common item (a hot `BALANCE`, the same inbox key) can never share a
+Messages that touch a common item (the same inbox key, an item they put) can never share a
 transaction and must keep their delivery order, so each goes to the wave after the last wave
-that touched any of its items. Everything else is free to commit together: a wave is cut into
-transactions of at most 100 actions, 4 MB and `max_group_messages` messages, and the
-transactions of one wave run concurrently. Serialisation happens only where items collide.
+that touched any of its items. The exception is an item touched only by *commuting* updates
+(`ADD` of numbers, no condition: a hot `BALANCE`): their order cannot matter, so messages whose
+updates of that item have the same shape may share a wave, and one transaction, where their
+updates are merged into one action. A commuting update still waits for every earlier
+non-commuting touch of its item, and a non-commuting touch waits for every earlier touch.
+Everything else is free to commit together: a wave is cut into transactions of at most 100
+actions, 4 MB and `max_group_messages` messages, and the transactions of one wave run
+concurrently. Serialisation happens only where items collide.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from .config import MAX_TRANSACTION_BYTES
@@ -29,17 +35,49 @@ class Plannable(Protocol):
 P = TypeVar("P", bound=Plannable)
 
 
+def commuting_items(work: Plannable) -> Mapping[str, str]:
+    """The items `work` touches only through a commuting update, with that update's merge
+    shape (`Decision.commuting_items`); none for a work that does not say."""
+    found: Mapping[str, str] | None = getattr(work, "commuting_items", None)
+    return found or {}
+
+
+@dataclass
+class _ItemState:
+    #: Merge shape of the latest run of touches (None: a non-commuting touch).
+    shape: str | None
+    #: Earliest wave another commuting touch of the same shape may join.
+    floor: int
+    #: Latest wave that touched the item.
+    last: int
+
+
 def plan_waves(pending: Sequence[P]) -> list[list[P]]:
-    """Waves in which no two messages touch the same item; order kept per item."""
-    last_wave: dict[str, int] = {}
+    """Waves in which two messages share an item only through commuting updates of the same
+    shape; delivery order kept per item for everything else."""
+    state: dict[str, _ItemState] = {}
     waves: list[list[P]] = []
     for work in pending:
-        wave = 1 + max((last_wave[item] for item in work.items if item in last_wave), default=-1)
-        if wave == len(waves):
+        commuting = commuting_items(work)
+        wave = 0
+        for item in work.items:
+            known = state.get(item)
+            if known is None:
+                continue
+            shape = commuting.get(item)
+            joins = shape is not None and shape == known.shape
+            wave = max(wave, known.floor if joins else known.last + 1)
+        while len(waves) <= wave:
             waves.append([])
         waves[wave].append(work)
         for item in work.items:
-            last_wave[item] = wave
+            shape = commuting.get(item)
+            known = state.get(item)
+            if known is not None and shape is not None and shape == known.shape:
+                known.last = max(known.last, wave)
+            else:
+                floor = known.last + 1 if known is not None else 0
+                state[item] = _ItemState(shape, floor, wave)
     return waves
 
 
@@ -54,20 +92,36 @@ def chunk_wave(
 
     A work that shares an item with the current transaction (possible once a handler answered a
     failed condition with other writes) starts a new one: one action per item per transaction.
+    Commuting updates of the same shape on one item are the exception: they become one merged
+    action, so only the first of them counts against `max_actions`.
     """
     chunks: list[list[P]] = []
     current: list[P] = []
-    touched: set[str] = set()
+    exclusive: set[str] = set()
+    shared: dict[str, str] = {}
     actions = size = 0
     for work in wave:
-        too_big = actions + work.action_count > max_actions or size + work.size > max_bytes
-        full = too_big or len(current) >= max_messages or not touched.isdisjoint(work.items)
-        if current and full:
+        commuting = commuting_items(work)
+        own = work.items - commuting.keys()
+        merged = sum(1 for item, shape in commuting.items() if shared.get(item) == shape)
+        clash = (
+            not own.isdisjoint(exclusive)
+            or not own.isdisjoint(shared)
+            or any(
+                item in exclusive or shared.get(item, shape) != shape
+                for item, shape in commuting.items()
+            )
+        )
+        cost = work.action_count - merged
+        too_big = actions + cost > max_actions or size + work.size > max_bytes
+        if current and (too_big or clash or len(current) >= max_messages):
             chunks.append(current)
-            current, touched, actions, size = [], set(), 0, 0
+            current, exclusive, shared, actions, size = [], set(), {}, 0, 0
+            cost = work.action_count
         current.append(work)
-        touched.update(work.items)
-        actions += work.action_count
+        exclusive.update(own)
+        shared.update(commuting)
+        actions += cost
         size += work.size
     if current:
         chunks.append(current)

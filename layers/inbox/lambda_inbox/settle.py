@@ -56,9 +56,13 @@ def settle(
     attempt: CommitAttempt,
     actions: Sequence[Sequence[WriteAction]],
     owners: Sequence[tuple[int, int]],
+    shared: Mapping[int, Sequence[tuple[int, int]]] | None = None,
 ) -> list[Verdict]:
     """One verdict per message. `actions[i]` are message i's domain writes; `owners[j]` says
-    which message (and which of its actions, or INBOX_ACTION) transact item j belongs to."""
+    which message (and which of its actions, or INBOX_ACTION) transact item j belongs to, and
+    `shared[j]`, when present, every owner of transact item j, a merge of commuting updates:
+    its reason is every owner's reason."""
+    shared = shared or {}
     count = len(actions)
     status = attempt.status
     if status is CommitStatus.COMMITTED:
@@ -71,18 +75,26 @@ def settle(
     if status is CommitStatus.TRANSIENT:
         return [Verdict(VerdictKind.TRANSIENT, attempt.error)] * count
     per_message: list[list[tuple[int, CancellationReason]]] = [[] for _ in range(count)]
-    for (index, position), reason in zip(owners, attempt.reasons, strict=False):
-        per_message[index].append((position, reason))
+    #: Messages that own a merged action DynamoDB refused: only alone can they be told apart.
+    merged_refused: set[int] = set()
+    for slot, (owner, reason) in enumerate(zip(owners, attempt.reasons, strict=False)):
+        for index, position in shared.get(slot) or (owner,):
+            per_message[index].append((position, reason))
+            if slot in shared and reason.code in REJECTED_REASONS:
+                merged_refused.add(index)
     if all(reason.code == "None" for reasons in per_message for _, reason in reasons):
         return [Verdict(VerdictKind.TRANSIENT, attempt.error)] * count  # no usable reasons
     return [
-        _message_verdict(reasons, message_actions, attempt.error)
-        for reasons, message_actions in zip(per_message, actions, strict=True)
+        _message_verdict(reasons, message_actions, attempt.error, index in merged_refused)
+        for index, (reasons, message_actions) in enumerate(zip(per_message, actions, strict=True))
     ]
 
 
 def _message_verdict(
-    reasons: list[tuple[int, CancellationReason]], actions: Sequence[WriteAction], error: str
+    reasons: list[tuple[int, CancellationReason]],
+    actions: Sequence[WriteAction],
+    error: str,
+    merged_refused: bool = False,
 ) -> Verdict:
     codes = {reason.code for _, reason in reasons}
     inbox = next((reason for position, reason in reasons if position == INBOX_ACTION), None)
@@ -90,6 +102,9 @@ def _message_verdict(
         stored = deserialize_item(inbox.item) if inbox.item else {}
         return Verdict(VerdictKind.INBOX_TAKEN, stored=stored)
     if codes & REJECTED_REASONS:
+        if merged_refused:  # a sum may be refused where each update alone is not
+            detail = "a merged update was refused; retried alone"
+            return Verdict(VerdictKind.SPLIT, detail)
         detail = "; ".join(reason.message for _, reason in reasons if reason.code != "None")
         return Verdict(VerdictKind.REJECTED, detail)
     if CONDITION_FAILED in codes:

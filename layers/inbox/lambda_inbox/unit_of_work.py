@@ -4,6 +4,11 @@ Handlers never call DynamoDB themselves: they describe `put` / `update` / `delet
 `condition_check` actions here, and the inbox commits them atomically with the inbox record.
 Everything DynamoDB would reject is checked on the spot, with an error that names the action:
 placeholders, value types, one action per item, 100 actions, 400 KB per item, 4 MB per call.
+
+An update *commutes* when its order against other such updates of the item cannot matter: an
+`UpdateExpression` of `ADD` clauses only, every value a number, no condition (see
+`commuting_shape`). Group commit may merge the commuting updates of several messages on one
+item into a single action of summed values (docs/concepts.md, "Commuting updates").
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from functools import cached_property
 from typing import Any, Literal
 
@@ -29,6 +34,12 @@ MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1
 MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024
 
 _NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
+#: `ADD path :value[, path :value ...]` and nothing else (paths may be nested: `a.b`, `#n[0]`).
+_ADD_ONLY = re.compile(
+    r"\s*ADD\s+[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+"
+    r"(\s*,\s*[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+)*\s*",
+    re.IGNORECASE,
+)
 _VALUE_PLACEHOLDER = re.compile(r":[A-Za-z0-9_]+")
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -77,6 +88,17 @@ class WriteAction:
     request: Mapping[str, Any]
     label: str
     size: int
+    #: Commutes with other updates of the same item and shape (see `commuting_shape`).
+    commutes: bool = False
+
+    @cached_property
+    def merge_shape(self) -> str | None:
+        """What commuting updates must share to merge into one action: the update expression and
+        its names (values are summed per placeholder). None for an action that never merges."""
+        if not self.commutes:
+            return None
+        names = self.request.get("ExpressionAttributeNames") or {}
+        return json.dumps([self.request["UpdateExpression"], names], sort_keys=True)
 
     @cached_property
     def item_identity(self) -> str:
@@ -183,12 +205,31 @@ class UnitOfWork:
         names: Mapping[str, str] | None = None,
         values: Mapping[str, Any] | None = None,
         label: str | None = None,
+        commutes: bool | None = None,
     ) -> None:
-        """Update (or create) an item with an `UpdateExpression` such as `ADD #n :one`."""
+        """Update (or create) an item with an `UpdateExpression` such as `ADD #n :one`.
+
+        `commutes`: None infers it (`ADD` of numbers only, no condition); True requires it (an
+        error if the update does not commute); False keeps this update out of any merge.
+        """
+        where = f"update on {table}"
         if not expression or not expression.strip():
-            raise UnitOfWorkError(f"update on {table}: the update expression is empty")
+            raise UnitOfWorkError(f"{where}: the update expression is empty")
+        why_not = None if commutes is False else commuting_shape(expression, condition, values)
+        if commutes and why_not is not None:
+            raise UnitOfWorkError(f"{where}: commutes=True, but {why_not}")
         request: dict[str, Any] = {"TableName": table, "UpdateExpression": expression}
-        self._add_keyed("Update", table, key, request, condition, names, values, label)
+        self._add_keyed(
+            "Update",
+            table,
+            key,
+            request,
+            condition,
+            names,
+            values,
+            label,
+            commutes=commutes is not False and why_not is None,
+        )
 
     def delete(
         self,
@@ -229,6 +270,8 @@ class UnitOfWork:
         names: Mapping[str, str] | None,
         values: Mapping[str, Any] | None,
         label: str | None,
+        *,
+        commutes: bool = False,
     ) -> None:
         where = f"{kind.lower()} on {table}"
         if not key:
@@ -251,6 +294,7 @@ class UnitOfWork:
             values,
             label,
             item_size(serialized_key),
+            commutes=commutes,
         )
 
     def _add(
@@ -264,6 +308,8 @@ class UnitOfWork:
         values: Mapping[str, Any] | None,
         label: str | None,
         size: int,
+        *,
+        commutes: bool = False,
     ) -> None:
         where = f"{kind.lower()} on {table}"
         if not table:
@@ -298,6 +344,7 @@ class UnitOfWork:
             request=request,
             label=label or f"{kind.lower()}:{table}:{json.dumps(key, sort_keys=True, default=str)}",
             size=size,
+            commutes=commutes,
         )
         if action.item_identity in self._items:
             raise UnitOfWorkError(
@@ -307,6 +354,42 @@ class UnitOfWork:
         self._items.add(action.item_identity)
         self._actions.append(action)
         self._bytes += size
+
+
+def commuting_shape(
+    expression: str, condition: str | None, values: Mapping[str, Any] | None
+) -> str | None:
+    """None when an update commutes with every other update of the same expression on its item;
+    otherwise why not. It commutes when the expression is `ADD` clauses only (no SET, REMOVE or
+    DELETE), every value is a number (int or Decimal), and there is no condition: its effect is
+    to add constants, whatever the item holds and whatever other such updates ran before."""
+    if condition is not None:
+        return "it has a condition"
+    if not _ADD_ONLY.fullmatch(expression):
+        return "its expression is not `ADD path :value, ...` only"
+    if not values or any(
+        not isinstance(value, (int, Decimal)) or isinstance(value, bool)
+        for value in values.values()
+    ):
+        return "not every value it adds is a number"
+    return None
+
+
+def merge_commuting(transact_item: Mapping[str, Any], action: WriteAction) -> dict[str, Any]:
+    """`transact_item` (an `Update` of the same item and merge shape as `action`) with
+    `action`'s values added to its own, placeholder by placeholder: applying the merged update
+    once has the effect of applying each of them, in any order. The sums are exact."""
+    if action.merge_shape is None:
+        raise UnitOfWorkError(f"{action.label}: this update does not commute")
+    request = dict(transact_item["Update"])
+    values = dict(request["ExpressionAttributeValues"])
+    with localcontext() as context:
+        context.prec = 1000  # DynamoDB numbers have 38 digits within 10^-130..10^126: exact
+        for placeholder, value in action.request["ExpressionAttributeValues"].items():
+            total = Decimal(values[placeholder]["N"]) + Decimal(value["N"])
+            values[placeholder] = {"N": str(total)}
+    request["ExpressionAttributeValues"] = values
+    return {"Update": request}
 
 
 def _key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> dict[str, Any]:

@@ -100,7 +100,9 @@ def test_producer_retries_at_new_offsets_are_duplicates(stack: PaymentsStack) ->
     assert len(stack.payment_items()) == 16
 
 
-def test_hot_customer_payments_commit_in_separate_transactions(stack: PaymentsStack) -> None:
+def test_hot_customer_payments_share_one_transaction_and_one_merged_update(
+    stack: PaymentsStack,
+) -> None:
     module = stack.load()
     log = RequestLog().attach(module.consumer.dynamodb)
     event = load_event("msk-payment-hot-customer.json")
@@ -116,7 +118,8 @@ def test_hot_customer_payments_commit_in_separate_transactions(stack: PaymentsSt
     for n in range(10):
         assert stack.balance(f"cust-cold-{n}") == (111, 1)
     assert_no_item_twice_per_transaction(log)
-    # 20 updates of one BALANCE item need 20 transactions; the cold customers ride along.
+    # The 20 updates of one BALANCE item commute: one transaction, one merged action for them;
+    # the cold customers ride along.
     hot_balance = json.dumps(
         {"pk": {"S": "CUSTOMER#cust-042"}, "sk": {"S": "BALANCE"}}, sort_keys=True
     )
@@ -129,8 +132,18 @@ def test_hot_customer_payments_commit_in_separate_transactions(stack: PaymentsSt
             for a in t["TransactItems"]
         )
     ]
-    assert len(with_hot) == 20
-    assert len(transactions) == 20
+    assert len(with_hot) == 1
+    assert len(transactions) == 1
+    merged = [
+        action["Update"]
+        for action in with_hot[0]["TransactItems"]
+        if json.dumps(action.get("Update", {}).get("Key"), sort_keys=True) == hot_balance
+    ]
+    assert len(merged) == 1
+    assert merged[0]["ExpressionAttributeValues"] == {
+        ":amount": {"N": "46030"},
+        ":one": {"N": "20"},
+    }
     assert log.counts()["BatchGetItem"] == 1
 
 
@@ -200,7 +213,7 @@ def crash_on_first_transaction(module: ModuleType, event_name: str) -> list[int]
 
 
 def crash_batch() -> dict[str, Any]:
-    # Hot customer on two partitions plus cold ones: several transactions, several waves.
+    # Hot customer plus cold ones: their BALANCE updates commute, so one wave, one transaction.
     return kafka_event(
         [record(0, o, payment(o, "hot", 100 + o)) for o in range(6)]
         + [record(1, o, payment(100 + o, f"cold-{o}", 7)) for o in range(6)]
@@ -221,8 +234,8 @@ def test_crash_before_the_commit_then_redelivery_applies_once(stack: PaymentsSta
     event = crash_batch()
     with pytest.raises(Crash):
         module.handler(event, None)
-    # The first wave (hot offset 0 and the six cold payments) is one transaction, which never
-    # reached DynamoDB: nothing is written.
+    # The batch is one transaction (the hot payments merged), which never reached DynamoDB:
+    # nothing is written.
     assert stack.inbox_statuses() == {}
     assert stack.balance("hot") == (0, 0)
 
@@ -237,10 +250,12 @@ def test_crash_after_the_commit_then_redelivery_applies_once(stack: PaymentsStac
     event = crash_batch()
     with pytest.raises(Crash):
         module.handler(event, None)
-    # DynamoDB committed the first transaction before the process died.
+    # DynamoDB committed the batch's one transaction before the process died.
     committed = [key for key, status in stack.inbox_statuses().items() if status == "COMPLETED"]
-    assert sorted(committed) == sorted(["evt-0", *(f"evt-{100 + o}" for o in range(6))])
-    assert stack.balance("hot") == (100, 1)
+    assert sorted(committed) == sorted(
+        [*(f"evt-{o}" for o in range(6)), *(f"evt-{100 + o}" for o in range(6))]
+    )
+    assert stack.balance("hot") == (sum(100 + o for o in range(6)), 6)
 
     redelivered = stack.load()
     results = redelivered.consumer.process(parse_kafka_event(event))
