@@ -562,3 +562,27 @@ def test_a_batch_refused_for_one_entry_is_sent_one_by_one(stubbed: tuple[Any, St
     report = Mover(client, SOURCE_URL, DESTINATION_URL).run()
     assert (report.moved, report.failed) == (1, 1)
     assert "Message too long" in report.errors[0]
+
+
+def test_a_stop_during_a_receive_settles_what_the_receive_hid(aws: None) -> None:
+    import threading
+
+    sqs = boto3.client("sqs")
+    source = sqs.create_queue(QueueName="stop-dlq")["QueueUrl"]
+    target = sqs.create_queue(QueueName="stop-target")["QueueUrl"]
+    for n in range(5):
+        sqs.send_message(QueueUrl=source, MessageBody=f"m{n}")
+    stop = threading.Event()
+    receive = sqs.receive_message
+
+    def receive_then_signal(**kwargs: Any) -> Any:
+        answer = receive(**kwargs)
+        stop.set()  # the signal arrives while the receive is in flight
+        return answer
+
+    sqs.receive_message = receive_then_signal  # type: ignore[method-assign]
+    report = Mover(sqs, source, target, visibility_timeout=300, stop=stop).run()
+    assert report.interrupted and report.moved == 0
+    depth = sqs.get_queue_attributes(QueueUrl=source, AttributeNames=["All"])["Attributes"]
+    assert depth["ApproximateNumberOfMessages"] == "5"  # visible again, not hidden for 300 s
+    assert depth["ApproximateNumberOfMessagesNotVisible"] == "0"

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from types import FrameType
@@ -415,7 +416,7 @@ def redrive(
             or (rate is not None and (native_rate is None or native_rate > NATIVE_MAX_RATE))
         )
         report: MoveReport | None = None
-        with _interrupt_on_sigterm():
+        with _interrupt_on_sigterm() as stop:
             if use_native:
                 try:
                     report = _native(out, aws, from_queue, to_queue, native_rate)
@@ -425,6 +426,7 @@ def redrive(
                         "messages with this command instead"
                     )
             if report is None:
+                stop.graceful = True
                 report = _client_side(
                     out,
                     aws,
@@ -440,6 +442,7 @@ def redrive(
                         dry_run=dry_run,
                         visibility_timeout=visibility_timeout,
                         wait_seconds=wait,
+                        stop=stop,
                     ),
                 )
         _report_redrive(out, report, from_queue, to_queue)
@@ -447,22 +450,36 @@ def redrive(
             raise typer.Exit(1)
 
 
+class _Stop(threading.Event):
+    """Set by the first SIGINT or SIGTERM while `graceful`: the client-side mover stops at its
+    next safe point, between SQS calls, so it settles every message it received. Otherwise
+    (SQS's move task, which is then cancelled, or a second signal) the signal interrupts."""
+
+    graceful = False
+
+
 @contextlib.contextmanager
-def _interrupt_on_sigterm() -> Iterator[None]:
-    """SIGTERM stops a redrive like Ctrl-C: in-flight messages are settled, not abandoned."""
+def _interrupt_on_sigterm() -> Iterator[_Stop]:
+    """SIGTERM stops a redrive like Ctrl-C (see `_Stop`)."""
+    stop = _Stop()
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
+        if stop.is_set() or not stop.graceful:
+            raise KeyboardInterrupt
+        stop.set()
 
     try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
+        previous = {
+            number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)
+        }
     except ValueError:  # not the main thread
-        yield
+        yield stop
         return
     try:
-        yield
+        yield stop
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _progress(out: Output) -> Progress:

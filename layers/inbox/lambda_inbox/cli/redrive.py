@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -303,8 +304,12 @@ class Mover:
         wait_seconds: int = 1,
         on_progress: ProgressCallback | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        stop: threading.Event | None = None,
     ) -> None:
         self._sqs = sqs
+        #: Set (by a signal handler) to stop at the next safe point: between SQS calls, so no
+        #: received message is left hidden without the mover knowing its receipt handle.
+        self._stop = stop or threading.Event()
         self.source_url = source_url
         self.destination_url = destination_url
         self._where = tuple(where)
@@ -328,7 +333,12 @@ class Mover:
         stale = 0
         try:
             while (size := self._batch_size()) > 0:
+                if self._stop.is_set():
+                    raise KeyboardInterrupt
                 batch = self._receive(size)
+                if self._stop.is_set():
+                    self._hold(batch)
+                    raise KeyboardInterrupt
                 if not batch:
                     break
                 fresh = [message for message in batch if message["MessageId"] not in seen]
