@@ -53,7 +53,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO)]
 
-from tests.support.offline_aws import OFFLINE_AWS_ENV  # noqa: E402
+from devkit.offline_aws import OFFLINE_AWS_ENV  # noqa: E402
 
 PYTHON = sys.executable
 APP = REPO / "functions" / "order_events" / "app.py"

@@ -37,13 +37,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
 
 
-from tests.support.dynamodb_local import (  # noqa: E402
+from devkit.dynamodb_local import (  # noqa: E402
     dynamodb_local_or_exit,
-    local_dynamodb_client,
+    local_client,
 )
-from tests.support.handlers import load_function  # noqa: E402
-from tests.support.offline_aws import use_offline_aws  # noqa: E402
-from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
+from devkit.handlers import load_function  # noqa: E402
+from devkit.offline_aws import use_offline_aws  # noqa: E402
+from devkit.tables import create_domain_table, create_inbox_table  # noqa: E402
 
 POWERTOOLS_ENV = {
     "POWERTOOLS_LOG_LEVEL": "WARNING",
@@ -184,7 +184,7 @@ def main() -> None:
 
     results: dict[str, list[tuple[Run, Run]]] = {name: [] for name in SCENARIOS}
     with dynamodb_local_or_exit() as endpoint:
-        admin = local_dynamodb_client(endpoint)
+        admin = local_client("dynamodb", endpoint)
         names = list(SCENARIOS)
         for repetition in range(args.repetitions):
             order = names if repetition % 2 == 0 else names[::-1]

@@ -43,13 +43,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
 
 
-from tests.support.dynamodb_local import (  # noqa: E402
+from devkit.dynamodb_local import (  # noqa: E402
     dynamodb_local_or_exit,
-    local_dynamodb_client,
+    local_client,
 )
-from tests.support.handlers import load_function  # noqa: E402
-from tests.support.offline_aws import use_offline_aws  # noqa: E402
-from tests.support.tables import (  # noqa: E402
+from devkit.handlers import load_function  # noqa: E402
+from devkit.offline_aws import use_offline_aws  # noqa: E402
+from devkit.tables import (  # noqa: E402
     create_domain_table,
     create_inbox_table,
     seed_stock,
@@ -452,7 +452,7 @@ def main() -> None:
     os.environ.pop("DEAD_LETTER_QUEUE_URL", None)
 
     with dynamodb_local_or_exit() as endpoint:
-        ddb = local_dynamodb_client(endpoint)
+        ddb = local_client("dynamodb", endpoint)
         suffix = uuid.uuid4().hex[:8]
         inbox_table, inbox_domain = f"inbox-{suffix}", f"inbox-domain-{suffix}"
         idem_table, base_domain = f"idempotency-{suffix}", f"baseline-domain-{suffix}"

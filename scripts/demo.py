@@ -39,9 +39,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 EVENTS = REPO_ROOT / "events"
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.support.dynamodb_local import dynamodb_local_or_exit, free_port  # noqa: E402
-from tests.support.handlers import load_function  # noqa: E402
-from tests.support.offline_aws import REGION, use_offline_aws  # noqa: E402
+from devkit.dynamodb_local import dynamodb_local_or_exit, free_port  # noqa: E402
+from devkit.handlers import load_function  # noqa: E402
+from devkit.offline_aws import REGION, use_offline_aws  # noqa: E402
 
 INBOX_TABLE = "demo-inbox"
 DOMAIN_TABLE = "demo-domain"
@@ -367,7 +367,7 @@ def value(attributes: Mapping[str, Any], name: str) -> str:
 
 
 def setup(meter: CallMeter, dynamodb_endpoint: str, sqs_endpoint: str) -> Demo:
-    from tests.support.tables import create_domain_table, create_inbox_table, seed_stock
+    from devkit.tables import create_domain_table, create_inbox_table, seed_stock
 
     dynamodb = admin_client("dynamodb", dynamodb_endpoint)
     sqs = admin_client("sqs", sqs_endpoint)

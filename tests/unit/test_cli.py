@@ -8,9 +8,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from devkit.events import inbound_message
 from lambda_inbox.cli import main
 from lambda_inbox.config import InboxConfig
-from lambda_inbox.messages import InboundMessage
 from lambda_inbox.store import InboxStore
 
 TABLE = "cli-inbox"
@@ -25,9 +25,7 @@ def store() -> Iterator[InboxStore]:
 
 
 def _failed(store: InboxStore, key: str) -> None:
-    message = InboundMessage(
-        item_identifier="m-1", delivery_id="m-1", body=b'{"a": 1}', source="queue", sequence=0
-    )
+    message = inbound_message(b'{"a": 1}', delivery_id="m-1", source="queue")
     assert store.mark_failed(
         message, key, "digest", error_code="invalid_payload", error="bad", now=1.7e9
     )

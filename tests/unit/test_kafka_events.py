@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from devkit.events import load_event
 from lambda_inbox.identity import KeyStrategy
 from lambda_inbox.kafka import (
     MalformedKafkaEvent,
@@ -22,12 +22,6 @@ from lambda_inbox.kafka import (
 )
 from lambda_inbox.messages import UndecodableBody
 from lambda_inbox.outcomes import MessageResult, Outcome
-
-EVENTS = Path(__file__).resolve().parents[2] / "events"
-
-
-def load_event(name: str) -> dict[str, Any]:
-    return json.loads((EVENTS / name).read_text())  # type: ignore[no-any-return]
 
 
 def b64(data: bytes) -> str:

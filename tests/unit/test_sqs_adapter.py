@@ -8,22 +8,20 @@ from typing import Any
 
 import pytest
 
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sqs import MalformedRecord, is_sqs_event, parse_sqs_event, sqs_response
-from tests.unit.helpers import (
-    EVENTS_DIR,
-    FIFO_ARN,
+from devkit.events import (
+    ORDER_FIFO_QUEUE_ARN,
+    inbound_message,
     load_event,
-    message,
+    sample_event_names,
     sqs_event,
     sqs_record,
     string_attribute,
 )
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.sqs import MalformedRecord, is_sqs_event, parse_sqs_event, sqs_response
 
-SQS_EVENT_FILES = sorted(path.name for path in EVENTS_DIR.glob("sqs-*.json"))
 
-
-@pytest.mark.parametrize("name", SQS_EVENT_FILES)
+@pytest.mark.parametrize("name", sample_event_names("sqs-"))
 def test_every_sample_sqs_event_parses(name: str) -> None:
     event = load_event(name)
     assert is_sqs_event(event)
@@ -157,7 +155,7 @@ def test_is_sqs_event(event: dict[str, Any], expected: bool) -> None:
 
 
 def test_fifo_record_without_source_arn_falls_back_to_sqs() -> None:
-    record = sqs_record("{}", arn=FIFO_ARN, group="g")
+    record = sqs_record("{}", arn=ORDER_FIFO_QUEUE_ARN, group="g")
     del record["eventSourceARN"]
     (parsed,) = parse_sqs_event(sqs_event(record))
     assert parsed.source == "sqs"
@@ -167,7 +165,7 @@ def test_fifo_record_without_source_arn_falls_back_to_sqs() -> None:
 def test_sqs_response_shape_is_exact() -> None:
     outcomes = list(Outcome)
     results = [
-        MessageResult(message(delivery_id=f"mid-{outcome.value}", sequence=index), outcome)
+        MessageResult(inbound_message(delivery_id=f"mid-{outcome.value}", sequence=index), outcome)
         for index, outcome in enumerate(outcomes)
     ]
     response = sqs_response(results)

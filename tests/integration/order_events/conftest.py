@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from devkit.tables import LocalTables
 from tests.integration.order_events.support import OrderEventsEnv, sqs_client
-from tests.support.tables import LocalTables
 
 
 @pytest.fixture

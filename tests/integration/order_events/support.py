@@ -22,8 +22,8 @@ import boto3
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
-from tests.support.handlers import load_function
-from tests.support.tables import LocalTables, seed_stock
+from devkit.handlers import load_function
+from devkit.tables import LocalTables, seed_stock
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from devkit.emf import emf_records
+from devkit.faults import FaultInjector, cancelled, throttling
 from lambda_inbox import Outcome
 from lambda_inbox.sqs import parse_sqs_event
 from tests.integration.order_events.support import (
@@ -28,8 +30,6 @@ from tests.integration.order_events.support import (
     sqs_event,
     sqs_record,
 )
-from tests.support.emf import emf_records
-from tests.support.faults import FaultInjector, cancelled, throttling
 
 pytestmark = pytest.mark.integration
 

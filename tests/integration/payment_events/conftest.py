@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 
-from tests.support.handlers import load_function
-from tests.support.tables import LocalTables
+from devkit.handlers import load_function
+from devkit.tables import LocalTables
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

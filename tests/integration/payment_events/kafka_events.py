@@ -1,6 +1,6 @@
 """Redelivering what a payment-events response reports, counting requests.
 
-The MSK event builders (`payment`, `record`, `kafka_event`) are in `tests.support.kafka_events`.
+The MSK event builders are in `devkit.events`.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ReadTimeoutError
 
+from devkit.events import kafka_event
+from devkit.events import kafka_record as record
+from devkit.faults import FaultInjector, cancelled
+from devkit.payloads import payment
 from lambda_inbox.kafka import parse_kafka_event
 from lambda_inbox.outcomes import Outcome
 from tests.integration.payment_events.conftest import PaymentsStack
@@ -22,8 +26,6 @@ from tests.integration.payment_events.kafka_events import (
     failures,
     redelivery,
 )
-from tests.support.faults import FaultInjector, cancelled
-from tests.support.kafka_events import kafka_event, payment, record
 
 pytestmark = pytest.mark.integration
 

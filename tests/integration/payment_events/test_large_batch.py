@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 
+from devkit.events import kafka_event
+from devkit.events import kafka_record as record
+from devkit.payloads import payment
 from tests.integration.payment_events.conftest import PaymentsStack
 from tests.integration.payment_events.kafka_events import (
     RequestLog,
     assert_no_item_twice_per_transaction,
 )
-from tests.support.kafka_events import kafka_event, payment, record
 
 pytestmark = pytest.mark.integration
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from devkit.payloads import payment
 from tests.integration.payment_events.conftest import PaymentsStack
-from tests.support.kafka_events import payment
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 

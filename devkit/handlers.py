@@ -1,4 +1,5 @@
-"""Load a Lambda function's `app.py` as a fresh, uniquely named module.
+"""Load a Lambda function's `app.py` as a fresh, uniquely named module, and run events through
+a consumer.
 
 Both example functions have an `app.py`, and handlers read their environment (table names,
 queue URLs, endpoints) at import time, so every call imports the file anew under a new name.
@@ -12,11 +13,15 @@ import contextlib
 import importlib.util
 import itertools
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-FUNCTIONS_DIR = REPO_ROOT / "functions"
+from devkit.paths import FUNCTIONS_DIR
+from lambda_inbox import InboxConsumer, MessageResult
+from lambda_inbox.kafka import is_kafka_event, parse_kafka_event
+from lambda_inbox.sqs import parse_sqs_event
 
 _counter = itertools.count(1)
 
@@ -64,3 +69,15 @@ def load_function(name: str) -> ModuleType:
             sys.path.remove(str(folder))
         _drop_modules_under(folder)
     return module
+
+
+def process(
+    consumer: InboxConsumer[Any], event: Mapping[str, Any], context: Any = None
+) -> list[MessageResult]:
+    """Run one Lambda event (Kafka, else SQS) through `consumer.process`: the outcome of every
+    message, where `consumer.handle` only answers the partial batch response. SQS records are
+    parsed with the consumer's own FIFO failure mode."""
+    if is_kafka_event(event):
+        return consumer.process(parse_kafka_event(event), context)
+    mode = consumer.config.fifo_failure_mode
+    return consumer.process(parse_sqs_event(event, fifo_failure_mode=mode), context)
