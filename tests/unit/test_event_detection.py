@@ -1,4 +1,5 @@
-"""Hand-written test events (no `eventSource`) are recognised by their shape; other sources are not."""
+"""Which events are SQS or Kafka batches: by their `eventSource`, and hand-written test events
+(no `eventSource`) by their shape; other sources are neither."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from devkit.app_state import AppState
+from devkit.events import load_event, sqs_event, sqs_record
 from lambda_inbox.kafka import is_kafka_event
 from lambda_inbox.sqs import is_sqs_event
 
@@ -43,6 +45,14 @@ def test_a_minimal_sqs_event_without_event_source_is_processed(
         ({"records": {"payments-0": []}}, False, True),
         ({"eventSource": "SelfManagedKafka", "records": {}}, False, True),
         ({"eventSource": "aws:sqs", "records": {}}, False, False),
+        (sqs_event(sqs_record("{}")), True, False),
+        (load_event("sqs-payment-replay.json"), True, False),
+        ({"Records": []}, False, False),
+        ({}, False, False),
+        ({"Records": [{"eventSource": "aws:sns"}]}, False, False),
+        ({"Records": [sqs_record("{}"), {"eventSource": "aws:s3"}]}, False, False),
+        ({"Records": ["string"]}, False, False),
+        ({"eventSource": "aws:kinesis", "records": {}}, False, False),
     ],
 )
 def test_event_shapes(event: dict[str, Any], sqs: bool, kafka: bool) -> None:

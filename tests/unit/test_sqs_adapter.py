@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
 
 import pytest
 
@@ -137,21 +136,6 @@ def test_record_without_message_id_is_malformed(message_id: object) -> None:
 def test_event_without_records_list_is_malformed() -> None:
     with pytest.raises(MalformedRecord, match="'Records' list"):
         parse_sqs_event({"Records": {"not": "a list"}})
-
-
-@pytest.mark.parametrize(
-    ("event", "expected"),
-    [
-        (sqs_event(sqs_record("{}")), True),
-        ({"Records": []}, False),
-        ({}, False),
-        ({"Records": [{"eventSource": "aws:sns"}]}, False),
-        ({"Records": [sqs_record("{}"), {"eventSource": "aws:s3"}]}, False),
-        ({"Records": ["string"]}, False),
-    ],
-)
-def test_is_sqs_event(event: dict[str, Any], expected: bool) -> None:
-    assert is_sqs_event(event) is expected
 
 
 def test_fifo_record_without_source_arn_falls_back_to_sqs() -> None:
