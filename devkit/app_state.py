@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
+#: The consumer names of the example functions (the prefix of their inbox keys).
+ORDER_EVENTS = "order-events"
+PAYMENT_EVENTS = "payment-events"
+
 
 @dataclass(frozen=True)
 class AppState:
