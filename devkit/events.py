@@ -222,13 +222,21 @@ def failed_offsets(response: Mapping[str, Any]) -> list[tuple[str, int]]:
     ]
 
 
-def kafka_redelivery(
-    event: Mapping[str, Any], response: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """What Lambda delivers after `response`: per reported partition, every record from the
-    first reported offset on. None when nothing was reported."""
+def redelivery(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the event source delivers after `response` (a partial batch response to `event`):
+    for Kafka, per reported partition every record from the first reported offset on; for SQS,
+    the reported messages again (`redeliver`). None when nothing was reported; AssertionError
+    when the response reports a record the event does not hold."""
+    if "Records" in event:
+        records = event["Records"]
+        failed = set(failed_ids(response))
+        assert failed <= {str(record["messageId"]) for record in records}, failed
+        again = [redeliver(record) for record in records if record["messageId"] in failed]
+        return sqs_event(*again) if again else None
     first_failed: dict[str, int] = {}
     for partition, offset in failed_offsets(response):
+        offsets = [int(raw["offset"]) for raw in event["records"].get(partition, [])]
+        assert offset in offsets, (partition, offset)
         first_failed[partition] = min(offset, first_failed.get(partition, offset))
     if not first_failed:
         return None

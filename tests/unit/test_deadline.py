@@ -19,7 +19,7 @@ from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, sqs_event, sqs_record
 from devkit.faults import slow_sends
 from devkit.lambda_context import FakeLambdaContext
-from lambda_inbox import InboxConfig, InboxConsumer, Outcome, RetryPolicy, UnitOfWork
+from lambda_inbox import InboxConsumer, Outcome, RetryPolicy, UnitOfWork
 from lambda_inbox.sqs import parse_sqs_event
 
 SEND_DELAY = 0.1
@@ -41,20 +41,12 @@ def credit(payment: Credit, uow: UnitOfWork) -> None:
 
 
 def consumer(aws: AppState) -> InboxConsumer[Credit]:
-    config = InboxConfig(
-        consumer="credits",
-        inbox_table=aws.inbox,
-        dead_letter_queue_url=aws.dlq_url,
-        retry=RetryPolicy(deadline_margin=timedelta(0)),
-    )
-    return InboxConsumer(
+    return aws.consumer(
         "credits",
+        config={"retry": RetryPolicy(deadline_margin=timedelta(0))},
         model=Credit,
         decide=credit,
         key="event_id",
-        config=config,
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
     )
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from devkit.app_state import AppState
 from devkit.emf import emf_records
 from devkit.events import sqs_event, sqs_record
-from lambda_inbox import ConditionFailures, InboxConfig, InboxConsumer, UnitOfWork
+from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
 
 
 class Booking(BaseModel):
@@ -38,18 +38,12 @@ def waitlist(booking: Booking, failed: ConditionFailures, uow: UnitOfWork) -> No
 
 
 def consumer(aws: AppState, metrics: Metrics | None = None) -> InboxConsumer[Booking]:
-    config = InboxConfig(
-        consumer="bookings", inbox_table=aws.inbox, dead_letter_queue_url=aws.dlq_url
-    )
-    return InboxConsumer(
+    return aws.consumer(
         "bookings",
         model=Booking,
         decide=book,
         on_condition_failed=waitlist,
         key="event_id",
-        config=config,
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
         metrics=metrics,
     )
 

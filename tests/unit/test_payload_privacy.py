@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
-from lambda_inbox import InboxConfig, InboxConsumer, Outcome, UnitOfWork
+from lambda_inbox import Outcome, UnitOfWork
 from lambda_inbox.sqs import parse_sqs_event
 
 SECRET = "4111-1111-1111-1111"
@@ -30,19 +30,7 @@ def never(payment: Payment, uow: UnitOfWork) -> None:
 def test_an_invalid_payload_is_logged_and_dead_lettered_without_its_values(aws: AppState) -> None:
     logs = io.StringIO()
     logger = Logger(service="payload-privacy", logger_handler=logging.StreamHandler(logs))
-    config = InboxConfig(
-        consumer="payments", inbox_table=aws.inbox, dead_letter_queue_url=aws.dlq_url
-    )
-    inbox = InboxConsumer(
-        "payments",
-        model=Payment,
-        decide=never,
-        key="event_id",
-        config=config,
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
-        logger=logger,
-    )
+    inbox = aws.consumer("payments", model=Payment, decide=never, key="event_id", logger=logger)
     body = json.dumps({"event_id": "p-1", "card_number": SECRET, "amount_cents": -5})
 
     (result,) = inbox.process(parse_sqs_event(sqs_event(sqs_record(body))))

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
-from lambda_inbox import InboxConfig, InboxConsumer, Outcome, UnitOfWork
+from lambda_inbox import Outcome, UnitOfWork
 from lambda_inbox.sqs import parse_sqs_event
 
 
@@ -51,14 +51,12 @@ def test_commits_are_traced_in_subsegments(aws: AppState, monkeypatch: pytest.Mo
 
     # The X-Ray provider is replaced at its own boundary: the inbox code under test is unchanged.
     monkeypatch.setattr(tracer.provider, "in_subsegment", Recorder)
-    config = InboxConfig(consumer="notes", inbox_table=aws.inbox)
-    inbox = InboxConsumer(
+    inbox = aws.consumer(
         "notes",
+        config={"dead_letter_queue_url": None},
         model=Note,
         decide=write_note,
         key="event_id",
-        config=config,
-        dynamodb=aws.dynamodb,
         tracer=tracer,
     )
 

@@ -7,19 +7,20 @@ event ids and on SKUs.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
-import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
-from devkit.events import failed_ids, load_event, redeliver, sqs_event, sqs_record
-from devkit.handlers import load_function, process
+from devkit.events import load_event, redeliver, sqs_event, sqs_record
+from devkit.handlers import deliver_until_acknowledged, load_function, process, run_concurrently
 from devkit.meters import RequestMeter
 from devkit.payloads import order
 from lambda_inbox import Outcome
@@ -224,27 +225,12 @@ def _overlapping_batches(
     return records
 
 
-def _deliver_until_acknowledged(
-    module: ModuleType,
-    records: list[dict[str, Any]],
-    start: threading.Barrier,
-    leftovers: list[list[str]],
-    errors: list[BaseException],
-) -> None:
+def _container(module: ModuleType, records: list[dict[str, Any]]) -> Callable[[], int]:
     """One Lambda container: invoke, then redeliver exactly the reported failures (as SQS does)."""
-    try:
-        start.wait(timeout=30)
-        pending = records
-        for _ in range(MAX_REDELIVERIES):
-            response = module.handler(sqs_event(*pending), None)
-            failed = set(failed_ids(response))
-            assert failed <= {record["messageId"] for record in pending}
-            pending = [redeliver(record) for record in pending if record["messageId"] in failed]
-            if not pending:
-                break
-        leftovers.append([record["messageId"] for record in pending])
-    except BaseException as error:  # reported by the main thread
-        errors.append(error)
+    event = sqs_event(*records)
+    return functools.partial(
+        deliver_until_acknowledged, module.handler, event, max_deliveries=MAX_REDELIVERIES
+    )
 
 
 @pytest.mark.parametrize("shared_module", [False, True], ids=["own-module", "shared-module"])
@@ -260,24 +246,8 @@ def test_concurrent_overlapping_batches_have_effects_exactly_once(
         events = _round_events(rng, round_number)
         all_events.extend(events)
         batches = _overlapping_batches(rng, events)
-        start = threading.Barrier(THREADS)
-        leftovers: list[list[str]] = []
-        errors: list[BaseException] = []
-        threads = [
-            threading.Thread(
-                target=_deliver_until_acknowledged,
-                args=(module, batch, start, leftovers, errors),
-                name=f"lambda-{n}",
-            )
-            for n, (module, batch) in enumerate(zip(modules, batches, strict=True))
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
-        assert not any(thread.is_alive() for thread in threads)
-        assert errors == []
-        assert leftovers == [[]] * THREADS, "records still failing after the redelivery bound"
+        # Each container ends with nothing reported within the redelivery bound.
+        run_concurrently([_container(m, b) for m, b in zip(modules, batches, strict=True)])
 
     # One effect per order, whatever the number of deliveries, event ids and racing threads.
     by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -319,21 +289,7 @@ def test_concurrent_orders_on_scarce_stock_ship_or_reject_each_order_exactly_onc
     rng = random.Random(7)
     events = _round_events(rng, 0)
     batches = _overlapping_batches(rng, events)
-    start = threading.Barrier(THREADS)
-    leftovers: list[list[str]] = []
-    errors: list[BaseException] = []
-    threads = [
-        threading.Thread(
-            target=_deliver_until_acknowledged, args=(module, batch, start, leftovers, errors)
-        )
-        for module, batch in zip(modules, batches, strict=True)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert errors == []
-    assert leftovers == [[]] * THREADS
+    run_concurrently([_container(m, b) for m, b in zip(modules, batches, strict=True)])
 
     by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for event in events:

@@ -4,15 +4,15 @@ redeliveries, producer retries, hot customers, concurrent invocations or crashes
 from __future__ import annotations
 
 import base64
+import functools
 import json
-import threading
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from devkit.app_state import PAYMENT_EVENTS, AppState
-from devkit.events import failed_offsets, kafka_event, kafka_record, kafka_redelivery, load_event
+from devkit.events import failed_offsets, kafka_event, kafka_record, load_event, redelivery
 from devkit.faults import (
     FaultInjector,
     LambdaCrashed,
@@ -21,7 +21,7 @@ from devkit.faults import (
     lose_first_response,
     on_item,
 )
-from devkit.handlers import load_function
+from devkit.handlers import deliver_until_acknowledged, load_function, run_concurrently
 from devkit.meters import RequestMeter, assert_no_item_twice_per_transaction
 from devkit.payloads import payment
 from lambda_inbox.kafka import parse_kafka_event
@@ -32,14 +32,9 @@ pytestmark = pytest.mark.integration
 MAX_REDELIVERIES = 30
 
 
-def deliver_until_clean(module: ModuleType, event: dict[str, Any] | None) -> int:
+def deliver_until_clean(module: ModuleType, event: dict[str, Any]) -> int:
     """Deliver, then redeliver what the response reports (as Lambda does); returns rounds."""
-    rounds = 0
-    while event is not None:
-        rounds += 1
-        assert rounds <= MAX_REDELIVERIES, f"still failing after {MAX_REDELIVERIES} deliveries"
-        event = kafka_redelivery(event, module.handler(event, None))
-    return rounds
+    return deliver_until_acknowledged(module.handler, event, max_deliveries=MAX_REDELIVERIES)
 
 
 MULTI_PARTITION_BALANCES = {
@@ -149,24 +144,12 @@ def test_concurrent_invocations_on_overlapping_batches_apply_each_event_once(
         kafka_event(r for r in all_records if start <= r["offset"] < end) for start, end in windows
     ]
     modules = [load_function("payment_events") for _ in batches]
-    barrier = threading.Barrier(len(batches))
-    rounds: list[int] = [0] * len(batches)
-    errors: list[BaseException] = []
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            rounds[index] = deliver_until_clean(modules[index], batches[index])
-        except BaseException as error:  # reported on the main thread
-            errors.append(error)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(batches))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    assert errors == []
+    run_concurrently(
+        [
+            functools.partial(deliver_until_clean, module, batch)
+            for module, batch in zip(modules, batches, strict=True)
+        ]
+    )
 
     expected: dict[str, tuple[int, int]] = {}
     for raw in all_records:
@@ -302,7 +285,9 @@ def test_a_partition_stuck_on_conflicts_is_reported_from_the_failed_offset(
     assert failed_offsets(response) == [("payments-0", 2), ("payments-0", 3), ("payments-0", 4)]
 
     outage.active = False
-    assert deliver_until_clean(module, kafka_redelivery(event, response)) == 1
+    again = redelivery(event, response)
+    assert again is not None
+    assert deliver_until_clean(module, again) == 1
     assert aws.balance("blocked") == (60, 2)
     assert aws.balance("ok-b") == (30, 1)
     assert aws.balance("ok-a") == (70, 2)
