@@ -21,6 +21,8 @@ from lambda_inbox import Outcome
 
 pytestmark = pytest.mark.integration
 
+STOCK = {"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100, "SKU-GREEN-PEN": 100}
+
 
 def _batch() -> list[dict[str, Any]]:
     """evt-1 and evt-2 share SKU-RED-MUG, so they commit in two transactions: evt-1 with evt-3
@@ -44,19 +46,22 @@ def _assert_effects_once(env: AppState) -> None:
     assert {record["status"] for record in inbox.values()} == {"COMPLETED"}
 
 
-def _seed(env: AppState) -> None:
-    env.seed_stock({"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100, "SKU-GREEN-PEN": 100})
+def _crashed_delivery(env: AppState, hook: str) -> list[dict[str, Any]]:
+    """Seed the stock and deliver `_batch()` to a container that dies in `hook` ("before-call"
+    or "after-call") of its first transaction; returns the batch, for its redelivery."""
+    env.seed_stock(STOCK)
+    batch = _batch()
+    crashing = load_function("order_events")
+    crash_on(crashing.consumer.dynamodb, hook)
+    with pytest.raises(LambdaCrashed):
+        crashing.handler(sqs_event(*batch), None)
+    return batch
 
 
 def test_crash_before_the_transaction_then_redelivery_commits_once(
     aws: AppState,
 ) -> None:
-    _seed(aws)
-    batch = _batch()
-    crashing = load_function("order_events")
-    crash_on(crashing.consumer.dynamodb, "before-call")
-    with pytest.raises(LambdaCrashed):
-        crashing.handler(sqs_event(*batch), None)
+    batch = _crashed_delivery(aws, "before-call")
 
     # Nothing reached DynamoDB: no stock moved, no order, no inbox record.
     assert aws.stock("SKU-RED-MUG") == (100, 0)
@@ -76,12 +81,7 @@ def test_crash_before_the_transaction_then_redelivery_commits_once(
 def test_crash_after_the_transaction_committed_then_redelivery_is_a_duplicate(
     aws: AppState,
 ) -> None:
-    _seed(aws)
-    batch = _batch()
-    crashing = load_function("order_events")
-    crash_on(crashing.consumer.dynamodb, "after-call")
-    with pytest.raises(LambdaCrashed):
-        crashing.handler(sqs_event(*batch), None)
+    batch = _crashed_delivery(aws, "after-call")
 
     # DynamoDB committed the first transaction (evt-1 and evt-3) before the crash; evt-2's
     # transaction was never sent.
@@ -111,16 +111,10 @@ def test_crash_after_commit_then_redelivery_racing_the_inbox_read_is_a_duplicate
 ) -> None:
     """The redelivery's transaction itself meets the committed inbox record (the cheap read
     missed it, e.g. an eventually consistent read): classified DUPLICATE, effects once."""
-    _seed(aws)
-    batch = _batch()
-    crashing = load_function("order_events")
-    crash_on(crashing.consumer.dynamodb, "after-call")
-    with pytest.raises(LambdaCrashed):
-        crashing.handler(sqs_event(*batch), None)
+    batch = _crashed_delivery(aws, "after-call")
     assert set(aws.inbox_records(ORDER_EVENTS)) == {"evt-1", "evt-3"}
 
     fresh = load_function("order_events")
-
     stale_batch_reads(fresh.consumer.dynamodb)
     meter = RequestMeter(fresh.consumer.dynamodb)
     results = process(fresh.consumer, sqs_event(*(redeliver(r) for r in batch)))
@@ -138,7 +132,7 @@ def test_crash_after_commit_then_redelivery_racing_the_inbox_read_is_a_duplicate
 def test_lost_commit_response_is_resent_with_the_same_token_and_counts_as_committed(
     aws: AppState,
 ) -> None:
-    _seed(aws)
+    aws.seed_stock(STOCK)
     batch = _batch()
     module = load_function("order_events")
     meter = RequestMeter(module.consumer.dynamodb)
