@@ -355,8 +355,10 @@ def test_poison_dead_letter_carries_the_original_value_and_kafka_coordinates(
     missing = letters["102"]
     assert attribute(missing, "inbox-error-code") == "undecodable_body"
     assert "kafka-key" not in missing["MessageAttributes"]
-    # An empty body is not valid SQS text: it travels base64 (as the empty string's encoding).
-    assert base64.b64decode(missing["Body"]) == b""
+    # SQS refuses an empty body: a tombstone travels as a placeholder marked as empty.
+    assert missing["Body"] == "(empty)"
+    assert attribute(missing, "inbox-body-encoding") == "empty"
+    assert attribute(missing, "kafka-tombstone") == "true"
 
     failed = aws.inbox_records()["payments-4-101"]
     assert failed["status"] == "FAILED"

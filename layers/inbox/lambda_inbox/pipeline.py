@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from .committer import Committer
 from .dead_letter import DEADLINE_DETAIL, DeadLettering
 from .decision import Decider, Decision, short_error
-from .errors import ErrorCode, HandlerFailed, PoisonMessage
+from .errors import DeadlineReached, ErrorCode, HandlerFailed, PoisonMessage
 from .identity import Delivery, KeyStrategy, identify
 from .outcomes import MessageResult, Outcome
 from .planner import plan_waves
@@ -78,7 +78,12 @@ class Pipeline(Generic[M]):
     def _run(self, report: BatchReport, deadline: Deadline) -> None:
         deliveries = [identify(message, self._keys) for message in report.messages]
         try:
-            known = self._store.fetch([delivery.key for delivery in deliveries], now=self._now())
+            keys = [delivery.key for delivery in deliveries]
+            known = deadline.run(self._store.fetch, keys, now=self._now())
+        except DeadlineReached as error:  # a hanging or slow endpoint: retry the whole batch
+            for delivery in deliveries:
+                report.record(delivery, Outcome.FAILED, ErrorCode.DEADLINE, str(error))
+            return
         except Exception as error:  # missing table, permissions, outage: retry the whole batch
             self._telemetry.logger.error(
                 "inbox read failed; every record is reported for redelivery",
