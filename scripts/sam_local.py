@@ -552,7 +552,7 @@ def bridge_address() -> str:
         return gateway
     raise SamLocalError(
         "no docker bridge address (docker0 has no IPv4 address and the bridge network has no "
-        "gateway): the containers could not reach the local services; pass --endpoint-host"
+        "gateway): the containers could not reach the local services"
     )
 
 
@@ -1292,12 +1292,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--pull-images",
         action="store_true",
-        help="use the official Lambda images, pulled by SAM CLI (needs registry access); no "
-        "local image is built",
-    )
-    parser.add_argument(
-        "--endpoint-host",
-        help="address at which the containers reach this host (default: the docker0 address)",
+        help="use the official Lambda images, pulled by SAM CLI (needs registry access; Linux "
+        "hosts, where containers reach the host at the docker0 address); no local image is built",
     )
     parser.add_argument(
         "--phase",
@@ -1509,7 +1505,7 @@ def run_all(args: argparse.Namespace, clock: Clock, processes: Processes) -> Non
     built = build_dir / "template.yaml"
 
     with clock.step("local services: DynamoDB Local and moto (SQS)"):
-        host = args.endpoint_host or bridge_address()
+        host = bridge_address()
         services = Services(
             host=host,
             dynamodb_port=start_dynamodb_local(processes, logs, host),
