@@ -68,6 +68,8 @@ LOCAL_ARCHITECTURE = "x86_64"
 #: PLATFORM of layers/inbox/Makefile for x86_64 wheels (its default is the arm64 one).
 LAYER_PLATFORM = "manylinux2014_x86_64"
 ELF_MACHINE_X86_64 = 62
+#: Set by scripts/build-lambda-image.sh on the image, inherited by SAM CLI's containers.
+IMAGE_LABEL = "org.lambda-inbox.image-recipe"
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS")
 #: Declared in every function of the derived template so that `--env-vars` can set them.
@@ -141,15 +143,25 @@ class Background:
     name: str
     process: subprocess.Popen[bytes]
     log: Path
-    stop_signal: int
+    stop_signal: signal.Signals
     stop_timeout: float
 
 
+@dataclass
+class Cleanup:
+    name: str
+    action: Callable[[], None]
+
+
 class Processes:
-    """The background processes this run started; stopped by process id, last started first."""
+    """The background processes this run started, and clean-ups to run at the end: stopped by
+    process id and run in reverse order (what was started last, first)."""
 
     def __init__(self) -> None:
-        self.running: list[Background] = []
+        self.running: list[Background | Cleanup] = []
+
+    def on_stop(self, name: str, action: Callable[[], None]) -> None:
+        self.running.append(Cleanup(name, action))
 
     def start(
         self,
@@ -159,7 +171,7 @@ class Processes:
         log: Path,
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
-        stop_signal: int = signal.SIGTERM,
+        stop_signal: signal.Signals = signal.SIGTERM,
         stop_timeout: float = 30.0,
     ) -> Background:
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -181,26 +193,35 @@ class Processes:
         return started
 
     def stop(self, background: Background) -> None:
+        """Its stop signal, then SIGTERM, then SIGKILL, each after a bounded wait."""
         if background not in self.running:
             return
         self.running.remove(background)
         process = background.process
-        if process.poll() is None:
-            process.send_signal(background.stop_signal)
-            try:
-                process.wait(timeout=background.stop_timeout)
-            except subprocess.TimeoutExpired:
-                say(f"{background.name} (pid {process.pid}) did not stop: killing it")
-                process.kill()
-                process.wait(timeout=15)
+        escalation = [(background.stop_signal, background.stop_timeout)]
+        if background.stop_signal != signal.SIGTERM:
+            escalation.append((signal.SIGTERM, 10.0))
+        escalation.append((signal.SIGKILL, 15.0))
+        for signum, timeout in escalation:
+            if process.poll() is not None:
+                break
+            if signum != background.stop_signal:
+                say(f"{background.name} (pid {process.pid}) still running: {signum.name}")
+            process.send_signal(signum)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=timeout)
         say(f"stopped {background.name} (pid {process.pid}, exit {process.returncode})")
 
     def stop_all(self) -> None:
-        for background in reversed(list(self.running)):
+        for entry in reversed(list(self.running)):
             try:
-                self.stop(background)
+                if isinstance(entry, Cleanup):
+                    self.running.remove(entry)
+                    entry.action()
+                else:
+                    self.stop(entry)
             except Exception as error:  # keep stopping the others
-                say(f"could not stop {background.name} (pid {background.process.pid}): {error}")
+                say(f"{entry.name}: {error}")
 
 
 def wait_until(
@@ -1322,29 +1343,63 @@ def phase_invoke(
     run_checks(plan, stack, 1, dynamodb, sqs, seed=False)
 
 
+def lambda_containers(services: Services, *, running_only: bool) -> dict[str, dict[str, str]]:
+    """SAM CLI's Lambda containers of this run (their environment points at this run's DynamoDB
+    Local): container id -> environment variables."""
+    argv = ["docker", "ps", "-q", "--filter", "label=sam.cli.container.type=lambda"]
+    listed = run(
+        argv if running_only else [*argv, "--all"], what="docker ps", timeout=30, capture=True
+    ).stdout.split()
+    if not listed:
+        return {}
+    inspected = json.loads(
+        run(["docker", "inspect", *listed], what="docker inspect", timeout=30, capture=True).stdout
+    )
+    found = {}
+    for container in inspected:
+        pairs = [item.split("=", 1) for item in container["Config"]["Env"] if "=" in item]
+        variables = {name: value for name, value in pairs}
+        if variables.get("AWS_ENDPOINT_URL_DYNAMODB") == services.dynamodb_for_containers:
+            found[str(container["Id"])] = variables
+    return found
+
+
+def remove_lambda_containers(services: Services) -> None:
+    """Remove the Lambda containers of this run that SAM CLI left behind (it removes them itself
+    when it stops normally)."""
+    try:
+        left = list(lambda_containers(services, running_only=False))
+        if left:
+            run(["docker", "rm", "--force", *left], what="docker rm", timeout=60, capture=True)
+            say(f"removed {len(left)} Lambda container(s) SAM CLI left behind")
+    except SamLocalError as error:
+        say(f"could not remove leftover Lambda containers: {error}")
+
+
+def remove_stale_containers() -> None:
+    """Remove exited Lambda containers of the local image that an earlier, killed run left
+    behind (SAM CLI's containers carry the image's recipe label); running ones are left alone."""
+    filters = ["status=exited", "label=sam.cli.container.type=lambda", f"label={IMAGE_LABEL}"]
+    listed = run(
+        ["docker", "ps", "-q", "--all", *(f"--filter={item}" for item in filters)],
+        what="docker ps",
+        timeout=30,
+        capture=True,
+    ).stdout.split()
+    if listed:
+        run(["docker", "rm", *listed], what="docker rm", timeout=60, capture=True)
+        say(f"removed {len(listed)} exited Lambda container(s) of an earlier run")
+
+
 def check_container_environments(
     stack: LocalStack, services: Services, functions: Iterable[str]
 ) -> None:
     """The warm containers of start-lambda got the values of the --env-vars file: SAM CLI drops
     the variables a function does not declare, and would otherwise pass its own credentials."""
-    listed = run(
-        ["docker", "ps", "-q", "--filter", "label=sam.cli.container.type=lambda"],
-        what="docker ps",
-        timeout=30,
-        capture=True,
-    ).stdout.split()
-    found: dict[str, dict[str, str]] = {}
-    if listed:
-        inspected = json.loads(
-            run(
-                ["docker", "inspect", *listed], what="docker inspect", timeout=30, capture=True
-            ).stdout
-        )
-        for container in inspected:
-            pairs = [item.split("=", 1) for item in container["Config"]["Env"] if "=" in item]
-            variables = {name: value for name, value in pairs}
-            if variables.get("AWS_ENDPOINT_URL_DYNAMODB") == services.dynamodb_for_containers:
-                found[variables.get("AWS_LAMBDA_FUNCTION_NAME", "?")] = variables
+    found = {
+        variables.get("AWS_LAMBDA_FUNCTION_NAME", "?"): variables
+        for variables in lambda_containers(services, running_only=True).values()
+    }
     problems = []
     for function in functions:
         env = found.get(function)
@@ -1395,7 +1450,7 @@ def phase_start_lambda(
         env=sam.env,
         # Ctrl-C is how SAM CLI expects to be stopped: it removes its warm containers.
         stop_signal=signal.SIGINT,
-        stop_timeout=60,
+        stop_timeout=30,
     )
     took = wait_until(
         f"start-lambda listens on 127.0.0.1:{port}",
@@ -1478,6 +1533,7 @@ def run_all(args: argparse.Namespace, clock: Clock, processes: Processes) -> Non
                 env=env,
             )
             check_containers_start(args.image, logs)
+            remove_stale_containers()
         image_args = ("--skip-pull-image", "--invoke-image", args.image)
 
     sam = SamCli(Path(sys.executable).parent / "sam", sam_environment(py313), image_args)
@@ -1514,6 +1570,8 @@ def run_all(args: argparse.Namespace, clock: Clock, processes: Processes) -> Non
         say(
             f"containers use {services.dynamodb_for_containers} (DynamoDB) and {services.sqs} (SQS)"
         )
+        # Before the engine stops: containers an interrupted `sam local` left behind.
+        processes.on_stop("Lambda containers", lambda: remove_lambda_containers(services))
 
     with clock.step("functions and their sample events"):
         plan = make_plan(derived, sample_event_files())
