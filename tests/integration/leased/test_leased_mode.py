@@ -93,7 +93,7 @@ def test_lease_takeover_after_expiry(leased_env: LocalTables) -> None:
     )
     message = SqsSource("stop").messages(sqs_event(record))[0]
     delivery = identify(message, KeyStrategy.from_body("event_id"))
-    claim = crashed.claim(delivery, now=time.time() - 57.5)  # a 60 s lease, 2.5 s left
+    claim = crashed.claim(delivery, now=time.time() - 30)  # a 60 s lease, 30 s left
     assert claim.state is ClaimState.CLAIMED
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-1")
     assert stored is not None and stored.status is Status.IN_PROGRESS and stored.attempts == 1
@@ -104,9 +104,14 @@ def test_lease_takeover_after_expiry(leased_env: LocalTables) -> None:
     assert (result.outcome, result.error_code) == (Outcome.FAILED, "in_progress")
     assert side_effect.calls == []
 
-    time.sleep(
-        max(0.0, claim.lease_expires_at - time.time()) + 0.1
-    )  # the lease expires: the next delivery takes over, counting the attempt
+    # The lease expires (its expiry moved into the past rather than waited for, so a slow
+    # machine cannot expire it early): the next delivery takes over, counting the attempt.
+    tables.client.update_item(
+        TableName=tables.inbox,
+        Key={"pk": {"S": f"{CONSUMER}#evt-1"}},
+        UpdateExpression="SET lease_expires_at = :past",
+        ExpressionAttributeValues={":past": {"N": f"{time.time() - 1:.3f}"}},
+    )
     response = consumer.handle(sqs_event(redeliver(record)))
     assert failed_ids(response) == []
     assert side_effect.calls == [("evt-1", 2)]
