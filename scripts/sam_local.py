@@ -1598,13 +1598,19 @@ def ensure_docker_engine(processes: Processes, logs: Path) -> None:
         log=logs / "dockerd.log",
         stop_timeout=60,
     )
-    took = wait_until(
-        "the Docker engine answers",
-        docker_version,
-        timeout=SERVICE_TIMEOUT,
-        process=started,
-        interval=0.5,
-    )
+    try:
+        took = wait_until(
+            "the Docker engine answers",
+            docker_version,
+            timeout=SERVICE_TIMEOUT,
+            process=started,
+            interval=0.5,
+        )
+    except SamLocalError as error:
+        raise SamLocalError(
+            f"this machine cannot start containers, so `sam local` cannot run here: the Docker "
+            f"engine did not start: {error}"
+        ) from error
     say(f"Docker engine {docker_version()} ready in {took:.1f} s")
 
 
