@@ -7,12 +7,14 @@
 3. Template: a derived copy, `.aws-sam-local/template.yaml` (x86_64 instead of arm64; the endpoint
    and credential variables declared in every function, because `--env-vars` ignores undeclared
    ones), built with `sam build` into `.aws-sam-local/build` (layer wheels for x86_64).
-4. Services: DynamoDB Local (`-sharedDb`) and a moto server for SQS, reachable from the containers
-   at the docker bridge address. Each phase gets its own tables and queues, created from their
-   definitions in the template.
+4. Services: DynamoDB Local (`-sharedDb`), a moto server for SQS and a webhook receiver (2xx to
+   every POST, calls counted per `Idempotency-Key`), reachable from the containers at the docker
+   bridge address. Each phase gets its own tables, queues and webhook path, created from their
+   definitions in the template; template parameters take their defaults.
 5. `sam local invoke` of every function with its sample events: `events/<source>-<subject>-*.json`
    goes to the function whose code folder names `<subject>` (`sqs-order-single.json` ->
-   `functions/order_events`). Each response is printed and checked, then the tables and queues.
+   `functions/order_events`, `schedule-reaper-run.json` -> `functions/inbox_reaper`). Each
+   response is printed and checked, then the tables, queues and webhook calls (SCENARIOS).
 6. `sam local start-lambda --warm-containers EAGER` on fresh tables: every event is invoked twice
    through boto3's Lambda client; the second round must change nothing.
 
@@ -37,11 +39,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -56,6 +61,7 @@ from devkit.handlers import load_function
 from devkit.offline_aws import use_offline_aws
 from devkit.paths import REPO_ROOT
 from devkit.tables import seed_stock
+from lambda_inbox.store import InboxRecord, Status, utc_iso
 
 TEMPLATE = REPO_ROOT / "template.yaml"
 EVENTS_DIR = REPO_ROOT / "events"
@@ -576,10 +582,86 @@ def bridge_address() -> str:
 
 
 @dataclass(frozen=True)
+class WebhookCall:
+    idempotency_key: str | None
+    body: Any  # the JSON body, or the raw text when it is not JSON
+
+
+class WebhookReceiver:
+    """A webhook for the functions that post to one (`NOTIFY_WEBHOOK_URL`): answers every POST
+    with 202 and records it by path (one path per phase) and `Idempotency-Key` header."""
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+        self._lock = threading.Lock()
+        self._calls: dict[str, list[WebhookCall]] = {}
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8", errors="replace")
+                try:
+                    body: Any = json.loads(raw)
+                except json.JSONDecodeError:
+                    body = raw
+                receiver.record(self.path, WebhookCall(self.headers.get("Idempotency-Key"), body))
+                answer = b'{"accepted": true}'
+                self.send_response(202)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # the calls are checked and summarised instead
+
+        self._server = ThreadingHTTPServer((host, 0), Handler)
+        self._server.daemon_threads = True
+        self.port = int(self._server.server_address[1])
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="webhook receiver", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+        say(f"stopped the webhook receiver on {self.host}:{self.port}")
+
+    def url(self, path: str) -> str:
+        return f"http://{self.host}:{self.port}/{path}"
+
+    def record(self, path: str, call: WebhookCall) -> None:
+        with self._lock:
+            self._calls.setdefault(path.lstrip("/"), []).append(call)
+
+    def calls(self, path: str) -> list[WebhookCall]:
+        with self._lock:
+            return list(self._calls.get(path, []))
+
+
+def start_webhook_receiver(processes: Processes, host: str) -> WebhookReceiver:
+    receiver = WebhookReceiver(host)
+    receiver.start()
+    processes.on_stop("webhook receiver", receiver.stop)
+    probe = urllib.request.Request(receiver.url("probe"), data=b"{}", method="POST")
+    with urllib.request.urlopen(probe, timeout=5) as answer:
+        if answer.status != 202:
+            raise SamLocalError(f"the webhook receiver answered HTTP {answer.status}")
+    say(f"webhook receiver answers on {host}:{receiver.port} (202 to every POST)")
+    return receiver
+
+
+@dataclass(frozen=True)
 class Services:
     host: str  # where the containers reach the host (the docker bridge address)
     dynamodb_port: int
     sqs_port: int
+    webhook: WebhookReceiver
 
     @property
     def dynamodb_for_containers(self) -> str:
@@ -702,9 +784,27 @@ class LocalStack:
     tables: dict[str, str] = field(default_factory=dict)  # logical id -> table name
     queues: dict[str, str] = field(default_factory=dict)  # logical id -> queue URL
     variables: dict[str, dict[str, str]] = field(default_factory=dict)  # function -> variables
+    #: Messages a seed arranged to reach a dead-letter queue besides the functions' own poison
+    #: (the reaper's dead letters), by queue URL.
+    extra_dead_letters: Counter[str] = field(default_factory=Counter)
 
     def variable(self, function: str, name: str) -> str:
         return self.variables[function][name]
+
+
+_SUB_PLACEHOLDER = re.compile(r"\$\{([^}!]+)\}")
+
+
+def _parameter_default(template: Mapping[str, Any], name: str) -> str | None:
+    """A template parameter's default as an environment value (None: no such parameter, or no
+    plain default)."""
+    parameter = template.get("Parameters", {}).get(name)
+    if not isinstance(parameter, dict) or "Default" not in parameter:
+        return None
+    default = parameter["Default"]
+    if isinstance(default, bool) or not isinstance(default, str | int | float):
+        return None
+    return str(default)
 
 
 def create_stack(
@@ -713,29 +813,58 @@ def create_stack(
     functions: Sequence[LocalFunction],
     dynamodb: Any,
     sqs: Any,
+    overrides: Mapping[str, str] | None = None,
 ) -> LocalStack:
-    """For every environment variable of a function that is `!Ref` to a table or a queue of the
-    template: create that table (its keys, indexes and TTL as in the template) or queue, named
-    `<prefix>-<LogicalId>`, and set the variable to its name or URL."""
+    """The local value of every environment variable of a function that refers to the template:
+
+    - `!Ref` to a table or a queue: that table (its keys, indexes and TTL as in the template) or
+      queue is created, named `<prefix>-<LogicalId>`; the variable is its name or URL;
+    - `!Ref` to a parameter: the parameter's default;
+    - `!Sub` of a string whose `${...}` are tables, queues and parameters: the string with their
+      local values (e.g. the reaper's JSON map of dead-letter queue URLs).
+
+    `overrides` (variable name -> value) replace the value of every function that declares the
+    variable (e.g. `NOTIFY_WEBHOOK_URL`, whose parameter is empty by default)."""
     resources = template["Resources"]
     stack = LocalStack(prefix)
+
+    def local_value(name: str) -> str | None:
+        if name in resources:
+            kind = resources[name].get("Type")
+            properties = resources[name].get("Properties", {})
+            if kind == "AWS::DynamoDB::Table":
+                if name not in stack.tables:
+                    stack.tables[name] = f"{prefix}-{name}"
+                    create_table_like(dynamodb, stack.tables[name], name, properties)
+                return stack.tables[name]
+            if kind == "AWS::SQS::Queue":
+                if name not in stack.queues:
+                    stack.queues[name] = create_queue_like(sqs, f"{prefix}-{name}", properties)
+                return stack.queues[name]
+            return None
+        return _parameter_default(template, name)
+
     for function in functions:
         variables: dict[str, str] = {}
         for name, value in function.variables.items():
-            ref = value.get("Ref") if isinstance(value, dict) and len(value) == 1 else None
-            if not isinstance(ref, str) or ref not in resources:
-                continue
-            kind = resources[ref].get("Type")
-            properties = resources[ref].get("Properties", {})
-            if kind == "AWS::DynamoDB::Table":
-                if ref not in stack.tables:
-                    stack.tables[ref] = f"{prefix}-{ref}"
-                    create_table_like(dynamodb, stack.tables[ref], ref, properties)
-                variables[name] = stack.tables[ref]
-            elif kind == "AWS::SQS::Queue":
-                if ref not in stack.queues:
-                    stack.queues[ref] = create_queue_like(sqs, f"{prefix}-{ref}", properties)
-                variables[name] = stack.queues[ref]
+            single = isinstance(value, dict) and len(value) == 1
+            ref = value.get("Ref") if single else None
+            sub = value.get("Fn::Sub") if single else None
+            resolved: str | None = None
+            if isinstance(ref, str):
+                resolved = local_value(ref)
+            elif isinstance(sub, str):
+                names = _SUB_PLACEHOLDER.findall(sub)
+                values = {placeholder: local_value(placeholder) for placeholder in names}
+                if names and all(item is not None for item in values.values()):
+                    resolved = _SUB_PLACEHOLDER.sub(
+                        lambda m: str(values[m.group(1)]),  # noqa: B023 (called right here)
+                        sub,
+                    )
+            if overrides and name in overrides:
+                resolved = overrides[name]
+            if resolved is not None:
+                variables[name] = resolved
         stack.variables[function.logical_id] = variables
     return stack
 
@@ -900,6 +1029,8 @@ class CheckContext:
     rounds: int  # how many times every event was delivered
     dynamodb: Any
     sqs: Any
+    webhook: WebhookReceiver
+    responses: list[Any] = field(default_factory=list)  # the function's, in invocation order
 
 
 def scan_all(client: Any, table: str) -> list[dict[str, Any]]:
@@ -964,14 +1095,18 @@ def check_dead_letters(context: CheckContext, poison: int) -> tuple[list[str], s
     if url is None:
         return [], "no DEAD_LETTER_QUEUE_URL: dead letters not checked"
     depth = queue_depth(context.sqs, url)
-    expected = poison * context.rounds
+    extra = context.stack.extra_dead_letters[url]
+    expected = poison * context.rounds + extra
+    reaped = f" + {extra} from the reaper" if extra else ""
     problems = []
     if depth != expected:
         problems.append(
             f"dead-letter queue holds {depth} messages, expected {expected} "
-            f"({poison} poison record(s) x {context.rounds} delivery round(s))"
+            f"({poison} poison record(s) x {context.rounds} delivery round(s){reaped})"
         )
-    return problems, f"dead-letter queue: {depth} message(s) ({poison} poison x {context.rounds})"
+    return problems, (
+        f"dead-letter queue: {depth} message(s) ({poison} poison x {context.rounds}{reaped})"
+    )
 
 
 def seed_orders(context: CheckContext) -> None:
@@ -1117,6 +1252,205 @@ def check_payments(context: CheckContext) -> list[str]:
     ]
 
 
+def check_notifications(context: CheckContext) -> list[str]:
+    """customer-notifications (design section 7, leased mode): for every distinct event_id of the
+    valid notifications, one NOTIFICATION item (`SENT`, the first delivery's order and template)
+    and exactly one webhook call carrying `Idempotency-Key: <event_id>` and the notification's
+    body, whatever the duplicates in the batches and the redelivery rounds; no call for poison,
+    no call under any other key."""
+    model = payload_model("customer_notifications", "CustomerNotification")
+    notifications, poison = parse_payloads(model, context.events)
+    expected: dict[str, Any] = {}
+    for notification in notifications:
+        expected.setdefault(notification.event_id, notification)
+
+    table = context.stack.variable(context.function, "DOMAIN_TABLE")
+    items = [plain(item) for item in scan_all(context.dynamodb, table)]
+    actual: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        sk = str(item["sk"])
+        if str(item["pk"]).startswith("CUSTOMER#") and sk.startswith("NOTIFICATION#"):
+            actual.setdefault(sk.removeprefix("NOTIFICATION#"), []).append(item)
+    problems = []
+    for event_id in sorted(set(expected) | set(actual)):
+        want, got = expected.get(event_id), actual.get(event_id, [])
+        if want is None:
+            problems.append(f"NOTIFICATION#{event_id}: no valid notification has this event_id")
+            continue
+        wanted = {
+            "pk": f"CUSTOMER#{want.customer_id}",
+            "status": "SENT",
+            "order_id": want.order_id,
+            "template": want.template,
+        }
+        if len(got) != 1 or any(got[0].get(name) != value for name, value in wanted.items()):
+            problems.append(f"NOTIFICATION#{event_id}: expected one item {wanted}, table has {got}")
+
+    path = context.stack.variable(context.function, "NOTIFY_WEBHOOK_URL").rsplit("/", 1)[-1]
+    calls = context.webhook.calls(path)
+    per_key = Counter(call.idempotency_key for call in calls)
+    for key in sorted(set(expected) | {str(key) for key in per_key}, key=str):
+        if per_key.get(key, 0) != (1 if key in expected else 0):
+            problems.append(
+                f"webhook: {per_key.get(key, 0)} call(s) with Idempotency-Key {key!r}, expected "
+                f"{1 if key in expected else 0}"
+            )
+    for call in calls:
+        want = expected.get(call.idempotency_key or "")
+        if want is None:
+            continue
+        body = {"customer_id": want.customer_id, "order_id": want.order_id}
+        body["template"] = want.template
+        if call.body != body:
+            problems.append(
+                f"webhook call {call.idempotency_key}: body {call.body!r}, expected {body}"
+            )
+    dead_letter_problems, dead_letters = check_dead_letters(context, poison)
+    if problems or dead_letter_problems:
+        raise SamLocalError(
+            "customer-notifications tables and webhook:\n  "
+            + "\n  ".join(problems + dead_letter_problems)
+        )
+    return [
+        f"notifications: {len(actual)} NOTIFICATION item(s), one per event_id "
+        f"({', '.join(sorted(actual)) or 'none'})",
+        f"webhook: {len(calls)} call(s) for {len(expected)} event_id(s), each once with its "
+        f"event_id as Idempotency-Key, over {context.rounds} delivery round(s)",
+        dead_letters,
+    ]
+
+
+#: The record the reaper's seed leaves behind: a notification claimed by a delivery that never
+#: finished, its lease expired long ago (more than the grace), its message never coming back.
+STUCK_CONSUMER = "customer-notifications"
+STUCK_KEY = "evt-notify-0900"
+STUCK_PAYLOAD = {
+    "event_id": STUCK_KEY,
+    "customer_id": "cust-009",
+    "order_id": "ord-1900",
+    "template": "order-shipped",
+}
+
+
+def _reaper_queue(context: CheckContext, consumer: str) -> str:
+    queues = json.loads(context.stack.variable(context.function, "INBOX_REAPER_DLQ_URLS"))
+    url = queues.get(consumer)
+    if not isinstance(url, str) or not url:
+        raise SamLocalError(f"INBOX_REAPER_DLQ_URLS has no queue for {consumer}: {queues}")
+    return url
+
+
+def seed_reaper(context: CheckContext) -> None:
+    """One stuck `IN_PROGRESS` lease of customer-notifications, expired an hour more than the
+    reaper's grace ago: the reaper must mark it FAILED and dead-letter it to that consumer's DLQ."""
+    grace = float(
+        context.stack.variables[context.function].get("INBOX_REAPER_LEASE_GRACE_SECONDS", "900")
+    )
+    expired = time.time() - grace - 3600
+    body = json.dumps(STUCK_PAYLOAD, separators=(",", ":")).encode()
+    record = InboxRecord(
+        consumer=STUCK_CONSUMER,
+        message_key=STUCK_KEY,
+        status=Status.IN_PROGRESS,
+        source="arn:aws:sqs:us-east-1:123456789012:lambda-inbox-notifications",
+        delivery_id="00000000-0000-4000-8000-000000000900",
+        attempts=1,
+        lease_expires_at=expired,
+        owner="a-delivery-that-never-finished",
+        payload_snapshot=body,
+        open_since=utc_iso(expired),
+    )
+    table = context.stack.variable(context.function, "INBOX_TABLE")
+    context.dynamodb.put_item(TableName=table, Item=record.to_item())
+    context.stack.extra_dead_letters[_reaper_queue(context, STUCK_CONSUMER)] += 1
+
+
+def check_reaper(context: CheckContext) -> list[str]:
+    """inbox-reaper (design section 5): every response is a JSON object with integer `reaped`,
+    `dead_lettered` and `open`; over all runs the seeded stuck lease was reaped and dead-lettered
+    exactly once (the first run; later runs find nothing to do); the record is FAILED
+    `lease_expired` with `dead_lettered_at`; its payload is in the consumer's DLQ; and the last
+    run's `open` equals the open records of the inbox table."""
+    problems = []
+    summaries = []
+    for response in context.responses:
+        fields = (
+            {name: response.get(name) for name in ("reaped", "dead_lettered", "open")}
+            if (isinstance(response, dict))
+            else {}
+        )
+        if not fields or not all(
+            isinstance(value, int) and not isinstance(value, bool) for value in fields.values()
+        ):
+            problems.append(f"response without integer reaped, dead_lettered, open: {response!r}")
+            continue
+        summaries.append(fields)
+    if summaries:
+        if summaries[0]["reaped"] != 1 or summaries[0]["dead_lettered"] != 1:
+            problems.append(f"first run: expected reaped 1 and dead_lettered 1, got {summaries[0]}")
+        for later in summaries[1:]:
+            if later["reaped"] or later["dead_lettered"]:
+                problems.append(f"a later run reaped or dead-lettered again: {later}")
+
+    table = context.stack.variable(context.function, "INBOX_TABLE")
+    records = [InboxRecord.from_item(item) for item in scan_all(context.dynamodb, table)]
+    stuck = next(
+        (r for r in records if (r.consumer, r.message_key) == (STUCK_CONSUMER, STUCK_KEY)), None
+    )
+    if stuck is None:
+        problems.append(f"the seeded record {STUCK_CONSUMER}#{STUCK_KEY} is gone")
+    elif (stuck.status, stuck.error_code) != (Status.FAILED, "lease_expired") or not (
+        stuck.dead_lettered_at
+    ):
+        problems.append(
+            f"{STUCK_CONSUMER}#{STUCK_KEY}: status {stuck.status.value}, error_code "
+            f"{stuck.error_code}, dead_lettered_at {stuck.dead_lettered_at}; expected FAILED, "
+            "lease_expired and a dead_lettered_at"
+        )
+    open_records = sum(1 for record in records if record.status.is_open)
+    if summaries and summaries[-1]["open"] != open_records:
+        problems.append(
+            f"last run counted open {summaries[-1]['open']}, the table has {open_records} "
+            "open records"
+        )
+
+    url = _reaper_queue(context, STUCK_CONSUMER)
+    # A look without taking: visibility 0 leaves every message visible (and counted) as before.
+    received = context.sqs.receive_message(
+        QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0, MessageAttributeNames=["All"]
+    ).get("Messages", [])
+    letters = [
+        message
+        for message in received
+        if message.get("MessageAttributes", {}).get("inbox-message-key", {}).get("StringValue")
+        == STUCK_KEY
+    ]
+    if len(letters) != 1 or json.loads(letters[0]["Body"]) != STUCK_PAYLOAD:
+        problems.append(
+            f"{shown_queue(url)}: expected one dead letter of {STUCK_KEY} with its payload, "
+            f"found {[message.get('Body') for message in letters]}"
+        )
+    else:
+        code = letters[0]["MessageAttributes"].get("inbox-error-code", {}).get("StringValue")
+        if code != "lease_expired":
+            problems.append(f"dead letter of {STUCK_KEY}: inbox-error-code {code!r}")
+    if problems:
+        raise SamLocalError("inbox-reaper:\n  " + "\n  ".join(problems))
+    return [
+        "runs: "
+        + ", ".join(
+            f"reaped {item['reaped']} dead_lettered {item['dead_lettered']} open {item['open']}"
+            for item in summaries
+        ),
+        f"{STUCK_CONSUMER}#{STUCK_KEY} (lease expired > grace): FAILED lease_expired, "
+        f"dead-lettered once to {shown_queue(url)}; {open_records} open record(s) in the table",
+    ]
+
+
+def shown_queue(url: str) -> str:
+    return url.rsplit("/", 1)[-1]
+
+
 @dataclass(frozen=True)
 class Scenario:
     seed: Callable[[CheckContext], None] | None
@@ -1127,6 +1461,8 @@ class Scenario:
 SCENARIOS: dict[str, Scenario] = {
     "order_events": Scenario(seed=seed_orders, check=check_orders),
     "payment_events": Scenario(seed=None, check=check_payments),
+    "customer_notifications": Scenario(seed=None, check=check_notifications),
+    "inbox_reaper": Scenario(seed=seed_reaper, check=check_reaper),
 }
 
 
@@ -1169,14 +1505,29 @@ def make_plan(template: Mapping[str, Any], event_files: Sequence[Path]) -> Plan:
 
 
 def run_checks(
-    plan: Plan, stack: LocalStack, rounds: int, dynamodb: Any, sqs: Any, *, seed: bool
+    plan: Plan,
+    stack: LocalStack,
+    rounds: int,
+    dynamodb: Any,
+    sqs: Any,
+    webhook: WebhookReceiver,
+    *,
+    seed: bool,
+    invocations: Sequence[Invocation] = (),
 ) -> None:
     for function in plan.functions:
         scenario = SCENARIOS.get(function.code_dir)
         if scenario is None or not plan.events[function.logical_id]:
             continue
         events = [json.loads(path.read_text()) for path in plan.events[function.logical_id]]
-        context = CheckContext(function.logical_id, stack, events, rounds, dynamodb, sqs)
+        responses = [
+            invocation.response
+            for invocation in invocations
+            if invocation.function == function.logical_id
+        ]
+        context = CheckContext(
+            function.logical_id, stack, events, rounds, dynamodb, sqs, webhook, responses
+        )
         if seed:
             if scenario.seed is not None:
                 scenario.seed(context)
@@ -1247,13 +1598,19 @@ def ensure_docker_engine(processes: Processes, logs: Path) -> None:
         log=logs / "dockerd.log",
         stop_timeout=60,
     )
-    took = wait_until(
-        "the Docker engine answers",
-        docker_version,
-        timeout=SERVICE_TIMEOUT,
-        process=started,
-        interval=0.5,
-    )
+    try:
+        took = wait_until(
+            "the Docker engine answers",
+            docker_version,
+            timeout=SERVICE_TIMEOUT,
+            process=started,
+            interval=0.5,
+        )
+    except SamLocalError as error:
+        raise SamLocalError(
+            f"this machine cannot start containers, so `sam local` cannot run here: the Docker "
+            f"engine did not start: {error}"
+        ) from error
     say(f"Docker engine {docker_version()} ready in {took:.1f} s")
 
 
@@ -1323,13 +1680,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def local_overrides(services: Services, phase: str) -> dict[str, str]:
+    """Variables whose template value (a parameter, empty by default) is no use here: the
+    webhook, one path per phase so that each phase counts its own calls."""
+    return {"NOTIFY_WEBHOOK_URL": services.webhook.url(phase)}
+
+
 def phase_invoke(
     plan: Plan, template: Mapping[str, Any], sam: SamCli, built: Path, services: Services
 ) -> None:
     dynamodb = boto_client("dynamodb", services.dynamodb_for_host)
     sqs = boto_client("sqs", services.sqs)
-    stack = create_stack("invoke", template, plan.functions, dynamodb, sqs)
-    run_checks(plan, stack, 1, dynamodb, sqs, seed=True)
+    stack = create_stack(
+        "invoke", template, plan.functions, dynamodb, sqs, local_overrides(services, "invoke")
+    )
+    run_checks(plan, stack, 1, dynamodb, sqs, services.webhook, seed=True)
     env_vars = write_env_vars(stack, services, WORK_DIR / "env-vars.invoke.json")
     say(f"tables {', '.join(stack.tables.values())}; env vars {shown(env_vars)}")
     invocations = []
@@ -1338,7 +1703,7 @@ def phase_invoke(
         show_invocation(invocation)
         invocations.append(invocation)
     check_responses(invocations)
-    run_checks(plan, stack, 1, dynamodb, sqs, seed=False)
+    run_checks(plan, stack, 1, dynamodb, sqs, services.webhook, seed=False, invocations=invocations)
 
 
 def lambda_containers(services: Services, *, running_only: bool) -> dict[str, dict[str, str]]:
@@ -1433,8 +1798,15 @@ def phase_start_lambda(
 ) -> None:
     dynamodb = boto_client("dynamodb", services.dynamodb_for_host)
     sqs = boto_client("sqs", services.sqs)
-    stack = create_stack("start-lambda", template, plan.functions, dynamodb, sqs)
-    run_checks(plan, stack, 2, dynamodb, sqs, seed=True)
+    stack = create_stack(
+        "start-lambda",
+        template,
+        plan.functions,
+        dynamodb,
+        sqs,
+        local_overrides(services, "start-lambda"),
+    )
+    run_checks(plan, stack, 2, dynamodb, sqs, services.webhook, seed=True)
     env_vars = write_env_vars(stack, services, WORK_DIR / "env-vars.start-lambda.json")
     say(f"tables {', '.join(stack.tables.values())}; env vars {shown(env_vars)}")
     port = free_port()
@@ -1502,7 +1874,7 @@ def phase_start_lambda(
         "round 2 (every event redelivered) changed no domain item and no inbox record's status "
         f"({sum(len(items) for items in states[1].values())} items)"
     )
-    run_checks(plan, stack, 2, dynamodb, sqs, seed=False)
+    run_checks(plan, stack, 2, dynamodb, sqs, services.webhook, seed=False, invocations=invocations)
     processes.stop(server)
 
 
@@ -1558,15 +1930,17 @@ def run_all(args: argparse.Namespace, clock: Clock, processes: Processes) -> Non
         check_built_layers(derived, build_dir)
     built = build_dir / "template.yaml"
 
-    with clock.step("local services: DynamoDB Local and moto (SQS)"):
+    with clock.step("local services: DynamoDB Local, moto (SQS), webhook receiver"):
         host = bridge_address()
         services = Services(
             host=host,
             dynamodb_port=start_dynamodb_local(processes, logs, host),
             sqs_port=start_moto_server(processes, logs, host),
+            webhook=start_webhook_receiver(processes, host),
         )
         say(
-            f"containers use {services.dynamodb_for_containers} (DynamoDB) and {services.sqs} (SQS)"
+            f"containers use {services.dynamodb_for_containers} (DynamoDB), {services.sqs} (SQS) "
+            f"and {services.webhook.url('<phase>')} (webhook)"
         )
         # Before the engine stops: containers an interrupted `sam local` left behind.
         processes.on_stop("Lambda containers", lambda: remove_lambda_containers(services))

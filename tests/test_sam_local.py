@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import urllib.request
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -102,6 +103,21 @@ def test_every_sample_event_goes_to_exactly_one_function(
         "msk-payment-single.json",
         "sqs-payment-replay.json",
     }
+    assert {path.name for path in events["CustomerNotificationsFunction"]} >= {
+        "sqs-notification-single.json",
+        "sqs-notification-batch-duplicates.json",
+    }
+    assert [path.name for path in events["InboxReaperFunction"]] == ["schedule-reaper-run.json"]
+
+
+def test_every_function_with_events_has_a_table_check(
+    sam_local: ModuleType, derived: dict[str, Any]
+) -> None:
+    functions = sam_local.template_functions(derived)
+    events, _ = sam_local.match_events(functions, sam_local.sample_event_files())
+    for function in functions:
+        assert events[function.logical_id], function.logical_id
+        assert function.code_dir in sam_local.SCENARIOS, function.code_dir
 
 
 def test_event_names_are_matched_on_a_word_of_the_code_folder(sam_local: ModuleType) -> None:
@@ -117,3 +133,79 @@ def test_event_names_are_matched_on_a_word_of_the_code_folder(sam_local: ModuleT
         "ReaperFunction": [Path("scheduled-reaper.json")],
     }
     assert set(unmatched) == {Path("sqs-invoice-single.json"), Path("README.json")}
+
+
+class _RecordingAws:
+    """Stands in for the DynamoDB and SQS clients of `create_stack`: records what it creates."""
+
+    def __init__(self) -> None:
+        self.tables: list[str] = []
+        self.queues: list[str] = []
+
+    def create_table(self, TableName: str, **_: Any) -> None:
+        self.tables.append(TableName)
+
+    def get_waiter(self, name: str) -> Any:
+        return type("Waiter", (), {"wait": lambda self, **_: None})()
+
+    def update_time_to_live(self, **_: Any) -> None:
+        pass
+
+    def create_queue(self, QueueName: str, **_: Any) -> dict[str, str]:
+        self.queues.append(QueueName)
+        return {"QueueUrl": f"http://127.0.0.1:4566/000000000000/{QueueName}"}
+
+
+def test_the_stack_resolves_parameters_subs_and_overrides(
+    sam_local: ModuleType, derived: dict[str, Any]
+) -> None:
+    aws = _RecordingAws()
+    webhook = "http://127.0.0.1:8080/invoke"
+    stack = sam_local.create_stack(
+        "t",
+        derived,
+        sam_local.template_functions(derived),
+        aws,
+        aws,
+        {"NOTIFY_WEBHOOK_URL": webhook},
+    )
+    reaper = stack.variables["InboxReaperFunction"]
+    # !Sub of the DLQs: the local queue URLs in the JSON map the reaper reads.
+    assert json.loads(reaper["INBOX_REAPER_DLQ_URLS"]) == {
+        "order-events": stack.queues["OrderEventsDLQ"],
+        "payment-events": stack.queues["PaymentEventsDLQ"],
+        "customer-notifications": stack.queues["NotificationDLQ"],
+    }
+    # !Ref of a parameter: its default.
+    assert reaper["INBOX_REAPER_LEASE_GRACE_SECONDS"] == str(
+        derived["Parameters"]["ReaperLeaseGraceSeconds"]["Default"]
+    )
+    assert reaper["INBOX_TABLE"] == "t-InboxTable"
+    notifications = stack.variables["CustomerNotificationsFunction"]
+    assert notifications["NOTIFY_WEBHOOK_URL"] == webhook
+    assert notifications["DEAD_LETTER_QUEUE_URL"] == stack.queues["NotificationDLQ"]
+    # Only the functions that declare an overridden variable get it.
+    assert "NOTIFY_WEBHOOK_URL" not in stack.variables["OrderEventsFunction"]
+    assert sorted(aws.tables) == ["t-DomainTable", "t-InboxTable"]
+
+
+def test_the_webhook_receiver_counts_calls_per_idempotency_key(sam_local: ModuleType) -> None:
+
+    receiver = sam_local.WebhookReceiver("127.0.0.1")
+    receiver.start()
+    try:
+        for key in ("evt-1", "evt-2", "evt-1"):
+            request = urllib.request.Request(
+                receiver.url("phase"),
+                data=json.dumps({"order_id": key}).encode(),
+                method="POST",
+                headers={"Idempotency-Key": key, "Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                assert 200 <= answer.status < 300
+        calls = receiver.calls("phase")
+    finally:
+        receiver.stop()
+    assert [call.idempotency_key for call in calls] == ["evt-1", "evt-2", "evt-1"]
+    assert calls[1].body == {"order_id": "evt-2"}
+    assert receiver.calls("other") == []
