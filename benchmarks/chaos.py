@@ -57,7 +57,7 @@ import time
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -392,8 +392,14 @@ class WebhookReceiver:
         self.errors = 0
         self.url = ""
         self.lock = threading.Lock()
+        #: Called (once) with the key of the next call, before it is answered (tests).
+        self.during_call: Callable[[str], None] | None = None
 
     def answer(self, key: str, body: Mapping[str, Any]) -> int:
+        with self.lock:
+            hook, self.during_call = self.during_call, None
+        if hook is not None:
+            hook(key)
         with self.lock:
             self.calls[key] += 1
             if body.get("template") == REFUSED_TEMPLATE:
