@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
-from benchmarks.chaos import (
+from devkit.chaos import (
     PAYMENTS,
     Crash,
     Delivery,
@@ -43,8 +43,9 @@ from benchmarks.chaos import (
     scan,
     sqs_record,
 )
-from tests.support.handlers import load_function
-from tests.support.tables import LocalTables
+from devkit.handlers import load_function
+from devkit.tables import LocalTables
+from lambda_inbox import InboxConsumer
 
 pytestmark = pytest.mark.integration
 
@@ -119,17 +120,26 @@ def _arm(stack: Stack, module: ModuleType) -> None:
         "before-send.dynamodb.TransactWriteItems", lambda **_: fire("before TransactWriteItems")
     )
     events.register("after-call.dynamodb.TransactWriteItems", after_transaction)
-    leases = module.consumer.pipeline._leases
-    if leases is not None:
-        leases._now = stack.clock  # the injectable clock of leased mode
+    if module.consumer.config.consumer == "customer-notifications":
+        # The same consumer as the function's, on the simulation's clock.
+        module.__dict__["consumer"] = InboxConsumer(
+            "customer-notifications",
+            model=module.CustomerNotification,
+            decide=module.record_notification,
+            key="event_id",
+            side_effect=module.post_webhook,
+            lease=module.LEASE,
+            dynamodb=module.consumer.dynamodb,
+            clock=stack.clock,
+        )
 
 
 @pytest.fixture(scope="module")
 def stack(dynamodb_local_endpoint: str) -> Iterator[Stack]:
-    from tests.support.dynamodb_local import local_dynamodb_client
-    from tests.support.tables import create_domain_table, create_inbox_table, delete_table
+    from devkit.offline_aws import local_client
+    from devkit.tables import create_domain_table, create_inbox_table, delete_table
 
-    client = local_dynamodb_client(dynamodb_local_endpoint)
+    client = local_client("dynamodb", dynamodb_local_endpoint)
     suffix = uuid.uuid4().hex[:10]
     tables = LocalTables(
         dynamodb_local_endpoint, f"sm-inbox-{suffix}", f"sm-domain-{suffix}", client
