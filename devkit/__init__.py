@@ -7,6 +7,7 @@ fakes and event builders. Not part of the Lambda layer.
   application's tables and queues with readers of their state.
 - `handlers`: load a function's `app.py`, run an event through a consumer.
 - `events`: SQS and Kafka events, sample events; `payloads`: OrderPlaced and PaymentCaptured.
+- `limits`: the SQS and DynamoDB request limits moto does not enforce, as client hooks.
 - `lambda_context`: a fake Lambda context; `faults`: injected faults and crashes;
   `meters`: request counting; `emf`: EMF metric records in captured output.
 """

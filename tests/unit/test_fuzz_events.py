@@ -25,16 +25,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lambda_inbox import InboxConfig, InboxConsumer, UnitOfWork
+from devkit.app_state import AppState
+from devkit.events import ORDER_FIFO_QUEUE_ARN, ORDER_QUEUE_ARN, replayed
+from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits, sqs_problems
+from devkit.queues import receive_all
+from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.outcomes import MessageResult, Outcome
-from tests.unit.conftest import MotoAws
-from tests.unit.helpers import FIFO_ARN, STANDARD_ARN, drain
-from tests.unit.hostile import (
-    enforce_dynamodb_key_limits,
-    enforce_sqs_limits,
-    recovered_body,
-    sqs_problems,
-)
 
 EXAMPLES = int(os.environ.get("INBOX_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(
@@ -104,7 +100,7 @@ def sqs_records(draw: st.DrawFn, fifo: bool, serial: int) -> list[dict[str, Any]
             "attributes": {"ApproximateReceiveCount": "1"},
             "messageAttributes": {},
             "eventSource": "aws:sqs",
-            "eventSourceARN": FIFO_ARN if fifo else STANDARD_ARN,
+            "eventSourceARN": ORDER_FIFO_QUEUE_ARN if fifo else ORDER_QUEUE_ARN,
         }
         if fifo:
             record["attributes"]["MessageGroupId"] = draw(st.sampled_from(["g1", "g2"]))
@@ -216,17 +212,11 @@ def put_item(body: dict[str, Any], uow: UnitOfWork) -> None:
     uow.put("domain", {"pk": f"ITEM#{body['id']}", "sk": "V", "note": str(body.get("note"))})
 
 
-def fuzz_consumer(aws: MotoAws, dlq_url: str) -> tuple[InboxConsumer[Any], list[MessageResult]]:
+def fuzz_consumer(aws: AppState, dlq_url: str) -> tuple[InboxConsumer[Any], list[MessageResult]]:
     enforce_sqs_limits(aws.sqs)
     enforce_dynamodb_key_limits(aws.dynamodb)
-    inbox: InboxConsumer[Any] = InboxConsumer(
-        "fuzz",
-        model=dict,
-        decide=put_item,
-        key="id",
-        config=InboxConfig("fuzz", aws.inbox, dlq_url),
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
+    inbox = aws.consumer(
+        "fuzz", config={"dead_letter_queue_url": dlq_url}, model=dict, decide=put_item, key="id"
     )
     seen: list[MessageResult] = []
     process = inbox.process
@@ -241,7 +231,7 @@ def fuzz_consumer(aws: MotoAws, dlq_url: str) -> tuple[InboxConsumer[Any], list[
 
 
 def check_outcomes(
-    aws: MotoAws,
+    aws: AppState,
     dlq_url: str,
     results: list[MessageResult],
     response: dict[str, Any],
@@ -251,10 +241,9 @@ def check_outcomes(
 ) -> None:
     assert set(response) == {"batchItemFailures"}
     reported = [failure["itemIdentifier"] for failure in response["batchItemFailures"]]
-    letters = drain(aws.sqs, dlq_url)
-    for letter in letters:  # a FIFO group stays blocked while a message of it is in flight
-        aws.sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=letter["ReceiptHandle"])
-    recovered = [recovered_body(letter) for letter in letters]
+    # Deleted once read: a FIFO group stays blocked while a message of it is in flight.
+    letters = receive_all(aws.sqs, dlq_url, delete=True)
+    recovered = [replayed(letter).body for letter in letters]
     assert len(results) == len(originals)
     for result in results:
         sequence = result.message.sequence
@@ -272,7 +261,7 @@ def check_outcomes(
     empty_tables(aws)
 
 
-def empty_tables(aws: MotoAws) -> None:
+def empty_tables(aws: AppState) -> None:
     """moto copies every table for each transaction: keeping them small keeps examples fast
     (keys are unique per example anyway)."""
     for table, names in ((aws.inbox, ("pk",)), (aws.domain, ("pk", "sk"))):
@@ -281,8 +270,9 @@ def empty_tables(aws: MotoAws) -> None:
             aws.dynamodb.delete_item(TableName=table, Key=key)
 
 
-def run_sqs(aws: MotoAws, fifo: bool) -> None:
+def run_sqs(aws: AppState, fifo: bool) -> None:
     dlq_url = aws.fifo_dlq_url if fifo else aws.dlq_url
+    assert dlq_url is not None
     inbox, seen = fuzz_consumer(aws, dlq_url)
 
     @FUZZ
@@ -305,15 +295,15 @@ def run_sqs(aws: MotoAws, fifo: bool) -> None:
     example()
 
 
-def test_fuzz_sqs_standard(aws: MotoAws) -> None:
+def test_fuzz_sqs_standard(aws: AppState) -> None:
     run_sqs(aws, fifo=False)
 
 
-def test_fuzz_sqs_fifo(aws: MotoAws) -> None:
+def test_fuzz_sqs_fifo(aws: AppState) -> None:
     run_sqs(aws, fifo=True)
 
 
-def test_fuzz_kafka_msk_and_self_managed(aws: MotoAws) -> None:
+def test_fuzz_kafka_msk_and_self_managed(aws: AppState) -> None:
     inbox, seen = fuzz_consumer(aws, aws.dlq_url)
 
     @FUZZ
