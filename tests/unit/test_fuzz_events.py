@@ -20,21 +20,28 @@ import itertools
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, ORDER_QUEUE_ARN, replayed
 from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits, sqs_problems
-from devkit.queues import receive_all
+from devkit.memory_aws import MemoryAws
+from devkit.queues import create_queue, receive_all
+from devkit.tables import create_domain_table, create_inbox_table
 from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.outcomes import MessageResult, Outcome
 
-EXAMPLES = int(os.environ.get("INBOX_FUZZ_EXAMPLES", "200"))
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
+
+EXAMPLES = int(os.environ.get("INBOX_FUZZ_EXAMPLES", "2000"))
+MOTO_EXAMPLES = int(os.environ.get("INBOX_FUZZ_MOTO_EXAMPLES", "10"))
 FUZZ = settings(
-    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,
@@ -212,9 +219,56 @@ def put_item(body: dict[str, Any], uow: UnitOfWork) -> None:
     uow.put("domain", {"pk": f"ITEM#{body['id']}", "sk": "V", "note": str(body.get("note"))})
 
 
-def fuzz_consumer(aws: AppState, dlq_url: str) -> tuple[InboxConsumer[Any], list[MessageResult]]:
+@dataclass(frozen=True)
+class Backend:
+    """Where an example's requests go, how many examples run there, and how to empty the
+    tables between examples (keys are unique per example anyway; small tables keep each
+    transaction cheap)."""
+
+    aws: AppState
+    examples: int
+    empty_tables: Callable[[], None]
+    #: Every dead letter of a queue, deleted once read (a FIFO group stays blocked while a
+    #: message of it is in flight), as ReceiveMessage returns them.
+    dead_letters: Callable[[str], list[MessageTypeDef]]
+
+
+@pytest.fixture(params=["memory", "moto"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    if request.param == "memory":
+        memory = MemoryAws()  # devkit.limits enforced on its clients
+        dynamodb, sqs = memory.client("dynamodb"), memory.client("sqs")
+        create_inbox_table(dynamodb, "inbox")
+        create_domain_table(dynamodb, "domain")
+        aws = AppState(
+            dynamodb,
+            sqs,
+            inbox="inbox",
+            domain="domain",
+            dlq_url=create_queue(sqs, "inbox-dlq"),
+            fifo_dlq_url=create_queue(sqs, "inbox-dlq.fifo"),
+        )
+        return Backend(aws, EXAMPLES, memory.clear_items, memory.drain)  # type: ignore[arg-type]
+    aws = request.getfixturevalue("aws")
     enforce_sqs_limits(aws.sqs)
     enforce_dynamodb_key_limits(aws.dynamodb)
+    return Backend(
+        aws,
+        MOTO_EXAMPLES,
+        lambda: empty_moto_tables(aws),
+        lambda url: receive_all(aws.sqs, url, delete=True),
+    )
+
+
+def empty_moto_tables(aws: AppState) -> None:
+    """moto copies every table for each transaction: keeping them small keeps examples fast."""
+    for table, names in ((aws.inbox, ("pk",)), (aws.domain, ("pk", "sk"))):
+        for item in aws.dynamodb.scan(TableName=table)["Items"]:
+            key = {name: item[name] for name in names}
+            aws.dynamodb.delete_item(TableName=table, Key=key)
+
+
+def fuzz_consumer(aws: AppState, dlq_url: str) -> tuple[InboxConsumer[Any], list[MessageResult]]:
     inbox = aws.consumer(
         "fuzz", config={"dead_letter_queue_url": dlq_url}, model=dict, decide=put_item, key="id"
     )
@@ -231,7 +285,7 @@ def fuzz_consumer(aws: AppState, dlq_url: str) -> tuple[InboxConsumer[Any], list
 
 
 def check_outcomes(
-    aws: AppState,
+    backend: Backend,
     dlq_url: str,
     results: list[MessageResult],
     response: dict[str, Any],
@@ -241,8 +295,7 @@ def check_outcomes(
 ) -> None:
     assert set(response) == {"batchItemFailures"}
     reported = [failure["itemIdentifier"] for failure in response["batchItemFailures"]]
-    # Deleted once read: a FIFO group stays blocked while a message of it is in flight.
-    letters = receive_all(aws.sqs, dlq_url, delete=True)
+    letters = backend.dead_letters(dlq_url)
     recovered = [replayed(letter).body for letter in letters]
     assert len(results) == len(originals)
     for result in results:
@@ -258,31 +311,24 @@ def check_outcomes(
             assert outcome is Outcome.COMMITTED, result
     # Nothing failed for lack of a valid request: SQS and DynamoDB accepted every one.
     assert not [r for r in results if r.error_code in ("dead_letter_failed", "inbox_unavailable")]
-    empty_tables(aws)
+    backend.empty_tables()
 
 
-def empty_tables(aws: AppState) -> None:
-    """moto copies every table for each transaction: keeping them small keeps examples fast
-    (keys are unique per example anyway)."""
-    for table, names in ((aws.inbox, ("pk",)), (aws.domain, ("pk", "sk"))):
-        for item in aws.dynamodb.scan(TableName=table)["Items"]:
-            key = {name: item[name] for name in names}
-            aws.dynamodb.delete_item(TableName=table, Key=key)
-
-
-def run_sqs(aws: AppState, fifo: bool) -> None:
+@pytest.mark.parametrize("fifo", [False, True], ids=["standard", "fifo"])
+def test_fuzz_sqs(backend: Backend, fifo: bool) -> None:
+    aws = backend.aws
     dlq_url = aws.fifo_dlq_url if fifo else aws.dlq_url
     assert dlq_url is not None
     inbox, seen = fuzz_consumer(aws, dlq_url)
 
-    @FUZZ
+    @settings(FUZZ, max_examples=backend.examples)
     @given(st.data())
     def example(data: st.DataObject) -> None:
         serial = next(_serial)
         records = data.draw(sqs_records(fifo, serial))
         response = inbox.handle({"Records": records})
         check_outcomes(
-            aws,
+            backend,
             dlq_url,
             seen,
             response,
@@ -295,18 +341,11 @@ def run_sqs(aws: AppState, fifo: bool) -> None:
     example()
 
 
-def test_fuzz_sqs_standard(aws: AppState) -> None:
-    run_sqs(aws, fifo=False)
-
-
-def test_fuzz_sqs_fifo(aws: AppState) -> None:
-    run_sqs(aws, fifo=True)
-
-
-def test_fuzz_kafka_msk_and_self_managed(aws: AppState) -> None:
+def test_fuzz_kafka_msk_and_self_managed(backend: Backend) -> None:
+    aws = backend.aws
     inbox, seen = fuzz_consumer(aws, aws.dlq_url)
 
-    @FUZZ
+    @settings(FUZZ, max_examples=backend.examples)
     @given(st.data(), st.sampled_from(["aws:kafka", "SelfManagedKafka"]))
     def example(data: st.DataObject, source: str) -> None:
         serial = next(_serial)
@@ -319,7 +358,7 @@ def test_fuzz_kafka_msk_and_self_managed(aws: AppState) -> None:
         # The messages come in (topic-partition, offset) order: line the originals up likewise.
         ordered = sorted(drawn, key=lambda entry: (entry[0], entry[1]["offset"]))
         check_outcomes(
-            aws,
+            backend,
             aws.dlq_url,
             seen,
             response,
