@@ -7,9 +7,14 @@ Properties, for every generated batch:
   against SQS's own validation) gives back the record's original bytes when replayed;
 - the valid records of the batch commit.
 
-Each test tries `INBOX_FUZZ_EXAMPLES` examples (default 200, about 1 to 2 minutes per source on
-moto); a long run sets it higher, e.g.
-`INBOX_FUZZ_EXAMPLES=2000 pytest tests/unit/test_fuzz_events.py` (docs/bad-input.md).
+Each test runs twice. On `devkit.memory_aws` (tables and queues in memory behind real boto3
+clients: botocore's parameter validation and the SQS and DynamoDB limits of `devkit.limits` apply,
+only the sending is replaced) it tries `INBOX_FUZZ_EXAMPLES` examples (default 2,000). On moto,
+whose every call costs tens of milliseconds, it tries `INBOX_FUZZ_MOTO_EXAMPLES` (default 10): the
+same properties against moto's own DynamoDB and SQS, so the two stores cannot drift apart
+unnoticed. A long run sets both higher, e.g.
+`INBOX_FUZZ_EXAMPLES=20000 INBOX_FUZZ_MOTO_EXAMPLES=200 pytest tests/unit/test_fuzz_events.py`
+(times in docs/bad-input.md).
 """
 
 from __future__ import annotations
