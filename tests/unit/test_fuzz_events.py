@@ -346,13 +346,14 @@ def test_fuzz_sqs(backend: Backend, fifo: bool) -> None:
     example()
 
 
-def test_fuzz_kafka_msk_and_self_managed(backend: Backend) -> None:
+@pytest.mark.parametrize("source", ["aws:kafka", "SelfManagedKafka"], ids=["msk", "self-managed"])
+def test_fuzz_kafka(backend: Backend, source: str) -> None:
     aws = backend.aws
     inbox, seen = fuzz_consumer(aws, aws.dlq_url)
 
     @settings(FUZZ, max_examples=backend.examples)
-    @given(st.data(), st.sampled_from(["aws:kafka", "SelfManagedKafka"]))
-    def example(data: st.DataObject, source: str) -> None:
+    @given(st.data())
+    def example(data: st.DataObject) -> None:
         serial = next(_serial)
         drawn = data.draw(kafka_records(serial))
         grouped: dict[str, list[dict[str, Any]]] = {}
