@@ -4,6 +4,8 @@ The inbox record of every message commits in the same `TransactWriteItems` as th
 it causes, so a redelivered message finds its record and becomes a cheap no-op.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .config import InboxConfig, RetryPolicy
 from .consumer import InboxConsumer
 from .errors import (
@@ -15,7 +17,6 @@ from .errors import (
     UnsupportedEvent,
 )
 from .identity import KeyStrategy
-from .lease import LeaseContext, LeasePolicy
 from .messages import InboundMessage
 from .outcomes import MessageResult, Outcome
 from .unit_of_work import ConditionFailures, FailedCondition, UnitOfWork
@@ -41,3 +42,15 @@ __all__ = [
     "UnsupportedEvent",
 ]
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .lease import LeaseContext, LeasePolicy
+
+
+def __getattr__(name: str) -> Any:
+    """Leased mode's names load on first use: transactional consumers never import it."""
+    if name in ("LeaseContext", "LeasePolicy"):
+        from . import lease
+
+        return getattr(lease, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from .commit import CommitAttempt, CommitStatus, PreparedTransaction, send
 from .decision import Decider, Decision
 from .errors import DeadlineReached, ErrorCode, HandlerFailed, PoisonMessage
-from .lease import lease_lost
 from .outcomes import Outcome
 from .planner import chunk_wave
 from .settle import INBOX_ACTION, Verdict, VerdictKind, settle
@@ -233,6 +232,8 @@ class Committer(Generic[M]):
     def _inbox_taken(self, decision: Decision[M], verdict: Verdict) -> None:
         stored = verdict.stored or {}
         if decision.lease_owner is not None:  # leased mode: see lease.py
+            from .lease import lease_lost  # leased mode only: not loaded at cold start
+
             return lease_lost(decision.delivery, stored, self._report, self._telemetry)
         if stored.get("status") == Status.IN_PROGRESS.value:
             detail = "another delivery holds a lease on this message"

@@ -27,7 +27,6 @@ from .decision import Decide, Decider, M, OnConditionFailed
 from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
 from .kafka import KafkaSource
-from .lease import LeasePolicy, Leases, LeaseStore, SideEffect, lease_seconds
 from .messages import InboundMessage
 from .observability import Telemetry
 from .outcomes import MessageResult
@@ -41,6 +40,8 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
+
+    from .lease import LeasePolicy, Leases, SideEffect
 
 #: botocore retries throttling itself (standard mode); the inbox retries cancellations.
 #: Timeouts and attempts are small because no call may outlive the invocation: every call of the
@@ -149,6 +150,8 @@ class InboxConsumer(Generic[M]):
             if side_effect is not None or lease is not None:
                 raise ConfigurationError("side_effect and lease need mode='leased'")
             return None
+        from .lease import Leases, LeaseStore, lease_seconds  # leased consumers only
+
         if side_effect is None:
             raise ConfigurationError("mode='leased' needs a side_effect(payload, context)")
         leases = LeaseStore(
