@@ -70,6 +70,7 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from devkit.faults import dynamodb_error
 from devkit.handlers import load_function
+from devkit.offline_aws import patched_environ
 from devkit.tables import create_domain_table, create_inbox_table, delete_table, seed_stock
 
 ORDERS, PAYMENTS, NOTIFICATIONS = "orders", "payments", "notifications"
@@ -1005,20 +1006,6 @@ class ChaosResult:
         return render(self)
 
 
-@contextlib.contextmanager
-def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def run_chaos(config: ChaosConfig, dynamodb_endpoint: str, sqs_endpoint: str) -> ChaosResult:
     """One chaos run against running DynamoDB Local and SQS (moto server) endpoints."""
     workload = build_workload(config)
@@ -1049,11 +1036,11 @@ def run_chaos(config: ChaosConfig, dynamodb_endpoint: str, sqs_endpoint: str) ->
             }
             containers = []
             # Clients read their endpoints when they are created: build everything inside.
-            with _environment(common), contextlib.redirect_stdout(null):
+            with patched_environ(common), contextlib.redirect_stdout(null):
                 for index in range(config.consumers):
                     modules = {}
                     for name in WORKLOADS:
-                        with _environment({"DEAD_LETTER_QUEUE_URL": dlq_urls[name]}):
+                        with patched_environ({"DEAD_LETTER_QUEUE_URL": dlq_urls[name]}):
                             modules[name] = load_function(FUNCTIONS[name])
                     containers.append(Container(index, modules, config))
             source = EventSource(workload.stream, config)

@@ -4,8 +4,9 @@ or a developer's own endpoints. Also: clients for local endpoints (DynamoDB Loca
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Literal, overload
 
 import boto3
@@ -85,3 +86,22 @@ def local_client(
         aws_secret_access_key="testing",
         config=LOCAL_CLIENT_CONFIG,
     )
+
+
+@contextlib.contextmanager
+def patched_environ(changes: Mapping[str, str | None]) -> Iterator[None]:
+    """Set (or, for None, remove) environment variables for the duration of the block."""
+    saved = {name: os.environ.get(name) for name in changes}
+    try:
+        _apply(changes)
+        yield
+    finally:
+        _apply(saved)
+
+
+def _apply(values: Mapping[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

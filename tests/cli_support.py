@@ -4,18 +4,17 @@ checkout's library first on `PYTHONPATH`."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from devkit.offline_aws import patched_environ
 from lambda_inbox.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -35,24 +34,6 @@ class Run:
         return json.loads(self.out)
 
 
-@contextlib.contextmanager
-def _environment(changes: Mapping[str, str | None]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in changes}
-    try:
-        for name, value in changes.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 class Cli:
     """`Cli(capsys)("failed", "--table", "t")` runs `main` and returns its `Run`."""
 
@@ -62,7 +43,7 @@ class Cli:
 
     def __call__(self, *args: str, **env: str | None) -> Run:
         self._capsys.readouterr()
-        with _environment({**self._env, **env}):
+        with patched_environ({**self._env, **env}):
             code = main(list(args))
         out, err = self._capsys.readouterr()
         return Run(code, out, err)

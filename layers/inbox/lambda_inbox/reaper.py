@@ -44,12 +44,12 @@ from .store import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SHARDS,
     OPEN_INDEX_SK,
-    OPEN_RECORDS_INDEX,
     PARTITION_KEY,
     InboxRecord,
     Status,
     open_index_pk,
     open_index_shard,
+    open_records_of_shard,
     utc_iso,
 )
 
@@ -377,23 +377,14 @@ class Reaper:
     # ---- index ------------------------------------------------------------------------------
 
     def _records(self, status: Status, shard: int) -> Iterator[InboxRecord]:
-        request: dict[str, Any] = {
-            "TableName": self.settings.table,
-            "IndexName": OPEN_RECORDS_INDEX,
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": {"#pk": OPEN_INDEX_PK},
-            "ExpressionAttributeValues": {":pk": {"S": open_index_pk(status, shard)}},
-            "ScanIndexForward": True,  # oldest first
-            "Limit": self.settings.page_size,
-        }
-        while True:
-            response = self._dynamodb.query(**request)
-            for item in response.get("Items", []):
-                yield InboxRecord.from_item(item)
-            last = response.get("LastEvaluatedKey")
-            if not last:
-                return
-            request["ExclusiveStartKey"] = last
+        return open_records_of_shard(
+            self._dynamodb,
+            self.settings.table,
+            status,
+            shard,
+            newest_first=False,  # oldest first
+            page_size=self.settings.page_size,
+        )
 
 
 def _message_of(record: InboxRecord) -> InboundMessage:

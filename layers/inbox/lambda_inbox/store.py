@@ -374,8 +374,15 @@ def open_records(
     `since` / `until` bound the sort key (ISO times). Lazily paginated: take what you need.
     """
     streams = [
-        _query_shard(
-            client, table, open_index_pk(status, shard), consumer, since, until, newest_first
+        open_records_of_shard(
+            client,
+            table,
+            status,
+            shard,
+            consumer=consumer,
+            since=since,
+            until=until,
+            newest_first=newest_first,
         )
         for status in statuses
         for shard in range(OPEN_INDEX_SHARDS)
@@ -384,18 +391,22 @@ def open_records(
     yield from merged
 
 
-def _query_shard(
+def open_records_of_shard(
     client: DynamoDBClient,
     table: str,
-    index_pk: str,
-    consumer: str | None,
-    since: str | None,
-    until: str | None,
-    newest_first: bool,
+    status: Status,
+    shard: int,
+    *,
+    consumer: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    newest_first: bool = True,
+    page_size: int | None = None,
 ) -> Iterator[InboxRecord]:
+    """The open records of one index shard, lazily paginated (`page_size` items a query)."""
     condition = "#pk = :pk"
     names = {"#pk": OPEN_INDEX_PK}
-    values: dict[str, Any] = {":pk": {"S": index_pk}}
+    values: dict[str, Any] = {":pk": {"S": open_index_pk(status, shard)}}
     if since is not None:
         values[":since"] = {"S": since}
     if until is not None:
@@ -420,6 +431,8 @@ def _query_shard(
         names["#consumer"] = "consumer"
         values[":consumer"] = {"S": consumer}
         request["FilterExpression"] = "#consumer = :consumer"
+    if page_size is not None:
+        request["Limit"] = page_size
     while True:
         response = client.query(**request)
         for item in response.get("Items", []):
