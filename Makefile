@@ -11,10 +11,12 @@ DYNAMODB_LOCAL_DIR ?= .cache/dynamodb-local
 export SAM_CLI_TELEMETRY := 0
 export DYNAMODB_LOCAL_DIR
 
-.PHONY: help venv dynamodb-local lint template-lint build test test-py313 demo clean
+.PHONY: help venv dynamodb-local lint template-lint build test test-py313 demo sam-local clean
 
 help:
-	@echo "targets: venv dynamodb-local lint template-lint build test test-py313 demo clean"
+	@echo "targets: venv dynamodb-local lint template-lint build test test-py313 demo sam-local clean"
+	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
+	@echo "             (installs docker.io and debootstrap with apt when missing; needs root)"
 
 venv: $(STAMP)
 
@@ -36,7 +38,8 @@ lint: venv
 		echo "mypy $$app"; \
 		MYPYPATH="layers/inbox:$$(dirname $$app)" $(BIN)/mypy "$$app" || exit 1; \
 	done
-	$(BIN)/mypy tests
+	@# devkit is strict (pyproject.toml); tests, the demo and the benchmarks use the defaults.
+	$(BIN)/mypy tests devkit scripts benchmarks
 
 template-lint: venv
 	$(BIN)/sam validate --lint --template-file template.yaml
@@ -61,5 +64,11 @@ test-py313: dynamodb-local
 demo: venv dynamodb-local
 	$(BIN)/python scripts/demo.py
 
+# The functions in containers with the real SAM CLI (`sam local invoke`, `sam local start-lambda`),
+# offline: Docker engine, a locally built Lambda image, a derived x86_64 template, DynamoDB Local
+# and moto; every sample event invoked and its effects checked. See scripts/sam_local.py.
+sam-local: venv dynamodb-local
+	$(BIN)/python scripts/sam_local.py
+
 clean:
-	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache

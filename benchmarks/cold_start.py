@@ -48,15 +48,13 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO)]
-
-from tests.support.offline_aws import OFFLINE_AWS_ENV  # noqa: E402
+from devkit.handlers import function_dir
+from devkit.offline_aws import OFFLINE_AWS_ENV
+from devkit.paths import REPO_ROOT
 
 PYTHON = sys.executable
-APP = REPO / "functions" / "order_events" / "app.py"
+APP = function_dir("order_events") / "app.py"
 _VERSION = sys.version.split()[0]
 
 ENV = {
@@ -82,8 +80,8 @@ _FLOOR = 'import boto3, pydantic\nboto3.client("dynamodb")'
 _PYDANTIC = "from pydantic import BaseModel, ConfigDict, Field"
 _HANDLER_PATH = (
     "import sys\n"
-    f"sys.path[:0] = [{str(REPO / 'functions' / 'order_events')!r}, "
-    f"{str(REPO / 'layers' / 'inbox')!r}]"
+    f"sys.path[:0] = [{str(function_dir('order_events'))!r}, "
+    f"{str(REPO_ROOT / 'layers' / 'inbox')!r}]"
 )
 
 
@@ -103,7 +101,7 @@ PROGRAMS = {
     "floor+pydantic+models": f"{_FLOOR}\n{_PYDANTIC}\n{_MODELS}",
     "inbox": f"{_HANDLER_PATH}\nimport app",
     "powertools": (
-        f"import sys\nsys.path[:0] = [{str(REPO / 'benchmarks')!r}]\n"
+        f"import sys\nsys.path[:0] = [{str(REPO_ROOT / 'benchmarks')!r}]\n"
         "import reference_powertools_consumer"
     ),
 }

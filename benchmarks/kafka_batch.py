@@ -20,32 +20,25 @@ operation with a botocore `before-call.dynamodb` hook; HTTP sends (SDK retries i
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import io
-import json
 import os
 import statistics
 import sys
 import time
 import uuid
 import warnings
-from collections import Counter
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
-
-
-from tests.support.dynamodb_local import (  # noqa: E402
-    dynamodb_local_or_exit,
-    local_dynamodb_client,
-)
-from tests.support.handlers import load_function  # noqa: E402
-from tests.support.offline_aws import use_offline_aws  # noqa: E402
-from tests.support.tables import create_domain_table, create_inbox_table  # noqa: E402
+from devkit.dynamodb_local import dynamodb_local_or_exit
+from devkit.events import kafka_event, kafka_record
+from devkit.handlers import load_function
+from devkit.items import balances
+from devkit.meters import RequestMeter, Tally
+from devkit.offline_aws import local_client, use_offline_aws
+from devkit.payloads import payment
+from devkit.tables import create_domain_table, create_inbox_table
 
 POWERTOOLS_ENV = {
     "POWERTOOLS_LOG_LEVEL": "WARNING",
@@ -53,9 +46,6 @@ POWERTOOLS_ENV = {
     "POWERTOOLS_SERVICE_NAME": "benchmark",
 }
 SCENARIOS = {"hot (10 customers)": 10, "distinct (1 customer per record)": 0}
-
-
-# ---------------------------------------------------------------------------- DynamoDB Local
 
 
 # ---------------------------------------------------------------------------- workload
@@ -67,73 +57,22 @@ def batch(
     """An MSK event of `records` PaymentCaptured and the balances it must produce.
 
     `customers == 0` means one customer per record."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    raw = []
     expected: dict[str, tuple[int, int]] = {}
     for n in range(records):
         customer = f"{prefix}-c{n % customers if customers else n:05d}"
         amount = 1 + n % 97
-        body = {
-            "event_id": f"{prefix}-evt-{n}",
-            "payment_id": f"{prefix}-pay-{n}",
-            "order_id": f"{prefix}-ord-{n}",
-            "customer_id": customer,
-            "amount_cents": amount,
-        }
-        partition = n % partitions
-        grouped.setdefault(f"payments-{partition}", []).append(
-            {
-                "topic": "payments",
-                "partition": partition,
-                "offset": n // partitions,
-                "timestamp": 1732190760000 + n,
-                "timestampType": "CREATE_TIME",
-                "key": base64.b64encode(customer.encode()).decode(),
-                "value": base64.b64encode(json.dumps(body).encode()).decode(),
-                "headers": [],
-            }
-        )
+        body = payment(n, customer, amount, prefix=f"{prefix}-")
+        raw.append(kafka_record(n % partitions, n // partitions, body, key=customer.encode()))
         cents, count = expected.get(customer, (0, 0))
         expected[customer] = (cents + amount, count + 1)
-    return {"eventSource": "aws:kafka", "records": grouped}, expected
-
-
-@dataclass
-class Tally:
-    calls: Counter[str] = field(default_factory=Counter)
-    sends: int = 0
-
-
-class Meter:
-    def __init__(self, dynamodb: Any) -> None:
-        self.tally = Tally()
-        dynamodb.meta.events.register("before-call.dynamodb", self._call)
-        dynamodb.meta.events.register("before-send.dynamodb", self._send)
-
-    def _call(self, model: Any, **_: Any) -> None:
-        self.tally.calls[model.name] += 1
-
-    def _send(self, **_: Any) -> None:
-        self.tally.sends += 1
+    return kafka_event(raw), expected
 
 
 @dataclass
 class Run:
     seconds: float
     tally: Tally
-
-
-def balances(dynamodb: Any, table: str) -> dict[str, tuple[int, int]]:
-    found: dict[str, tuple[int, int]] = {}
-    kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
-    while True:
-        page = dynamodb.scan(**kwargs)
-        for item in page["Items"]:
-            if item["sk"]["S"] == "BALANCE":
-                customer = item["pk"]["S"].removeprefix("CUSTOMER#")
-                found[customer] = (int(item["balance_cents"]["N"]), int(item["payments"]["N"]))
-        if "LastEvaluatedKey" not in page:
-            return found
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def run_scenario(
@@ -152,18 +91,18 @@ def run_scenario(
             # Warm up the module, its client and connection pool on a small batch of its own.
             warm, _ = batch(20, partitions, 0, f"warm{suffix}")
             assert module.handler(warm, None) == {"batchItemFailures": []}
-        meter = Meter(module.consumer.dynamodb)
+        meter = RequestMeter(module.consumer.dynamodb)
         event, expected = batch(records, partitions, customers, suffix)
         runs = []
         for _ in range(2):
-            meter.tally = Tally()
+            meter.clear()
             with contextlib.redirect_stdout(io.StringIO()):
                 started = time.perf_counter()
                 response = module.handler(event, None)
                 seconds = time.perf_counter() - started
             if response != {"batchItemFailures": []}:
                 sys.exit(f"unexpected failures: {response['batchItemFailures'][:5]} ...")
-            runs.append(Run(seconds, meter.tally))
+            runs.append(Run(seconds, meter.tally()))
         found = {c: b for c, b in balances(admin, domain).items() if c.startswith(suffix)}
         if found != expected:
             sys.exit("balances differ from the expected exact values")
@@ -186,7 +125,7 @@ def main() -> None:
 
     results: dict[str, list[tuple[Run, Run]]] = {name: [] for name in SCENARIOS}
     with dynamodb_local_or_exit() as endpoint:
-        admin = local_dynamodb_client(endpoint)
+        admin = local_client("dynamodb", endpoint)
         names = list(SCENARIOS)
         for repetition in range(args.repetitions):
             order = names if repetition % 2 == 0 else names[::-1]

@@ -21,7 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from devkit.paths import REPO_ROOT
+
 PROBE = """
 import time
 import boto3
@@ -76,10 +77,10 @@ def main() -> None:
         runtime, source, compiled = root / "runtime", root / "source", root / "compiled"
         pip_install(python, runtime, "boto3", compile_=True)
         pip_install(
-            python, source, "-r", str(REPO / "layers/inbox/requirements.txt"), compile_=False
+            python, source, "-r", str(REPO_ROOT / "layers/inbox/requirements.txt"), compile_=False
         )
         shutil.copytree(
-            REPO / "layers/inbox/lambda_inbox",
+            REPO_ROOT / "layers/inbox/lambda_inbox",
             source / "lambda_inbox",
             ignore=shutil.ignore_patterns("__pycache__"),
         )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
@@ -37,6 +37,9 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.parser import parse
 from botocore.config import Config
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 
 DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
 IDEMPOTENCY_TABLE = os.environ["IDEMPOTENCY_TABLE"]
@@ -80,7 +83,7 @@ class InsufficientStock(Exception):
     """A stock condition failed (a real consumer would write a rejection here)."""
 
 
-@idempotent_function(
+@idempotent_function(  # type: ignore[untyped-decorator]
     data_keyword_argument="order",
     config=idempotency_config,
     persistence_store=persistence_layer,
@@ -118,12 +121,13 @@ def reserve_stock(order: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_handler(record: SQSRecord) -> dict[str, Any]:
-    order = parse(event=record.body, model=OrderPlaced)
+    # Powertools parses the JSON text itself (its stub only admits an already decoded event).
+    order = parse(event=record.body, model=OrderPlaced)  # type: ignore[call-overload]
     return reserve_stock(order=order.model_dump())  # type: ignore[no-any-return]
 
 
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     idempotency_config.register_lambda_context(context)
     response = process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context

@@ -26,41 +26,29 @@ import argparse
 import contextlib
 import importlib
 import io
-import json
 import math
 import os
 import statistics
-import sys
+import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "layers" / "inbox"), str(REPO)]
-
-
-from tests.support.dynamodb_local import (  # noqa: E402
-    dynamodb_local_or_exit,
-    local_dynamodb_client,
-)
-from tests.support.handlers import load_function  # noqa: E402
-from tests.support.offline_aws import use_offline_aws  # noqa: E402
-from tests.support.tables import (  # noqa: E402
-    create_domain_table,
-    create_inbox_table,
-    seed_stock,
-)
+from devkit.dynamodb_local import dynamodb_local_or_exit
+from devkit.events import sqs_event, sqs_record
+from devkit.handlers import load_function
+from devkit.items import get_item, stock_of
+from devkit.lambda_context import FakeLambdaContext
+from devkit.meters import WRITE_OPERATIONS, RequestMeter, Tally
+from devkit.offline_aws import local_client, use_offline_aws
+from devkit.payloads import order
+from devkit.tables import create_domain_table, create_inbox_table, seed_stock
 
 BATCH_SIZE = 10
 INITIAL_STOCK = 1_000
-QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:bench-OrderEventsQueue"
-WRITE_OPERATIONS = frozenset(
-    {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
-)
 POWERTOOLS_ENV = {
     # Both sides log only warnings; their EMF metrics go to a null stream during the run.
     "POWERTOOLS_LOG_LEVEL": "WARNING",
@@ -70,76 +58,48 @@ POWERTOOLS_ENV = {
 }
 
 
-# ---------------------------------------------------------------------------- DynamoDB Local
-
-
-# ---------------------------------------------------------------------------- request counting
+# ---------------------------------------------------------------------------- write capacity
 
 
 @dataclass
-class Tally:
-    """What one side sent to DynamoDB while a batch ran."""
+class Capacity:
+    """The WCU one side's writes cost while a batch ran: computed by DynamoDB's pricing rules,
+    and measured (the ConsumedCapacity DynamoDB Local returns, when it returns any)."""
 
-    calls: Counter[str] = field(default_factory=Counter)
-    sends: int = 0
+    computed_wcu: float = 0.0
     measured_wcu: float = 0.0
     measured_any: bool = False
-    computed_wcu: float = 0.0
-    dynamodb_seconds: float = 0.0
-
-    @property
-    def requests(self) -> int:
-        return sum(self.calls.values())
-
-    @property
-    def writes(self) -> int:
-        return sum(n for op, n in self.calls.items() if op in WRITE_OPERATIONS)
 
 
-class Meter:
-    """botocore hooks on each client a side uses; `tally` is swapped per batch."""
+class CapacityMeter:
+    """botocore hooks on each client a side uses: ask every request for its consumed capacity
+    (`ReturnConsumedCapacity=TOTAL`) and add up the WCU; `capacity` is swapped per batch."""
 
     def __init__(self, clients: list[Any]) -> None:
-        self.tally = Tally()
+        self.capacity = Capacity()
+        self._lock = threading.Lock()
         for each in clients:
             events = each.meta.events
             events.register("before-parameter-build.dynamodb", self._ask_capacity)
-            events.register("before-call.dynamodb", self._count)
-            events.register("before-send.dynamodb", self._send)
             events.register("after-call.dynamodb", self._capacity)
-
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[Tally]:
-        self.tally = Tally()
-        yield self.tally
 
     def _ask_capacity(self, params: dict[str, Any], model: Any, **_: Any) -> None:
         # API parameters (before serialization): the place to compute WCU and ask for them.
-        self.tally.computed_wcu += computed_wcu(model.name, params)
+        with self._lock:
+            self.capacity.computed_wcu += computed_wcu(model.name, params)
         if "ReturnConsumedCapacity" in model.input_shape.members:
             params.setdefault("ReturnConsumedCapacity", "TOTAL")
 
-    def _count(self, model: Any, context: dict[str, Any], **_: Any) -> None:
-        self.tally.calls[model.name] += 1
-        context["bench_started"] = time.perf_counter()
-
-    def _send(self, **_: Any) -> None:
-        self.tally.sends += 1
-
-    def _capacity(
-        self, parsed: dict[str, Any], model: Any, context: dict[str, Any], **_: Any
-    ) -> None:
-        started = context.get("bench_started")
-        if started is not None:
-            self.tally.dynamodb_seconds += time.perf_counter() - started
+    def _capacity(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
         consumed = parsed.get("ConsumedCapacity")
         if consumed is None or model.name not in WRITE_OPERATIONS:
             return
         entries = consumed if isinstance(consumed, list) else [consumed]
-        for entry in entries:
-            self.tally.measured_any = True
-            units = entry.get("WriteCapacityUnits", entry.get("CapacityUnits"))
-            self.tally.measured_wcu += float(units or 0.0)
+        with self._lock:
+            for entry in entries:
+                self.capacity.measured_any = True
+                units = entry.get("WriteCapacityUnits", entry.get("CapacityUnits"))
+                self.capacity.measured_wcu += float(units or 0.0)
 
 
 def _size(value: Any) -> int:
@@ -177,27 +137,6 @@ def computed_wcu(operation: str, params: dict[str, Any]) -> float:
 # ---------------------------------------------------------------------------- workload
 
 
-def sqs_record(body: dict[str, Any]) -> dict[str, Any]:
-    text = json.dumps(body, separators=(",", ":"))
-    now_ms = str(int(time.time() * 1000))
-    return {
-        "messageId": str(uuid.uuid4()),
-        "receiptHandle": "AQEB" + uuid.uuid4().hex,
-        "body": text,
-        "attributes": {
-            "ApproximateReceiveCount": "1",
-            "SentTimestamp": now_ms,
-            "SenderId": "AIDAEXAMPLE",
-            "ApproximateFirstReceiveTimestamp": now_ms,
-        },
-        "messageAttributes": {},
-        "md5OfBody": "",
-        "eventSource": "aws:sqs",
-        "eventSourceARN": QUEUE_ARN,
-        "awsRegion": "us-east-1",
-    }
-
-
 def make_orders(prefix: str, batches: int, lines: int) -> list[list[dict[str, Any]]]:
     """`batches` lists of 10 OrderPlaced bodies; every order has its own SKUs and order_id."""
     out = []
@@ -205,14 +144,11 @@ def make_orders(prefix: str, batches: int, lines: int) -> list[list[dict[str, An
         batch = []
         for m in range(BATCH_SIZE):
             n = f"{prefix}-{b:05d}-{m:02d}"
+            skus = {f"SKU-{n}-{i}": 1 + i for i in range(lines)}
             batch.append(
-                {
-                    "event_id": f"evt-{n}",
-                    "order_id": f"ord-{n}",
-                    "customer_id": f"cust-{m}",
-                    "lines": [{"sku": f"SKU-{n}-{i}", "qty": 1 + i} for i in range(lines)],
-                    "total_cents": 1299 * lines,
-                }
+                order(
+                    f"evt-{n}", f"ord-{n}", skus, customer_id=f"cust-{m}", total_cents=1299 * lines
+                )
             )
         out.append(batch)
     return out
@@ -223,8 +159,8 @@ def stock_for(batches: list[list[dict[str, Any]]]) -> dict[str, int]:
     return {
         line["sku"]: INITIAL_STOCK
         for batch in batches
-        for order in batch
-        for line in order["lines"]
+        for placed in batch
+        for line in placed["lines"]
     }
 
 
@@ -232,65 +168,56 @@ def verify(ddb: Any, table: str, batches: list[list[dict[str, Any]]]) -> int:
     """Every SKU reserved exactly once, every order has exactly one shipment."""
     checked = 0
     for batch in batches:
-        for order in batch:
-            for line in order["lines"]:
-                item = ddb.get_item(
-                    TableName=table,
-                    Key={"pk": {"S": f"SKU#{line['sku']}"}, "sk": {"S": "STOCK"}},
-                    ConsistentRead=True,
-                )["Item"]
-                available, reserved = int(item["available"]["N"]), int(item["reserved"]["N"])
-                assert (available, reserved) == (INITIAL_STOCK - line["qty"], line["qty"]), (
-                    table,
-                    line,
-                    available,
-                    reserved,
-                )
+        for placed in batch:
+            for line in placed["lines"]:
+                stock = stock_of(ddb, table, line["sku"])
+                expected = (INITIAL_STOCK - line["qty"], line["qty"])
+                assert stock == expected, (table, line, stock)
                 checked += 1
-            shipment = ddb.get_item(
-                TableName=table,
-                Key={"pk": {"S": f"ORDER#{order['order_id']}"}, "sk": {"S": "SHIPMENT"}},
-                ConsistentRead=True,
-            ).get("Item")
-            assert shipment is not None and shipment["event_id"]["S"] == order["event_id"], order
+            shipment = get_item(ddb, table, {"pk": f"ORDER#{placed['order_id']}", "sk": "SHIPMENT"})
+            assert shipment is not None and shipment["event_id"]["S"] == placed["event_id"], placed
             checked += 1
     return checked
 
 
-class LambdaContext:
-    function_name = "benchmark"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:benchmark"
-    aws_request_id = "00000000-0000-0000-0000-000000000000"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 300_000
-
-
 # ---------------------------------------------------------------------------- the run
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one batch of one side cost: requests, HTTP sends, time in DynamoDB calls, WCU."""
+
+    tally: Tally
+    capacity: Capacity
 
 
 @dataclass
 class Side:
     name: str
     handler: Callable[[dict[str, Any], Any], dict[str, Any]]
-    meter: Meter
+    clients: list[Any]
     domain_table: str
     orders: list[list[dict[str, Any]]]
-    new: list[tuple[Tally, float]] = field(default_factory=list)
-    redelivered: list[tuple[Tally, float]] = field(default_factory=list)
+    new: list[tuple[Cost, float]] = field(default_factory=list)
+    redelivered: list[tuple[Cost, float]] = field(default_factory=list)
 
-    def run(self, batch: list[dict[str, Any]], into: list[tuple[Tally, float]] | None) -> None:
-        event = {"Records": [sqs_record(body) for body in batch]}  # new messageIds every time
+    def __post_init__(self) -> None:
+        self.meter = RequestMeter(*self.clients)
+        self.capacity = CapacityMeter(self.clients)
+
+    def run(self, batch: list[dict[str, Any]], into: list[tuple[Cost, float]] | None) -> None:
+        event = sqs_event(*(sqs_record(body) for body in batch))  # new messageIds every time
         sink = io.StringIO()
-        with self.meter.batch() as tally, contextlib.redirect_stdout(sink):
+        self.meter.clear()
+        self.capacity.capacity = Capacity()
+        with contextlib.redirect_stdout(sink):
             started = time.perf_counter()
-            response = self.handler(event, LambdaContext())
+            response = self.handler(event, FakeLambdaContext(function_name="benchmark"))
             elapsed = time.perf_counter() - started
         failures = response.get("batchItemFailures")
         assert failures == [], f"{self.name}: batch item failures {failures}"
         if into is not None:
-            into.append((tally, elapsed))
+            into.append((Cost(self.meter.tally(), self.capacity.capacity), elapsed))
 
 
 def interleave(
@@ -306,8 +233,9 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else 0.0
 
 
-def summarize(samples: list[tuple[Tally, float]]) -> dict[str, Any]:
-    tallies = [t for t, _ in samples]
+def summarize(samples: list[tuple[Cost, float]]) -> dict[str, Any]:
+    tallies = [cost.tally for cost, _ in samples]
+    capacities = [cost.capacity for cost, _ in samples]
     ops: Counter[str] = Counter()
     for t in tallies:
         ops.update(t.calls)
@@ -317,12 +245,12 @@ def summarize(samples: list[tuple[Tally, float]]) -> dict[str, Any]:
         "writes": median([t.writes for t in tallies]),
         "sends": median([t.sends for t in tallies]),
         "ops": {op: n / len(tallies) for op, n in sorted(ops.items())},
-        "measured_wcu": median([t.measured_wcu for t in tallies])
-        if all(t.measured_any for t in tallies)
+        "measured_wcu": median([c.measured_wcu for c in capacities])
+        if all(c.measured_any for c in capacities)
         else None,
-        "computed_wcu": median([t.computed_wcu for t in tallies]),
+        "computed_wcu": median([c.computed_wcu for c in capacities]),
         "ms": seconds * 1000,
-        "dynamodb_ms": median([t.dynamodb_seconds for t in tallies]) * 1000,
+        "dynamodb_ms": median([t.seconds for t in tallies]) * 1000,
         "p90_ms": statistics.quantiles([s for _, s in samples], n=10)[-1] * 1000
         if len(samples) >= 10
         else seconds * 1000,
@@ -345,7 +273,7 @@ def ratio(base: float | None, inbox: float | None, inverse: bool = False) -> str
     return f"{num / den:.1f}x"
 
 
-def pair_spread(inbox: list[tuple[Tally, float]], baseline: list[tuple[Tally, float]]) -> str:
+def pair_spread(inbox: list[tuple[Cost, float]], baseline: list[tuple[Cost, float]]) -> str:
     """How much the throughput ratio moves within this run: batch i of each side ran back to
     back, so baseline_i / inbox_i is one paired sample of the ratio."""
     ratios = [b / a for (_, a), (_, b) in zip(inbox, baseline, strict=True) if a > 0]
@@ -452,7 +380,7 @@ def main() -> None:
     os.environ.pop("DEAD_LETTER_QUEUE_URL", None)
 
     with dynamodb_local_or_exit() as endpoint:
-        ddb = local_dynamodb_client(endpoint)
+        ddb = local_client("dynamodb", endpoint)
         suffix = uuid.uuid4().hex[:8]
         inbox_table, inbox_domain = f"inbox-{suffix}", f"inbox-domain-{suffix}"
         idem_table, base_domain = f"idempotency-{suffix}", f"baseline-domain-{suffix}"
@@ -480,12 +408,12 @@ def main() -> None:
         os.environ.update(IDEMPOTENCY_TABLE=idem_table, DOMAIN_TABLE=base_domain)
         ref = importlib.import_module("reference_powertools_consumer")  # benchmarks/ is on the path
         inbox = Side(
-            "lambda-inbox", app.handler, Meter([app.consumer.dynamodb]), inbox_domain, inbox_orders
+            "lambda-inbox", app.handler, [app.consumer.dynamodb], inbox_domain, inbox_orders
         )
         baseline = Side(
             "powertools",
             ref.handler,
-            Meter([ref.persistence_layer.client, ref.dynamodb]),
+            [ref.persistence_layer.client, ref.dynamodb],
             base_domain,
             base_orders,
         )

@@ -29,6 +29,10 @@ ACCOUNT = "123456789012"
 ORDER_QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:lambda-inbox-OrderEventsQueue"
 ORDER_FIFO_QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:lambda-inbox-OrderEventsQueue.fifo"
 PAYMENT_REPLAY_QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:lambda-inbox-PaymentReplayQueue"
+NOTIFICATION_QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:lambda-inbox-notifications"
+REAPER_SCHEDULE_ARN = (
+    f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule/default/lambda-inbox-InboxReaperFunctionSweep"
+)
 MSK_CLUSTER_ARN = (
     f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/payments/abcd1234-5678-4def-9abc-0123456789ab-2"
 )
@@ -501,6 +505,104 @@ def sqs_payment_replay() -> dict[str, Any]:
     }
 
 
+# --------------------------------------------------------------------------- SQS notifications
+
+
+def notification(n: int, order_no: int, customer: str, template: str) -> dict[str, Any]:
+    return {
+        "event_id": f"evt-notify-{n:04d}",
+        "customer_id": customer,
+        "order_id": f"ord-{order_no}",
+        "template": template,
+    }
+
+
+def sqs_notification_single() -> dict[str, Any]:
+    # Tells cust-001 that ord-1001 (sqs-order-single.json) shipped.
+    body = notification(1, 1001, "cust-001", "order-shipped")
+    return {
+        "Records": [
+            sqs_record(
+                seed="notification-single-1",
+                body=compact(body),
+                queue_arn=NOTIFICATION_QUEUE_ARN,
+                sent_ms=BASE_MS + 7_000,
+            )
+        ]
+    }
+
+
+def sqs_notification_batch_duplicates() -> dict[str, Any]:
+    t = BASE_MS + 480_000
+    q = NOTIFICATION_QUEUE_ARN
+    n1 = compact(notification(101, 1101, "cust-001", "order-shipped"))
+    n2 = compact(notification(102, 1102, "cust-002", "order-shipped"))
+    n3 = compact(notification(103, 1401, "cust-004", "order-rejected"))
+    return {
+        "Records": [
+            sqs_record(seed="notification-batch-1", body=n1, queue_arn=q, sent_ms=t + 10),
+            sqs_record(seed="notification-batch-2", body=n2, queue_arn=q, sent_ms=t + 20),
+            sqs_record(seed="notification-batch-3", body=n3, queue_arn=q, sent_ms=t + 30),
+            # SQS redelivery of record 1: same messageId, new receipt handle, receive count 2.
+            sqs_record(
+                seed="notification-batch-1",
+                body=n1,
+                queue_arn=q,
+                sent_ms=t + 10,
+                receive_count=2,
+                delivery=2,
+                first_receive_ms=t + 47,
+            ),
+            # Producer retry of record 2: same body (same event_id), new SQS message.
+            sqs_record(seed="notification-batch-2-retry", body=n2, queue_arn=q, sent_ms=t + 2_020),
+        ]
+    }
+
+
+def sqs_notification_poison() -> dict[str, Any]:
+    t = BASE_MS + 540_000
+    q = NOTIFICATION_QUEUE_ARN
+    valid_first = compact(notification(201, 1201, "cust-001", "order-shipped"))
+    no_template = compact({"event_id": "evt-notify-0202", "customer_id": "cust-002"})
+    empty_customer = compact(notification(203, 1203, "", "order-shipped"))
+    valid_last = compact(notification(204, 1205, "cust-003", "order-shipped"))
+    return {
+        "Records": [
+            sqs_record(seed="notification-poison-1", body=valid_first, queue_arn=q, sent_ms=t + 10),
+            sqs_record(
+                seed="notification-poison-2",
+                body=no_template,
+                queue_arn=q,
+                sent_ms=t + 20,
+                message_attributes={"trace-id": string_attr("trace-3c9e41d0-0202")},
+            ),
+            sqs_record(
+                seed="notification-poison-3", body=empty_customer, queue_arn=q, sent_ms=t + 30
+            ),
+            sqs_record(seed="notification-poison-4", body=valid_last, queue_arn=q, sent_ms=t + 40),
+        ]
+    }
+
+
+# --------------------------------------------------------------------------- scheduled reaper
+
+
+def schedule_reaper_run() -> dict[str, Any]:
+    """What an EventBridge Scheduler schedule (SAM `ScheduleV2`) without `Input` delivers to its
+    Lambda target: the scheduler's default notification. The reaper ignores its content."""
+    return {
+        "version": "0",
+        "id": fake_uuid("schedule/reaper-run"),
+        "detail-type": "Scheduled Event",
+        "source": "aws.scheduler",
+        "account": ACCOUNT,
+        "time": "2024-11-22T12:05:00Z",
+        "region": REGION,
+        "resources": [REAPER_SCHEDULE_ARN],
+        "detail": "{}",
+    }
+
+
 # --------------------------------------------------------------------------- output
 
 EVENTS = {
@@ -514,6 +616,10 @@ EVENTS = {
     "msk-payment-poison.json": msk_payment_poison,
     "msk-payment-hot-customer.json": msk_payment_hot_customer,
     "sqs-payment-replay.json": sqs_payment_replay,
+    "sqs-notification-single.json": sqs_notification_single,
+    "sqs-notification-batch-duplicates.json": sqs_notification_batch_duplicates,
+    "sqs-notification-poison.json": sqs_notification_poison,
+    "schedule-reaper-run.json": schedule_reaper_run,
 }
 
 _INT_LIST = re.compile(r"\[\n\s+(-?\d+(?:,\n\s+-?\d+)*)\n\s*\]")

@@ -19,7 +19,6 @@ Usage: `make demo` (or `.venv/bin/python scripts/demo.py` once `make venv dynamo
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import io
 import json
@@ -31,28 +30,31 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-EVENTS = REPO_ROOT / "events"
-sys.path.insert(0, str(REPO_ROOT))
+import boto3
 
-from lambda_inbox.store import Status, open_records  # noqa: E402
-from tests.support.dynamodb_local import dynamodb_local_or_exit, free_port  # noqa: E402
-from tests.support.handlers import load_function  # noqa: E402
-from tests.support.offline_aws import REGION, use_offline_aws  # noqa: E402
+from devkit.app_state import AppState
+from devkit.dynamodb_local import dynamodb_local_or_exit
+from devkit.events import load_event, sqs_event, sqs_record_from
+from devkit.handlers import load_function, process
+from devkit.meters import WRITE_OPERATIONS, RequestMeter
+from devkit.offline_aws import ACCOUNT, REGION, local_client, use_offline_aws
+from devkit.payloads import SAMPLE_SKUS
+from devkit.queues import create_queue, queue_depth, receive_all, running_moto_server
+from devkit.tables import create_domain_table, create_inbox_table
+from lambda_inbox import InboxConfig, InboxConsumer, PoisonMessage
+from lambda_inbox.kafka import is_kafka_event, kafka_response
+from lambda_inbox.sqs import sqs_response
+from lambda_inbox.store import Status, open_records
 
 INBOX_TABLE = "demo-inbox"
 DOMAIN_TABLE = "demo-domain"
-SKUS = ("SKU-RED-MUG", "SKU-BLUE-CAP", "SKU-GREEN-PEN")
+SKUS = SAMPLE_SKUS
 INITIAL_STOCK = 100
 #: The bug of "release 1" of payment-events: payments above this amount were refused as poison.
 RELEASE_1_LIMIT_CENTS = 3000
-WRITE_OPERATIONS = frozenset(
-    {"TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"}
-)
 WIDTH = 100
 
 
@@ -96,94 +98,53 @@ def fake_aws_environment() -> None:
     )
 
 
-@contextlib.contextmanager
-def moto_sqs() -> Iterator[str]:
-    """A moto server (used for SQS only) on a free loopback port; yields its URL."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log lines
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
-
-
-def admin_client(service: str, endpoint: str) -> Any:
-    """A client of its own session: the demo's own calls are not counted as the consumers'."""
-    import boto3
-
-    session: Any = boto3.session.Session()
-    return session.client(service, endpoint_url=endpoint, region_name=REGION)
-
-
 # ---------------------------------------------------------------------------- call accounting
 
 
-class CallMeter:
-    """Counts the AWS calls made by the consumers' clients (a botocore `before-call` hook).
+def metered_default_session() -> RequestMeter:
+    """A meter of every client boto3's default session creates: installed before the functions
+    are imported, so it counts the consumers' calls (and only observes them). The demo's own
+    clients have sessions of their own and are not counted."""
+    boto3.setup_default_session(region_name=REGION)
+    return RequestMeter().attach_to_session(boto3.DEFAULT_SESSION)
 
-    Registered on boto3's default session before the functions are imported, so every client the
-    functions create inherits the hook. It only observes: requests are not changed.
-    """
 
-    def __init__(self) -> None:
-        self.calls: Counter[str] = Counter()
-
-    def install(self) -> None:
-        import boto3
-
-        boto3.setup_default_session(region_name=REGION)
-        assert boto3.DEFAULT_SESSION is not None
-        events = boto3.DEFAULT_SESSION.events
-        events.register("before-call.dynamodb", self._count)
-        events.register("before-call.sqs", self._count)
-
-    def reset(self) -> None:
-        self.calls.clear()
-
-    def _count(self, model: Any, **_: Any) -> None:
-        self.calls[f"{model.service_model.service_name}:{model.name}"] += 1
-
-    def summary(self) -> str:
-        dynamodb = {name[9:]: n for name, n in self.calls.items() if name.startswith("dynamodb:")}
-        sqs = {name[4:]: n for name, n in self.calls.items() if name.startswith("sqs:")}
-        writes = sum(n for name, n in dynamodb.items() if name in WRITE_OPERATIONS)
-        parts = ", ".join(f"{name} x{n}" for name, n in sorted(dynamodb.items())) or "none"
-        text = f"DynamoDB requests: {sum(dynamodb.values())} ({parts}); write requests: {writes}"
-        if sqs:
-            text += "; SQS: " + ", ".join(f"{name} x{n}" for name, n in sorted(sqs.items()))
-        return text
+def summary(meter: RequestMeter) -> str:
+    """The AWS calls of one batch: DynamoDB by operation, the write requests, SQS by operation."""
+    dynamodb, sqs = meter.counts("dynamodb"), meter.counts("sqs")
+    writes = sum(n for name, n in dynamodb.items() if name in WRITE_OPERATIONS)
+    parts = ", ".join(f"{name} x{n}" for name, n in sorted(dynamodb.items())) or "none"
+    text = f"DynamoDB requests: {sum(dynamodb.values())} ({parts}); write requests: {writes}"
+    if sqs:
+        text += "; SQS: " + ", ".join(f"{name} x{n}" for name, n in sorted(sqs.items()))
+    return text
 
 
 @dataclass
 class Demo:
-    meter: CallMeter
-    dynamodb: Any  # admin client
-    sqs: Any  # admin client
+    meter: RequestMeter
+    state: AppState  # admin clients, tables, the order-events DLQ
     queues: dict[str, str]
     orders: ModuleType | None = None
     payments: ModuleType | None = None
+
+    @property
+    def sqs(self) -> Any:
+        return self.state.sqs
+
+    @property
+    def dynamodb(self) -> Any:
+        return self.state.dynamodb
 
     # ---- running batches -------------------------------------------------------------
 
     def run(self, consumer: Any, event: Mapping[str, Any], title: str, *why: str) -> list[Any]:
         """Process one batch and print what happened to each message."""
-        from lambda_inbox.kafka import is_kafka_event, kafka_response, parse_kafka_event
-        from lambda_inbox.sqs import parse_sqs_event, sqs_response
-
         step(title, *why)
-        self.meter.reset()
+        self.meter.clear()
         with captured_logs(consumer) as logs:
-            if is_kafka_event(event):
-                results = consumer.process(parse_kafka_event(event))
-                response = kafka_response(results)
-            else:
-                mode = consumer.config.fifo_failure_mode
-                results = consumer.process(parse_sqs_event(event, fifo_failure_mode=mode))
-                response = sqs_response(results)
+            results = process(consumer, event)
+            response = kafka_response(results) if is_kafka_event(event) else sqs_response(results)
         # Metrics are disabled for the demo; Powertools then keeps them: drop them per batch.
         consumer.telemetry.metrics.clear_metrics()
         print(f"    {'delivery':<24} {'message key':<38} {'outcome':<17} detail")
@@ -196,42 +157,20 @@ class Demo:
         totals = Counter(result.outcome.value for result in results)
         print("    totals: " + ", ".join(f"{n} {outcome}" for outcome, n in totals.items()))
         print(f"    batch response: {json.dumps(response)}")
-        print(f"    {self.meter.summary()}")
+        print(f"    {summary(self.meter)}")
         for line in logs.getvalue().splitlines():
             print(f"    log: {summarize_log(line)}")
         return list(results)
 
-    def event(self, name: str) -> dict[str, Any]:
-        return dict(json.loads((EVENTS / name).read_text()))
-
     # ---- queues --------------------------------------------------------------------------
 
-    def receive_all(self, queue: str, *, delete: bool) -> list[dict[str, Any]]:
+    def receive_all(self, queue: str, *, delete: bool) -> list[Any]:
         """Every message of a queue (peek when `delete` is False: visibility timeout 0)."""
-        url = self.queues[queue]
-        seen: dict[str, dict[str, Any]] = {}
-        while True:
-            response = self.sqs.receive_message(
-                QueueUrl=url,
-                MaxNumberOfMessages=10,
-                MessageAttributeNames=["All"],
-                MessageSystemAttributeNames=["All"],
-                VisibilityTimeout=30 if delete else 0,
-                WaitTimeSeconds=0,
-            )
-            batch = [m for m in response.get("Messages", []) if m["MessageId"] not in seen]
-            if not batch:
-                return list(seen.values())
-            for message in batch:
-                seen[message["MessageId"]] = message
-                if delete:
-                    self.sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+        timeout = 30 if delete else 0
+        return receive_all(self.sqs, self.queues[queue], delete=delete, visibility_timeout=timeout)
 
     def depth(self, queue: str) -> int:
-        attributes = self.sqs.get_queue_attributes(
-            QueueUrl=self.queues[queue], AttributeNames=["ApproximateNumberOfMessages"]
-        )["Attributes"]
-        return int(attributes["ApproximateNumberOfMessages"])
+        return queue_depth(self.sqs, self.queues[queue])
 
     def show_dead_letters(self, queue: str) -> None:
         messages = self.receive_all(queue, delete=False)
@@ -271,47 +210,9 @@ class Demo:
 
     def lambda_event_from(self, queue: str) -> dict[str, Any]:
         """Receive a queue's messages as the Lambda SQS event source would deliver them."""
-        arn = f"arn:aws:sqs:{REGION}:123456789012:{queue}"
-        records = []
-        for message in self.receive_all(queue, delete=False)[:10]:
-            attributes = {}
-            for name, attr in message.get("MessageAttributes", {}).items():
-                entry: dict[str, Any] = {
-                    "dataType": attr["DataType"],
-                    "stringListValues": [],
-                    "binaryListValues": [],
-                }
-                if "StringValue" in attr:
-                    entry["stringValue"] = attr["StringValue"]
-                if "BinaryValue" in attr:
-                    entry["binaryValue"] = base64.b64encode(attr["BinaryValue"]).decode()
-                attributes[name] = entry
-            records.append(
-                {
-                    "messageId": message["MessageId"],
-                    "receiptHandle": message["ReceiptHandle"],
-                    "body": message["Body"],
-                    "attributes": dict(message.get("Attributes", {})),
-                    "messageAttributes": attributes,
-                    "md5OfBody": message["MD5OfBody"],
-                    "eventSource": "aws:sqs",
-                    "eventSourceARN": arn,
-                    "awsRegion": REGION,
-                }
-            )
-        return {"Records": records}
-
-    # ---- domain state ----------------------------------------------------------------------
-
-    def domain_items(self) -> list[dict[str, Any]]:
-        from boto3.dynamodb.types import TypeDeserializer
-
-        deserializer = TypeDeserializer()
-        items: list[dict[str, Any]] = []
-        for page in self.dynamodb.get_paginator("scan").paginate(TableName=DOMAIN_TABLE):
-            for item in page["Items"]:
-                items.append({k: deserializer.deserialize(v) for k, v in item.items()})
-        return items
+        arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue}"
+        messages = self.receive_all(queue, delete=False)[:10]
+        return sqs_event(*(sqs_record_from(message, arn=arn) for message in messages))
 
 
 @contextlib.contextmanager
@@ -367,33 +268,32 @@ def value(attributes: Mapping[str, Any], name: str) -> str:
 # ---------------------------------------------------------------------------- the story
 
 
-def setup(meter: CallMeter, dynamodb_endpoint: str, sqs_endpoint: str) -> Demo:
-    from tests.support.tables import create_domain_table, create_inbox_table, seed_stock
-
-    dynamodb = admin_client("dynamodb", dynamodb_endpoint)
-    sqs = admin_client("sqs", sqs_endpoint)
+def setup(meter: RequestMeter, dynamodb_endpoint: str, sqs_endpoint: str) -> Demo:
+    dynamodb = local_client("dynamodb", dynamodb_endpoint, own_session=True)
+    sqs = local_client("sqs", sqs_endpoint, own_session=True)
     create_inbox_table(dynamodb, INBOX_TABLE)
     create_domain_table(dynamodb, DOMAIN_TABLE)
-    seed_stock(dynamodb, DOMAIN_TABLE, dict.fromkeys(SKUS, INITIAL_STOCK))
     queues = {
-        name: sqs.create_queue(QueueName=name)["QueueUrl"]
+        name: create_queue(sqs, name)
         for name in ("order-events-dlq", "payment-events-dlq", "payment-replay")
     }
-    os.environ.update(
-        {
-            "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint,
-            "AWS_ENDPOINT_URL_SQS": sqs_endpoint,
-            "INBOX_TABLE": INBOX_TABLE,
-            "DOMAIN_TABLE": DOMAIN_TABLE,
-        }
+    state = AppState(
+        dynamodb,
+        sqs,
+        inbox=INBOX_TABLE,
+        domain=DOMAIN_TABLE,
+        dlq_url=queues["order-events-dlq"],
+        endpoints={"dynamodb": dynamodb_endpoint, "sqs": sqs_endpoint},
     )
+    state.seed_stock(dict.fromkeys(SKUS, INITIAL_STOCK))
+    os.environ.update(state.function_environment())
     print(f"DynamoDB Local: {dynamodb_endpoint}   SQS (moto server): {sqs_endpoint}")
     print(
         f"tables: {INBOX_TABLE} (pk, TTL expires_at, GSI open-records), {DOMAIN_TABLE} (pk, sk); "
         f"queues: {', '.join(queues)}"
     )
     print(f"stock seeded: {', '.join(SKUS)} with available={INITIAL_STOCK}")
-    demo = Demo(meter, dynamodb, sqs, queues)
+    demo = Demo(meter, state, queues)
     # Each function reads its environment at import time, as in Lambda.
     os.environ["DEAD_LETTER_QUEUE_URL"] = queues["order-events-dlq"]
     demo.orders = load_function("order_events")
@@ -408,11 +308,11 @@ def order_story(demo: Demo) -> None:
     banner("order-events: SQS consumer of OrderPlaced (key: event_id)")
     demo.run(
         consumer,
-        demo.event("sqs-order-single.json"),
+        load_event("sqs-order-single.json"),
         "1. first delivery: sqs-order-single.json",
         "Inbox record + stock updates + shipment commit in one TransactWriteItems.",
     )
-    batch = demo.event("sqs-order-batch-duplicates.json")
+    batch = load_event("sqs-order-batch-duplicates.json")
     demo.run(
         consumer,
         batch,
@@ -428,7 +328,7 @@ def order_story(demo: Demo) -> None:
     )
     demo.run(
         consumer,
-        demo.event("sqs-order-poison.json"),
+        load_event("sqs-order-poison.json"),
         "4. poison among valid orders: sqs-order-poison.json",
         "Not JSON, invalid fields, qty 0: dead-lettered with their original attributes,",
         "FAILED inbox records written, and acknowledged (not in batchItemFailures).",
@@ -436,13 +336,13 @@ def order_story(demo: Demo) -> None:
     demo.show_dead_letters("order-events-dlq")
     demo.run(
         consumer,
-        demo.event("sqs-order-fifo.json"),
+        load_event("sqs-order-fifo.json"),
         "5. a FIFO batch: sqs-order-fifo.json",
         "Ordering scope = the queue (fifo_failure_mode='stop'); no failures, so all commit.",
     )
     demo.run(
         consumer,
-        demo.event("sqs-order-insufficient-stock.json"),
+        load_event("sqs-order-insufficient-stock.json"),
         "6. not enough stock: sqs-order-insufficient-stock.json (1000 x SKU-RED-MUG)",
         "The stock condition fails; on_condition_failed writes a REJECTION instead. A business",
         "outcome, not an error: no retry, no DLQ, no stock change.",
@@ -451,8 +351,6 @@ def order_story(demo: Demo) -> None:
 
 def release_1(demo: Demo) -> Any:
     """payment-events as first released: it refused large payments as poison (a bug)."""
-    from lambda_inbox import InboxConfig, InboxConsumer, PoisonMessage
-
     payments = demo.payments
     assert payments is not None
 
@@ -483,7 +381,7 @@ def payment_story(demo: Demo) -> None:
     assert demo.payments is not None
     consumer = demo.payments.consumer
     banner("payment-events: MSK consumer of PaymentCaptured, also fed by the SQS replay queue")
-    multi = demo.event("msk-payment-multi-partition.json")
+    multi = load_event("msk-payment-multi-partition.json")
     demo.run(
         release_1(demo),
         multi,
@@ -500,13 +398,13 @@ def payment_story(demo: Demo) -> None:
     )
     demo.run(
         consumer,
-        demo.event("msk-payment-single.json"),
+        load_event("msk-payment-single.json"),
         "9. msk-payment-single.json",
         "One record on payments-0, offset 15.",
     )
     demo.run(
         consumer,
-        demo.event("msk-payment-poison.json"),
+        load_event("msk-payment-poison.json"),
         "10. Kafka poison: msk-payment-poison.json",
         "Not UTF-8, not JSON, amount_cents 0: dead-lettered with kafka-* attributes; the",
         "valid records before and after them commit.",
@@ -608,7 +506,7 @@ def stuck_lease_story(demo: Demo) -> bool:
 
 def final_state(demo: Demo) -> bool:
     banner("final state of the domain table, and the invariants")
-    items = demo.domain_items()
+    items = demo.state.domain_items()
     ok = True
     print("    stock:")
     for sku in SKUS:
@@ -674,11 +572,10 @@ def final_state(demo: Demo) -> bool:
 
 def main() -> int:
     fake_aws_environment()
-    meter = CallMeter()
-    meter.install()
+    meter = metered_default_session()
     with contextlib.ExitStack() as stack:
         dynamodb_endpoint = stack.enter_context(dynamodb_local_or_exit())
-        sqs_endpoint = stack.enter_context(moto_sqs())
+        sqs_endpoint = stack.enter_context(running_moto_server())
         demo = setup(meter, dynamodb_endpoint, sqs_endpoint)
         order_story(demo)
         payment_story(demo)

@@ -14,18 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 
-# Re-exported: these helpers used to be defined in this module.
-from tests.support.dynamodb_local import DynamoDBLocalError, running_dynamodb_local
-from tests.support.dynamodb_local import dynamodb_local_dir as dynamodb_local_dir
-from tests.support.dynamodb_local import free_port as free_port
-from tests.support.dynamodb_local import local_dynamodb_client as local_dynamodb_client
-from tests.support.offline_aws import OFFLINE_AWS_ENV, inherited_aws_settings
-from tests.support.tables import (
-    LocalTables,
-    create_domain_table,
-    create_inbox_table,
-    delete_table,
-)
+from devkit.dynamodb_local import DynamoDBLocalError, running_dynamodb_local
+from devkit.offline_aws import OFFLINE_AWS_ENV, inherited_aws_settings, local_client
+from devkit.queues import running_moto_server
+from devkit.tables import LocalTables, create_domain_table, create_inbox_table, delete_table
 
 FAKE_AWS_ENV = {
     **OFFLINE_AWS_ENV,
@@ -74,21 +66,14 @@ def dynamodb_local_endpoint() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def moto_server_endpoint() -> Iterator[str]:
     """A threaded moto server on 127.0.0.1 (e.g. for SQS); yields `http://127.0.0.1:PORT`."""
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
+    with running_moto_server() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture
 def local_tables(dynamodb_local_endpoint: str) -> Iterator[LocalTables]:
     """Uniquely named inbox and domain tables on DynamoDB Local, deleted after the test."""
-    client = local_dynamodb_client(dynamodb_local_endpoint)
+    client = local_client("dynamodb", dynamodb_local_endpoint)
     suffix = uuid.uuid4().hex[:12]
     tables = LocalTables(
         endpoint=dynamodb_local_endpoint,

@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-BUILD = REPO / ".aws-sam" / "build"
+from devkit.paths import REPO_ROOT
+
+BUILD = REPO_ROOT / ".aws-sam" / "build"
 ELF_MACHINE_AARCH64 = 183
 
 
 @pytest.fixture(scope="module")
 def layer() -> Path:
     done = subprocess.run(
-        ["make", "-s", "build"], cwd=REPO, capture_output=True, text=True, timeout=900
+        ["make", "-s", "build"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return BUILD / "InboxLayer" / "python"
@@ -33,13 +34,14 @@ def test_the_layer_ships_the_library_and_its_dependencies(layer: Path) -> None:
     ):
         assert (layer / package / "__init__.py").is_file(), package
     assert (layer / "lambda_inbox" / "py.typed").is_file()
+    assert not (layer / "devkit").exists()  # the development helpers stay out of the layer
 
 
 def test_the_layer_leaves_out_the_operator_tooling(layer: Path) -> None:
     """lambda_inbox/cli (Typer, Rich) and lambda_inbox/local (the local stack) are for
     operators' machines, not for Lambda."""
     for tooling in ("cli", "local"):
-        assert (REPO / "layers" / "inbox" / "lambda_inbox" / tooling / "__init__.py").is_file()
+        assert (REPO_ROOT / "layers" / "inbox" / "lambda_inbox" / tooling / "__init__.py").is_file()
         assert not (layer / "lambda_inbox" / tooling).exists(), tooling
     for package in ("typer", "rich"):
         assert not (layer / package).exists(), package

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import boto3
 import pytest
 
+from devkit.tables import LocalTables
 from lambda_inbox.store import InboxRecord, Status, open_index_shard, utc_iso
 from tests.cli_support import Cli
-from tests.support.tables import LocalTables
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.support.tables import OPEN_RECORDS_INDEX, TTL_ATTRIBUTE, LocalTables
+from devkit.tables import OPEN_RECORDS_INDEX, TTL_ATTRIBUTE, LocalTables
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,5 @@
-"""InboxConfig / RetryPolicy validation and the environment-based defaults."""
+"""InboxConfig / RetryPolicy validation and the environment-based defaults, among them
+INBOX_RETENTION_DAYS: how long COMPLETED records outlive redelivery windows."""
 
 from __future__ import annotations
 
@@ -66,3 +67,29 @@ def test_consumer_name_must_match_its_config() -> None:
             decide=lambda payload, uow: None,
             config=InboxConfig(consumer="b", inbox_table="t"),
         )
+
+
+@pytest.mark.parametrize(
+    ("days", "retention"), [("21", timedelta(days=21)), (None, timedelta(days=7))]
+)
+def test_retention_comes_from_the_environment_and_defaults_to_seven_days(
+    monkeypatch: pytest.MonkeyPatch, days: str | None, retention: timedelta
+) -> None:
+    monkeypatch.setenv("INBOX_TABLE", "inbox")
+    if days is None:
+        monkeypatch.delenv("INBOX_RETENTION_DAYS", raising=False)
+    else:
+        monkeypatch.setenv("INBOX_RETENTION_DAYS", days)
+    assert InboxConfig.from_env("order-events").retention == retention
+
+
+@pytest.mark.parametrize(
+    ("days", "message"), [("a week", "INBOX_RETENTION_DAYS"), ("0", "retention must be positive")]
+)
+def test_bad_retention_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, days: str, message: str
+) -> None:
+    monkeypatch.setenv("INBOX_TABLE", "inbox")
+    monkeypatch.setenv("INBOX_RETENTION_DAYS", days)
+    with pytest.raises(ConfigurationError, match=message):
+        InboxConfig.from_env("order-events")

@@ -5,66 +5,69 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
-from lambda_inbox.dead_letter import FOLDED_ATTRIBUTE, DeadLetterQueue
-from lambda_inbox.sqs import parse_sqs_event
-from tests.unit.conftest import MotoAws
-from tests.unit.helpers import (
-    FIFO_ARN,
+from devkit.app_state import AppState
+from devkit.events import (
+    ORDER_FIFO_QUEUE_ARN,
+    ORDER_QUEUE_ARN,
     binary_attribute,
-    drain,
+    inbound_message,
     load_event,
-    message,
-    sent_attributes,
+    received_attributes,
     sqs_event,
     sqs_record,
+    sqs_record_from,
     string_attribute,
 )
+from lambda_inbox.dead_letter import FOLDED_ATTRIBUTE, DeadLetterQueue
+from lambda_inbox.sqs import parse_sqs_event
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 
-def _only(aws: MotoAws, url: str) -> Any:
-    received = drain(aws.sqs, url)
-    assert len(received) == 1
-    return received[0]
+def _only(aws: AppState) -> MessageTypeDef:
+    (received,) = aws.dead_letters()
+    return received
 
 
-def test_body_and_original_attributes_are_kept_and_reasons_added(aws: MotoAws) -> None:
+def test_body_and_original_attributes_are_kept_and_reasons_added(aws: AppState) -> None:
     record = load_event("sqs-order-poison.json")["Records"][2]  # String + Binary attributes
     (parsed,) = parse_sqs_event(sqs_event(record))
     DeadLetterQueue(aws.sqs, aws.dlq_url).send(
         parsed, message_key="evt-order-0203", code="invalid_payload", error="lines missing"
     )
-    received = _only(aws, aws.dlq_url)
+    received = _only(aws)
     assert received["Body"] == record["body"]
     assert received["MessageAttributes"] == {
-        **sent_attributes(record),
+        **received_attributes(record["messageAttributes"]),
         "inbox-error-code": {"DataType": "String", "StringValue": "invalid_payload"},
         "inbox-error": {"DataType": "String", "StringValue": "lines missing"},
         "inbox-message-key": {"DataType": "String", "StringValue": "evt-order-0203"},
     }
 
 
-def test_long_errors_are_truncated_and_empty_errors_use_the_code(aws: MotoAws) -> None:
+def test_long_errors_are_truncated_and_empty_errors_use_the_code(aws: AppState) -> None:
     queue = DeadLetterQueue(aws.sqs, aws.dlq_url)
-    queue.send(message("{}", delivery_id="a"), message_key="a", code="c1", error="e" * 5000)
-    queue.send(message("{}", delivery_id="b"), message_key="b", code="c2", error="")
+    queue.send(inbound_message("{}", delivery_id="a"), message_key="a", code="c1", error="e" * 5000)
+    queue.send(inbound_message("{}", delivery_id="b"), message_key="b", code="c2", error="")
     errors = {
         m["MessageAttributes"]["inbox-message-key"]["StringValue"]: m["MessageAttributes"][
             "inbox-error"
         ]["StringValue"]
-        for m in drain(aws.sqs, aws.dlq_url)
+        for m in aws.dead_letters()
     }
     assert errors == {"a": "e" * 1000, "b": "c2"}
 
 
-def test_more_than_ten_attributes_are_folded_not_lost(aws: MotoAws) -> None:
+def test_more_than_ten_attributes_are_folded_not_lost(aws: AppState) -> None:
     originals = {f"attr-{index:02d}": string_attribute(f"value-{index}") for index in range(9)}
     originals["bin"] = binary_attribute(b"\x00\x01\xff")
     record = sqs_record('{"x": 1}', message_attributes=originals)
     (parsed,) = parse_sqs_event(sqs_event(record))
     DeadLetterQueue(aws.sqs, aws.dlq_url).send(parsed, message_key="k", code="c", error="e")
-    attributes = _only(aws, aws.dlq_url)["MessageAttributes"]
+    attributes = _only(aws)["MessageAttributes"]
     assert len(attributes) == 10
     assert {"inbox-error-code", "inbox-error", "inbox-message-key", FOLDED_ATTRIBUTE} <= set(
         attributes
@@ -78,74 +81,73 @@ def test_more_than_ten_attributes_are_folded_not_lost(aws: MotoAws) -> None:
     assert not set(kept) & set(folded)
 
 
-def test_exactly_seven_originals_fit_without_folding(aws: MotoAws) -> None:
+def test_exactly_seven_originals_fit_without_folding(aws: AppState) -> None:
     originals = {f"a{index}": string_attribute(str(index)) for index in range(7)}
     (parsed,) = parse_sqs_event(sqs_event(sqs_record("{}", message_attributes=originals)))
     DeadLetterQueue(aws.sqs, aws.dlq_url).send(parsed, message_key="k", code="c", error="e")
-    attributes = _only(aws, aws.dlq_url)["MessageAttributes"]
+    attributes = _only(aws)["MessageAttributes"]
     assert FOLDED_ATTRIBUTE not in attributes
     assert len(attributes) == 10
 
 
-def test_binary_body_is_sent_base64_and_replays_to_the_same_bytes(aws: MotoAws) -> None:
+def test_binary_body_is_sent_base64_and_replays_to_the_same_bytes(aws: AppState) -> None:
     raw = b"\xff\xfe\x00not utf-8"
     DeadLetterQueue(aws.sqs, aws.dlq_url).send(
-        message(raw), message_key="k", code="undecodable_body", error="e"
+        inbound_message(raw), message_key="k", code="undecodable_body", error="e"
     )
-    received = _only(aws, aws.dlq_url)
+    received = _only(aws)
     assert received["Body"] == base64.b64encode(raw).decode("ascii")
     assert received["MessageAttributes"]["inbox-body-encoding"] == {
         "DataType": "String",
         "StringValue": "base64",
     }
     # The SQS adapter turns the redriven message back into the original bytes.
-    replay = sqs_record(
-        received["Body"],
-        message_attributes={
-            name: {"stringValue": value["StringValue"], "dataType": value["DataType"]}
-            for name, value in received["MessageAttributes"].items()
-        },
-    )
+    replay = sqs_record_from(received, arn=ORDER_QUEUE_ARN)
     (parsed,) = parse_sqs_event(sqs_event(replay))
     assert parsed.body == raw
 
 
-def test_text_sqs_cannot_carry_and_empty_bodies_are_base64(aws: MotoAws) -> None:
+def test_text_sqs_cannot_carry_and_empty_bodies_are_base64(aws: AppState) -> None:
     queue = DeadLetterQueue(aws.sqs, aws.dlq_url)
-    queue.send(message("bell \x07 char", delivery_id="ctl"), message_key="ctl", code="c", error="e")
-    queue.send(message(b"", delivery_id="empty"), message_key="empty", code="c", error="e")
+    queue.send(
+        inbound_message("bell \x07 char", delivery_id="ctl"), message_key="ctl", code="c", error="e"
+    )
+    queue.send(inbound_message(b"", delivery_id="empty"), message_key="empty", code="c", error="e")
     bodies = {
         m["MessageAttributes"]["inbox-message-key"]["StringValue"]: (
             m["Body"],
             m["MessageAttributes"]["inbox-body-encoding"]["StringValue"],
         )
-        for m in drain(aws.sqs, aws.dlq_url)
+        for m in aws.dead_letters()
         if "inbox-body-encoding" in m["MessageAttributes"]
     }
     assert bodies["ctl"] == (base64.b64encode(b"bell \x07 char").decode(), "base64")
     assert set(bodies) == {"ctl", "empty"}
 
 
-def test_a_stale_body_encoding_attribute_is_not_copied_from_the_original(aws: MotoAws) -> None:
+def test_a_stale_body_encoding_attribute_is_not_copied_from_the_original(aws: AppState) -> None:
     record = sqs_record(
         base64.b64encode(b'{"a": 1}').decode(),
         message_attributes={"inbox-body-encoding": string_attribute("base64")},
     )
     (parsed,) = parse_sqs_event(sqs_event(record))  # decoded to valid text
     DeadLetterQueue(aws.sqs, aws.dlq_url).send(parsed, message_key="k", code="c", error="e")
-    received = _only(aws, aws.dlq_url)
+    received = _only(aws)
     assert received["Body"] == '{"a": 1}'
     assert "inbox-body-encoding" not in received["MessageAttributes"]
 
 
-def test_fifo_dead_letter_queue_gets_group_and_deduplication_ids(aws: MotoAws) -> None:
-    record = sqs_record('{"a": 1}', arn=FIFO_ARN, group="cust-7", dedup="evt-1")
+def test_fifo_dead_letter_queue_gets_group_and_deduplication_ids(aws: AppState) -> None:
+    record = sqs_record('{"a": 1}', arn=ORDER_FIFO_QUEUE_ARN, group="cust-7", dedup="evt-1")
     (parsed,) = parse_sqs_event(sqs_event(record))
+    assert aws.fifo_dlq_url is not None
     queue = DeadLetterQueue(aws.sqs, aws.fifo_dlq_url)
     queue.send(parsed, message_key="evt-1", code="c", error="e")
     queue.send(parsed, message_key="evt-1", code="c", error="e")  # deduplicated by SQS
-    queue.send(message('{"b": 2}', delivery_id="std-1"), message_key="key-9", code="c", error="e")
-    received = drain(aws.sqs, aws.fifo_dlq_url)
+    queue.send(
+        inbound_message('{"b": 2}', delivery_id="std-1"), message_key="key-9", code="c", error="e"
+    )
+    received = aws.dead_letters(fifo=True)
     assert len(received) == 2
     first, second = received
     assert first["Attributes"]["MessageGroupId"] == "cust-7"
@@ -158,8 +160,8 @@ def test_fifo_dead_letter_queue_gets_group_and_deduplication_ids(aws: MotoAws) -
     assert second["Attributes"]["MessageGroupId"] == "key-9"
 
 
-def test_send_returns_the_new_message_id(aws: MotoAws) -> None:
+def test_send_returns_the_new_message_id(aws: AppState) -> None:
     new_id = DeadLetterQueue(aws.sqs, aws.dlq_url).send(
-        message("{}"), message_key="k", code="c", error="e"
+        inbound_message("{}"), message_key="k", code="c", error="e"
     )
-    assert _only(aws, aws.dlq_url)["MessageId"] == new_id
+    assert _only(aws)["MessageId"] == new_id

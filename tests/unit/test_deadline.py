@@ -9,19 +9,19 @@ Slowness is injected below the code under test, by a botocore hook that delays e
 from __future__ import annotations
 
 import json
-import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from lambda_inbox import InboxConfig, InboxConsumer, Outcome, RetryPolicy, UnitOfWork
+from devkit.app_state import AppState
+from devkit.events import ORDER_FIFO_QUEUE_ARN, sqs_event, sqs_record
+from devkit.faults import slow_sends
+from devkit.lambda_context import FakeLambdaContext
+from lambda_inbox import InboxConsumer, Outcome, RetryPolicy, UnitOfWork
 from lambda_inbox.sqs import parse_sqs_event
-from tests.unit.conftest import MotoAws
-from tests.unit.helpers import drain, sqs_event, sqs_record
 
-FIFO_ARN = "arn:aws:sqs:us-east-1:123456789012:orders.fifo"
 SEND_DELAY = 0.1
 
 
@@ -29,14 +29,6 @@ class Credit(BaseModel):
     event_id: str
     account: str
     amount: int
-
-
-class LambdaContext:
-    def __init__(self, remaining_millis: int) -> None:
-        self._remaining = remaining_millis
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self._remaining
 
 
 def credit(payment: Credit, uow: UnitOfWork) -> None:
@@ -49,41 +41,26 @@ def credit(payment: Credit, uow: UnitOfWork) -> None:
     )
 
 
-def consumer(aws: MotoAws) -> InboxConsumer[Credit]:
-    config = InboxConfig(
-        consumer="credits",
-        inbox_table=aws.inbox,
-        dead_letter_queue_url=aws.dlq_url,
-        retry=RetryPolicy(deadline_margin=timedelta(0)),
-    )
-    return InboxConsumer(
+def consumer(aws: AppState) -> InboxConsumer[Credit]:
+    return aws.consumer(
         "credits",
+        config={"retry": RetryPolicy(deadline_margin=timedelta(0))},
         model=Credit,
         decide=credit,
         key="event_id",
-        config=config,
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
     )
 
 
-def slow(client: Any, operation: str) -> None:
-    def delay(**_: Any) -> None:
-        time.sleep(SEND_DELAY)
-
-    client.meta.events.register(f"before-send.{operation}", delay)
-
-
-@pytest.mark.parametrize("arn", [None, FIFO_ARN], ids=["standard", "fifo"])
+@pytest.mark.parametrize("arn", [None, ORDER_FIFO_QUEUE_ARN], ids=["standard", "fifo"])
 def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
-    aws: MotoAws, arn: str | None
+    aws: AppState, arn: str | None
 ) -> None:
     inbox = consumer(aws)
-    slow(aws.sqs, "sqs.SendMessage")
+    slow_sends(aws.sqs, "sqs.SendMessage", SEND_DELAY)
     extra: dict[str, Any] = {"arn": arn, "group": "g"} if arn else {}
     records = [sqs_record("{not json", dedup=f"d-{n}" if arn else None, **extra) for n in range(12)]
 
-    first = inbox.process(parse_sqs_event(sqs_event(*records)), LambdaContext(800))
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), FakeLambdaContext(800))
 
     outcomes = [result.outcome for result in first]
     sent = outcomes.count(Outcome.DEAD_LETTERED)
@@ -94,25 +71,25 @@ def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
         assert outcomes[sent + 1 :] == [Outcome.SKIPPED] * (len(records) - sent - 1)
     else:
         assert {result.error_code for result in first[sent:]} == {"deadline"}
-    assert len(drain(aws.sqs, aws.dlq_url)) == sent  # nothing reported was sent
+    assert len(aws.dead_letters()) == sent  # nothing reported was sent
 
     retried = [records[n] for n, outcome in enumerate(outcomes) if outcome.needs_redelivery]
-    second = inbox.process(parse_sqs_event(sqs_event(*retried)), LambdaContext(60_000))
+    second = inbox.process(parse_sqs_event(sqs_event(*retried)), FakeLambdaContext(60_000))
     assert {result.outcome for result in second} == {Outcome.DEAD_LETTERED}
-    assert len(drain(aws.sqs, aws.dlq_url)) == len(retried)  # each poison sent exactly once
+    assert len(aws.dead_letters()) == len(retried)  # each poison sent exactly once
 
 
 def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
-    aws: MotoAws,
+    aws: AppState,
 ) -> None:
     inbox = consumer(aws)
-    slow(aws.dynamodb, "dynamodb.TransactWriteItems")
+    slow_sends(aws.dynamodb, "dynamodb.TransactWriteItems", SEND_DELAY)
     bodies = [
         json.dumps({"event_id": f"c-{n}", "account": "hot", "amount": n + 1}) for n in range(20)
     ]
     records = [sqs_record(body) for body in bodies]
 
-    first = inbox.process(parse_sqs_event(sqs_event(*records)), LambdaContext(900))
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), FakeLambdaContext(900))
 
     committed = [r for r in first if r.outcome is Outcome.COMMITTED]
     failed = [r for r in first if r.outcome is Outcome.FAILED]
@@ -120,7 +97,7 @@ def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
     assert {r.error_code for r in failed} == {"deadline"}
 
     retried = [records[r.message.sequence] for r in failed]
-    second = inbox.process(parse_sqs_event(sqs_event(*retried)), LambdaContext(60_000))
+    second = inbox.process(parse_sqs_event(sqs_event(*retried)), FakeLambdaContext(60_000))
     assert {r.outcome for r in second} == {Outcome.COMMITTED}
     item = aws.dynamodb.get_item(
         TableName=aws.domain, Key={"pk": {"S": "ACCOUNT#hot"}, "sk": {"S": "BALANCE"}}

@@ -1,20 +1,23 @@
-"""Hand-written test events (no `eventSource`) are recognised by their shape; other sources are not."""
+"""Which events are SQS or Kafka batches: by their `eventSource`, and hand-written test events
+(no `eventSource`) by their shape; other sources are neither."""
 
 from __future__ import annotations
 
 import base64
 import json
+from types import ModuleType
 from typing import Any
 
 import pytest
 
+from devkit.app_state import AppState
+from devkit.events import load_event, sqs_event, sqs_record
 from lambda_inbox.kafka import is_kafka_event
 from lambda_inbox.sqs import is_sqs_event
-from tests.unit.conftest import MotoAws
 
 
 def test_a_minimal_sqs_event_without_event_source_is_processed(
-    aws: MotoAws, order_events: Any
+    aws: AppState, order_events: ModuleType
 ) -> None:
     body = json.dumps(
         {
@@ -28,10 +31,7 @@ def test_a_minimal_sqs_event_without_event_source_is_processed(
     event = {"Records": [{"messageId": "m-1", "body": body}]}
     assert order_events.handler(event, None) == {"batchItemFailures": []}
     assert order_events.handler(event, None) == {"batchItemFailures": []}  # duplicate
-    item = aws.dynamodb.get_item(
-        TableName=aws.domain, Key={"pk": {"S": "SKU#SKU-RED-MUG"}, "sk": {"S": "STOCK"}}
-    )["Item"]
-    assert (item["available"]["N"], item["reserved"]["N"]) == ("99", "1")
+    assert aws.stock("SKU-RED-MUG") == (99, 1)
 
 
 @pytest.mark.parametrize(
@@ -45,6 +45,14 @@ def test_a_minimal_sqs_event_without_event_source_is_processed(
         ({"records": {"payments-0": []}}, False, True),
         ({"eventSource": "SelfManagedKafka", "records": {}}, False, True),
         ({"eventSource": "aws:sqs", "records": {}}, False, False),
+        (sqs_event(sqs_record("{}")), True, False),
+        (load_event("sqs-payment-replay.json"), True, False),
+        ({"Records": []}, False, False),
+        ({}, False, False),
+        ({"Records": [{"eventSource": "aws:sns"}]}, False, False),
+        ({"Records": [sqs_record("{}"), {"eventSource": "aws:s3"}]}, False, False),
+        ({"Records": ["string"]}, False, False),
+        ({"eventSource": "aws:kinesis", "records": {}}, False, False),
     ],
 )
 def test_event_shapes(event: dict[str, Any], sqs: bool, kafka: bool) -> None:
@@ -52,14 +60,8 @@ def test_event_shapes(event: dict[str, Any], sqs: bool, kafka: bool) -> None:
 
 
 def test_a_minimal_kafka_event_without_event_source_is_processed(
-    aws: MotoAws, monkeypatch: pytest.MonkeyPatch
+    aws: AppState, payment_events: ModuleType
 ) -> None:
-    from tests.support.handlers import load_function
-
-    monkeypatch.setenv("INBOX_TABLE", aws.inbox)
-    monkeypatch.setenv("DOMAIN_TABLE", aws.domain)
-    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", aws.dlq_url)
-    payments = load_function("payment_events")
     value = json.dumps(
         {
             "event_id": "evt-k",
@@ -81,8 +83,5 @@ def test_a_minimal_kafka_event_without_event_source_is_processed(
             ]
         }
     }
-    assert payments.handler(event, None) == {"batchItemFailures": []}
-    item = aws.dynamodb.get_item(
-        TableName=aws.domain, Key={"pk": {"S": "CUSTOMER#c-k"}, "sk": {"S": "BALANCE"}}
-    )["Item"]
-    assert item["balance_cents"]["N"] == "5"
+    assert payment_events.handler(event, None) == {"batchItemFailures": []}
+    assert aws.balance("c-k") == (5, 1)

@@ -6,29 +6,29 @@ from typing import Any
 
 import pytest
 
+from devkit.events import inbound_message
 from lambda_inbox import KeyStrategy
 from lambda_inbox.errors import MissingMessageKey, UndecodableBody
 from lambda_inbox.identity import MAX_KEY_BYTES, fingerprint
-from tests.unit.helpers import message
 
 
 def test_jmespath_expression_reads_the_body() -> None:
     strategy = KeyStrategy.from_body("meta.id")
-    identity = strategy.identify(message('{"meta": {"id": "evt-1"}}'))
+    identity = strategy.identify(inbound_message('{"meta": {"id": "evt-1"}}'))
     assert identity.key == "evt-1"
     assert identity.strategy == "jmespath:meta.id"
     assert strategy.has_extractor
 
 
 def test_numeric_key_becomes_text() -> None:
-    assert KeyStrategy.from_body("n").identify(message('{"n": 42}')).key == "42"
+    assert KeyStrategy.from_body("n").identify(inbound_message('{"n": 42}')).key == "42"
 
 
 def test_callable_extractor() -> None:
     def extract(body: Any) -> object:
         return f"{body['order']}:{body['seq']}"
 
-    identity = KeyStrategy.from_body(extract).identify(message('{"order": "o1", "seq": 3}'))
+    identity = KeyStrategy.from_body(extract).identify(inbound_message('{"order": "o1", "seq": 3}'))
     assert identity.key == "o1:3"
     assert identity.strategy == "callable"
 
@@ -46,20 +46,20 @@ def test_callable_extractor() -> None:
 )
 def test_missing_or_unusable_key_raises_missing_message_key(body: str) -> None:
     with pytest.raises(MissingMessageKey, match="jmespath:event_id found no message key"):
-        KeyStrategy.from_body("event_id").identify(message(body))
+        KeyStrategy.from_body("event_id").identify(inbound_message(body))
 
 
 def test_extractor_on_a_non_json_body_raises_undecodable_body() -> None:
     with pytest.raises(UndecodableBody) as raised:
-        KeyStrategy.from_body("event_id").identify(message("{not json"))
+        KeyStrategy.from_body("event_id").identify(inbound_message("{not json"))
     assert raised.value.code == "malformed_json"
     with pytest.raises(UndecodableBody) as raised:
-        KeyStrategy.from_body("event_id").identify(message(b"\xff\xfe"))
+        KeyStrategy.from_body("event_id").identify(inbound_message(b"\xff\xfe"))
     assert raised.value.code == "undecodable_body"
 
 
 def test_idempotency_key_attribute_comes_before_dedup_and_delivery_id() -> None:
-    msg = message(
+    msg = inbound_message(
         "{}",
         attributes={"idempotency-key": "idem-1"},
         deduplication_id="dedup-1",
@@ -70,43 +70,45 @@ def test_idempotency_key_attribute_comes_before_dedup_and_delivery_id() -> None:
 
 
 def test_explicit_extractor_wins_over_the_attribute() -> None:
-    msg = message('{"event_id": "evt-9"}', attributes={"idempotency-key": "idem-1"})
+    msg = inbound_message('{"event_id": "evt-9"}', attributes={"idempotency-key": "idem-1"})
     assert KeyStrategy.from_body("event_id").identify(msg).key == "evt-9"
 
 
 def test_fifo_deduplication_id_then_delivery_id() -> None:
-    fifo = KeyStrategy().identify(message("x", deduplication_id="dedup-1", delivery_id="mid-1"))
+    fifo = KeyStrategy().identify(
+        inbound_message("x", deduplication_id="dedup-1", delivery_id="mid-1")
+    )
     assert (fifo.key, fifo.strategy) == ("dedup-1", "deduplication-id")
-    plain = KeyStrategy().identify(message("not json at all", delivery_id="mid-2"))
+    plain = KeyStrategy().identify(inbound_message("not json at all", delivery_id="mid-2"))
     assert (plain.key, plain.strategy) == ("mid-2", "delivery-id")
     assert not KeyStrategy().has_extractor
 
 
 def test_empty_idempotency_key_attribute_is_ignored() -> None:
-    msg = message("{}", attributes={"idempotency-key": ""}, delivery_id="mid-3")
+    msg = inbound_message("{}", attributes={"idempotency-key": ""}, delivery_id="mid-3")
     assert KeyStrategy().identify(msg).key == "mid-3"
 
 
 def test_very_long_keys_are_hashed_and_stable() -> None:
     long_key = "k" * (MAX_KEY_BYTES + 1)
     strategy = KeyStrategy.from_body("id")
-    first = strategy.identify(message(f'{{"id": "{long_key}"}}')).key
-    again = strategy.identify(message(f'{{"id": "{long_key}"}}')).key
-    other = strategy.identify(message(f'{{"id": "{long_key}x"}}')).key
+    first = strategy.identify(inbound_message(f'{{"id": "{long_key}"}}')).key
+    again = strategy.identify(inbound_message(f'{{"id": "{long_key}"}}')).key
+    other = strategy.identify(inbound_message(f'{{"id": "{long_key}x"}}')).key
     assert first.startswith("sha256:") and len(first) == len("sha256:") + 64
     assert first == again != other
     at_limit = "k" * MAX_KEY_BYTES
-    assert strategy.identify(message(f'{{"id": "{at_limit}"}}')).key == at_limit
+    assert strategy.identify(inbound_message(f'{{"id": "{at_limit}"}}')).key == at_limit
     # Byte length counts, not characters: 512 two-byte characters + 1 is over the limit.
     wide = "é" * (MAX_KEY_BYTES // 2 + 1)
-    assert strategy.identify(message(f'{{"id": "{wide}"}}')).key.startswith("sha256:")
-    header = KeyStrategy().identify(message("{}", attributes={"idempotency-key": long_key}))
+    assert strategy.identify(inbound_message(f'{{"id": "{wide}"}}')).key.startswith("sha256:")
+    header = KeyStrategy().identify(inbound_message("{}", attributes={"idempotency-key": long_key}))
     assert header.key == first
 
 
 def test_fingerprint_ignores_key_order_and_whitespace() -> None:
-    compact = message('{"a":1,"b":{"c":[1,2],"d":"é"}}')
-    spaced = message('{\n  "b": {"d": "\\u00e9", "c": [1, 2]},\n  "a": 1\n}')
+    compact = inbound_message('{"a":1,"b":{"c":[1,2],"d":"é"}}')
+    spaced = inbound_message('{\n  "b": {"d": "\\u00e9", "c": [1, 2]},\n  "a": 1\n}')
     assert fingerprint(compact) == fingerprint(spaced)
     assert len(fingerprint(compact)) == 64
 
@@ -116,13 +118,15 @@ def test_fingerprint_ignores_key_order_and_whitespace() -> None:
     ['{"a":2,"b":{"c":[1,2],"d":"é"}}', '{"a":1,"b":{"c":[2,1],"d":"é"}}', '{"a":1}'],
 )
 def test_fingerprint_differs_for_different_payloads(other: str) -> None:
-    assert fingerprint(message('{"a":1,"b":{"c":[1,2],"d":"é"}}')) != fingerprint(message(other))
+    assert fingerprint(inbound_message('{"a":1,"b":{"c":[1,2],"d":"é"}}')) != fingerprint(
+        inbound_message(other)
+    )
 
 
 def test_fingerprint_of_a_non_json_body_hashes_the_bytes() -> None:
-    assert fingerprint(message("{not json")) == fingerprint(message("{not json"))
-    assert fingerprint(message("{not json")) != fingerprint(message("{not json "))
-    assert fingerprint(message(b"\xff\xfe")) != fingerprint(message(b"\xff\xff"))
+    assert fingerprint(inbound_message("{not json")) == fingerprint(inbound_message("{not json"))
+    assert fingerprint(inbound_message("{not json")) != fingerprint(inbound_message("{not json "))
+    assert fingerprint(inbound_message(b"\xff\xfe")) != fingerprint(inbound_message(b"\xff\xff"))
 
 
 @pytest.mark.parametrize(
@@ -135,9 +139,9 @@ def test_fingerprint_of_a_non_json_body_hashes_the_bytes() -> None:
 )
 def test_an_extractor_that_raises_is_a_missing_key(extractor: Any) -> None:
     with pytest.raises(MissingMessageKey, match="callable found no message key"):
-        KeyStrategy.from_body(extractor).identify(message('{"other": 1}'))
+        KeyStrategy.from_body(extractor).identify(inbound_message('{"other": 1}'))
 
 
 def test_an_extractor_never_hides_an_undecodable_body() -> None:
     with pytest.raises(UndecodableBody):
-        KeyStrategy.from_body(lambda body: body["event_id"]).identify(message("{not json"))
+        KeyStrategy.from_body(lambda body: body["event_id"]).identify(inbound_message("{not json"))

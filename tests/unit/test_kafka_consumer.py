@@ -8,176 +8,135 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
+from devkit.app_state import AppState
+from devkit.events import (
+    PAYMENT_REPLAY_QUEUE_ARN,
+    failed_offsets,
+    kafka_event,
+    kafka_record,
+    load_event,
+    sqs_event,
+    sqs_record,
+    sqs_record_from,
+    string_attribute,
+)
+from devkit.payloads import payment
 from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.errors import PoisonMessage
 from lambda_inbox.kafka import parse_kafka_event
 from lambda_inbox.outcomes import Outcome
 from lambda_inbox.sqs import parse_sqs_event
-from tests.support.handlers import load_function
-from tests.support.kafka_events import kafka_event, payment, record
-from tests.support.tables import create_domain_table, create_inbox_table
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_sqs import SQSClient
-
-EVENTS = Path(__file__).resolve().parents[2] / "events"
-INBOX = "inbox-kafka-unit"
-DOMAIN = "domain-kafka-unit"
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 
-@dataclass
-class PaymentsApp:
-    module: ModuleType
-    dynamodb: DynamoDBClient
-    sqs: SQSClient
-    dlq_url: str
+def consumer_failing_on(module: ModuleType, *event_ids: str) -> InboxConsumer[Any]:
+    """The real payment-events consumer, except that decide raises for `event_ids`."""
 
-    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
-        return self.module.handler(event, None)  # type: ignore[no-any-return]
+    def decide(payment: Any, uow: UnitOfWork) -> None:
+        if payment.event_id in event_ids:
+            raise RuntimeError(f"downstream outage while deciding {payment.event_id}")
+        module.record_payment(payment, uow)
 
-    def consumer_failing_on(self, *event_ids: str) -> InboxConsumer[Any]:
-        """The real payment-events consumer, except that decide raises for `event_ids`."""
-
-        def decide(payment: Any, uow: UnitOfWork) -> None:
-            if payment.event_id in event_ids:
-                raise RuntimeError(f"downstream outage while deciding {payment.event_id}")
-            self.module.record_payment(payment, uow)
-
-        return InboxConsumer(
-            "payment-events",
-            model=self.module.PaymentCaptured,
-            decide=decide,
-            on_condition_failed=self.module.skip_logical_duplicate,
-            key="event_id",
-        )
-
-    def balance(self, customer: str) -> tuple[int, int]:
-        item = self.dynamodb.get_item(
-            TableName=DOMAIN, Key={"pk": {"S": f"CUSTOMER#{customer}"}, "sk": {"S": "BALANCE"}}
-        ).get("Item")
-        if item is None:
-            return (0, 0)
-        return int(item["balance_cents"]["N"]), int(item["payments"]["N"])
-
-    def payment_ids(self) -> set[str]:
-        items = self.dynamodb.scan(TableName=DOMAIN)["Items"]
-        return {
-            item["sk"]["S"].removeprefix("PAYMENT#")
-            for item in items
-            if item["sk"]["S"].startswith("PAYMENT#")
-        }
-
-    def inbox(self) -> dict[str, dict[str, Any]]:
-        items = self.dynamodb.scan(TableName=INBOX)["Items"]
-        return {item["message_key"]["S"]: item for item in items}
-
-    def dead_letters(self) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = []
-        while True:
-            batch = self.sqs.receive_message(
-                QueueUrl=self.dlq_url,
-                MaxNumberOfMessages=10,
-                MessageAttributeNames=["All"],
-                WaitTimeSeconds=0,
-            ).get("Messages", [])
-            if not batch:
-                return messages
-            messages.extend(batch)  # type: ignore[arg-type]
+    return InboxConsumer(
+        "payment-events",
+        model=module.PaymentCaptured,
+        decide=decide,
+        on_condition_failed=module.skip_logical_duplicate,
+        key="event_id",
+    )
 
 
-@pytest.fixture
-def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[PaymentsApp]:
-    with mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        create_inbox_table(dynamodb, INBOX)
-        create_domain_table(dynamodb, DOMAIN)
-        sqs = boto3.client("sqs", region_name="us-east-1")
-        dlq_url = sqs.create_queue(QueueName="payment-events-dlq")["QueueUrl"]
-        monkeypatch.setenv("INBOX_TABLE", INBOX)
-        monkeypatch.setenv("DOMAIN_TABLE", DOMAIN)
-        monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", dlq_url)
-        yield PaymentsApp(load_function("payment_events"), dynamodb, sqs, dlq_url)
-
-
-# ---- helpers -------------------------------------------------------------------------------------
-
-
-def failures(response: dict[str, Any]) -> list[tuple[str, int]]:
-    return [
-        (failure["itemIdentifier"]["topic-partition"], failure["itemIdentifier"]["offset"])
-        for failure in response["batchItemFailures"]
-    ]
-
-
-def load_event(name: str) -> dict[str, Any]:
-    return json.loads((EVENTS / name).read_text())  # type: ignore[no-any-return]
-
-
-def attribute(message: dict[str, Any], name: str) -> str:
+def attribute(message: MessageTypeDef, name: str) -> str:
     return str(message["MessageAttributes"][name]["StringValue"])
+
+
+def replay_record(body: str, message_id: str, attributes: dict[str, str] | None = None) -> Any:
+    """A message of the SQS replay queue, with String message attributes."""
+    return sqs_record(
+        body,
+        message_id=message_id,
+        arn=PAYMENT_REPLAY_QUEUE_ARN,
+        message_attributes={name: string_attribute(v) for name, v in (attributes or {}).items()},
+    )
+
+
+def redrive(letters: Iterable[MessageTypeDef]) -> dict[str, Any]:
+    """The replay queue's view of dead-lettered messages (what Lambda hands the function)."""
+    return sqs_event(
+        *(
+            sqs_record_from(letter, arn=PAYMENT_REPLAY_QUEUE_ARN, message_id=f"replay-{index}")
+            for index, letter in enumerate(letters)
+        )
+    )
 
 
 # ---- sample events ------------------------------------------------------------------------------
 
 
-def test_multi_partition_sample_commits_each_event_once(app: PaymentsApp) -> None:
-    assert app.handle(load_event("msk-payment-multi-partition.json")) == {"batchItemFailures": []}
-    assert app.balance("cust-001") == (6743, 3)
-    assert app.balance("cust-002") == (4449, 2)
-    assert app.balance("cust-003") == (2046, 2)
-    assert app.balance("cust-004") == (249, 1)
-    assert app.balance("cust-005") == (3149, 1)
-    assert app.payment_ids() == {f"pay-{n:04d}" for n in range(101, 110)}
+def test_multi_partition_sample_commits_each_event_once(
+    aws: AppState, payment_events: ModuleType
+) -> None:
+    assert payment_events.handler(load_event("msk-payment-multi-partition.json"), None) == {
+        "batchItemFailures": []
+    }
+    assert aws.balance("cust-001") == (6743, 3)
+    assert aws.balance("cust-002") == (4449, 2)
+    assert aws.balance("cust-003") == (2046, 2)
+    assert aws.balance("cust-004") == (249, 1)
+    assert aws.balance("cust-005") == (3149, 1)
+    assert set(aws.payment_items()) == {f"pay-{n:04d}" for n in range(101, 110)}
     # The producer retry at offset 43 is a duplicate of offset 41: one inbox record, source 41.
-    inbox = app.inbox()
-    assert inbox["evt-pay-0105"]["source"]["S"] == "payments-1-41"
-    assert all(item["status"]["S"] == "COMPLETED" for item in inbox.values())
+    inbox = aws.inbox_records()
+    assert inbox["evt-pay-0105"]["source"] == "payments-1-41"
+    assert all(item["status"] == "COMPLETED" for item in inbox.values())
 
 
-def test_same_batch_redelivered_is_all_duplicates(app: PaymentsApp) -> None:
+def test_same_batch_redelivered_is_all_duplicates(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     event = load_event("msk-payment-multi-partition.json")
-    app.handle(event)
-    results = app.module.consumer.process(parse_kafka_event(event))
+    payment_events.handler(event, None)
+    results = payment_events.consumer.process(parse_kafka_event(event))
     assert {result.outcome for result in results} == {Outcome.DUPLICATE}
-    assert app.balance("cust-001") == (6743, 3)
+    assert aws.balance("cust-001") == (6743, 3)
 
 
 @pytest.mark.parametrize("source", ["aws:kafka", "SelfManagedKafka"])
-def test_self_managed_kafka_events_are_handled_too(app: PaymentsApp, source: str) -> None:
+def test_self_managed_kafka_events_are_handled_too(
+    aws: AppState, payment_events: ModuleType, source: str
+) -> None:
     event = load_event("msk-payment-single.json")
     event["eventSource"] = source
-    assert app.handle(event) == {"batchItemFailures": []}
-    assert app.balance("cust-001") == (3149, 1)
+    assert payment_events.handler(event, None) == {"batchItemFailures": []}
+    assert aws.balance("cust-001") == (3149, 1)
 
 
 # ---- per-partition failure semantics ----------------------------------------------------------
 
 
 def test_a_failure_reports_the_record_and_every_later_record_of_its_partition_only(
-    app: PaymentsApp,
+    aws: AppState,
+    payment_events: ModuleType,
 ) -> None:
     event = kafka_event(
         [
-            record(0, 10, payment(1, "cust-a")),
-            record(0, 11, payment(2, "cust-b")),  # fails
-            record(0, 12, payment(3, "cust-c")),  # later, other customer: skipped
-            record(0, 13, payment(4, "cust-a")),  # later, same customer: skipped
-            record(1, 20, payment(5, "cust-b")),  # other partition: continues
-            record(1, 21, payment(6, "cust-d")),
+            kafka_record(0, 10, payment(1, "cust-a")),
+            kafka_record(0, 11, payment(2, "cust-b")),  # fails
+            kafka_record(0, 12, payment(3, "cust-c")),  # later, other customer: skipped
+            kafka_record(0, 13, payment(4, "cust-a")),  # later, same customer: skipped
+            kafka_record(1, 20, payment(5, "cust-b")),  # other partition: continues
+            kafka_record(1, 21, payment(6, "cust-d")),
         ]
     )
-    consumer = app.consumer_failing_on("evt-2")
+    consumer = consumer_failing_on(payment_events, "evt-2")
     response = consumer.handle(event)
 
     assert response == {
@@ -188,32 +147,38 @@ def test_a_failure_reports_the_record_and_every_later_record_of_its_partition_on
         ]
     }
     # Skipped records were not processed: no effects, no inbox record.
-    assert app.payment_ids() == {"pay-1", "pay-5", "pay-6"}
-    assert set(app.inbox()) == {"evt-1", "evt-5", "evt-6"}
-    assert app.balance("cust-a") == (100, 1)
-    assert app.balance("cust-b") == (100, 1)
-    assert app.balance("cust-c") == (0, 0)
-    assert app.dead_letters() == []
+    assert set(aws.payment_items()) == {"pay-1", "pay-5", "pay-6"}
+    assert set(aws.inbox_records()) == {"evt-1", "evt-5", "evt-6"}
+    assert aws.balance("cust-a") == (100, 1)
+    assert aws.balance("cust-b") == (100, 1)
+    assert aws.balance("cust-c") == (0, 0)
+    assert aws.dead_letters() == []
 
     # Redelivery from the failed offset on (as Lambda does), with the outage over.
     redelivery = kafka_event(
         [
-            record(0, 11, payment(2, "cust-b")),
-            record(0, 12, payment(3, "cust-c")),
-            record(0, 13, payment(4, "cust-a")),
+            kafka_record(0, 11, payment(2, "cust-b")),
+            kafka_record(0, 12, payment(3, "cust-c")),
+            kafka_record(0, 13, payment(4, "cust-a")),
         ]
     )
-    assert app.handle(redelivery) == {"batchItemFailures": []}
-    assert app.balance("cust-a") == (200, 2)
-    assert app.balance("cust-b") == (200, 2)
-    assert app.balance("cust-c") == (100, 1)
+    assert payment_events.handler(redelivery, None) == {"batchItemFailures": []}
+    assert aws.balance("cust-a") == (200, 2)
+    assert aws.balance("cust-b") == (200, 2)
+    assert aws.balance("cust-c") == (100, 1)
 
 
-def test_outcomes_distinguish_failed_from_skipped(app: PaymentsApp) -> None:
+def test_outcomes_distinguish_failed_from_skipped(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     event = kafka_event(
-        [record(2, 5, payment(1)), record(2, 6, payment(2)), record(2, 7, payment(3))]
+        [
+            kafka_record(2, 5, payment(1)),
+            kafka_record(2, 6, payment(2)),
+            kafka_record(2, 7, payment(3)),
+        ]
     )
-    results = app.consumer_failing_on("evt-2").process(parse_kafka_event(event))
+    results = consumer_failing_on(payment_events, "evt-2").process(parse_kafka_event(event))
     assert [(r.message.delivery_id, r.outcome, r.error_code) for r in results] == [
         ("payments-2-5", Outcome.COMMITTED, None),
         ("payments-2-6", Outcome.FAILED, "handler_error"),
@@ -221,41 +186,45 @@ def test_outcomes_distinguish_failed_from_skipped(app: PaymentsApp) -> None:
     ]
 
 
-def test_failures_in_two_partitions_are_independent(app: PaymentsApp) -> None:
+def test_failures_in_two_partitions_are_independent(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     event = kafka_event(
         [
-            record(0, 1, payment(1, "c1")),
-            record(0, 2, payment(2, "c1")),
-            record(1, 1, payment(3, "c2")),
-            record(1, 2, payment(4, "c2")),
-            record(1, 3, payment(5, "c2")),
-            record(2, 1, payment(6, "c3")),
+            kafka_record(0, 1, payment(1, "c1")),
+            kafka_record(0, 2, payment(2, "c1")),
+            kafka_record(1, 1, payment(3, "c2")),
+            kafka_record(1, 2, payment(4, "c2")),
+            kafka_record(1, 3, payment(5, "c2")),
+            kafka_record(2, 1, payment(6, "c3")),
         ]
     )
-    response = app.consumer_failing_on("evt-1", "evt-4").handle(event)
-    assert failures(response) == [
+    response = consumer_failing_on(payment_events, "evt-1", "evt-4").handle(event)
+    assert failed_offsets(response) == [
         ("payments-0", 1),
         ("payments-0", 2),
         ("payments-1", 2),
         ("payments-1", 3),
     ]
-    assert app.payment_ids() == {"pay-3", "pay-6"}
+    assert set(aws.payment_items()) == {"pay-3", "pay-6"}
 
 
-def test_poison_is_not_a_failure_and_the_partition_continues(app: PaymentsApp) -> None:
-    assert app.handle(load_event("msk-payment-poison.json")) == {"batchItemFailures": []}
-    assert app.payment_ids() == {"pay-0201", "pay-0205"}
-    inbox = app.inbox()
-    assert inbox["evt-pay-0201"]["status"]["S"] == "COMPLETED"
-    assert inbox["evt-pay-0205"]["status"]["S"] == "COMPLETED"
-    assert {
-        key: item["error_code"]["S"] for key, item in inbox.items() if "error_code" in item
-    } == {
+def test_poison_is_not_a_failure_and_the_partition_continues(
+    aws: AppState, payment_events: ModuleType
+) -> None:
+    assert payment_events.handler(load_event("msk-payment-poison.json"), None) == {
+        "batchItemFailures": []
+    }
+    assert set(aws.payment_items()) == {"pay-0201", "pay-0205"}
+    inbox = aws.inbox_records()
+    assert inbox["evt-pay-0201"]["status"] == "COMPLETED"
+    assert inbox["evt-pay-0205"]["status"] == "COMPLETED"
+    assert {key: item["error_code"] for key, item in inbox.items() if "error_code" in item} == {
         "payments-0-201": "undecodable_body",
         "payments-0-202": "malformed_json",
         "evt-pay-0204": "invalid_payload",
     }
-    assert {key: item["status"]["S"] for key, item in inbox.items()} == {
+    assert {key: item["status"] for key, item in inbox.items()} == {
         "evt-pay-0201": "COMPLETED",
         "payments-0-201": "FAILED",
         "payments-0-202": "FAILED",
@@ -264,7 +233,7 @@ def test_poison_is_not_a_failure_and_the_partition_continues(app: PaymentsApp) -
     }
     codes = {
         attribute(m, "inbox-message-key"): attribute(m, "inbox-error-code")
-        for m in app.dead_letters()
+        for m in aws.dead_letters()
     }
     assert codes == {
         "payments-0-201": "undecodable_body",
@@ -273,19 +242,21 @@ def test_poison_is_not_a_failure_and_the_partition_continues(app: PaymentsApp) -
     }
 
 
-def test_duplicates_are_not_failures_and_the_partition_continues(app: PaymentsApp) -> None:
-    app.handle(kafka_event([record(0, 1, payment(1))]))
+def test_duplicates_are_not_failures_and_the_partition_continues(
+    aws: AppState, payment_events: ModuleType
+) -> None:
+    payment_events.handler(kafka_event([kafka_record(0, 1, payment(1))]), None)
     event = kafka_event(
         [
-            record(0, 1, payment(1)),  # redelivered offset
-            record(0, 2, payment(1)),  # producer retry: same event at a new offset
-            record(0, 3, payment(2)),
-            record(0, 4, payment(2)),  # duplicate within the batch
-            record(0, 5, payment(3, payment_id="pay-1")),  # logical duplicate (same payment)
-            record(0, 6, payment(4)),
+            kafka_record(0, 1, payment(1)),  # redelivered offset
+            kafka_record(0, 2, payment(1)),  # producer retry: same event at a new offset
+            kafka_record(0, 3, payment(2)),
+            kafka_record(0, 4, payment(2)),  # duplicate within the batch
+            kafka_record(0, 5, payment(3, payment_id="pay-1")),  # logical duplicate (same payment)
+            kafka_record(0, 6, payment(4)),
         ]
     )
-    results = app.module.consumer.process(parse_kafka_event(event))
+    results = payment_events.consumer.process(parse_kafka_event(event))
     assert [r.outcome for r in results] == [
         Outcome.DUPLICATE,
         Outcome.DUPLICATE,
@@ -294,32 +265,39 @@ def test_duplicates_are_not_failures_and_the_partition_continues(app: PaymentsAp
         Outcome.BUSINESS_OUTCOME,
         Outcome.COMMITTED,
     ]
-    assert app.balance("cust-001") == (300, 3)
-    assert app.payment_ids() == {"pay-1", "pay-2", "pay-4"}
+    assert aws.balance("cust-001") == (300, 3)
+    assert set(aws.payment_items()) == {"pay-1", "pay-2", "pay-4"}
 
 
 def test_handler_error_on_the_first_record_blocks_the_partition_even_for_known_duplicates(
-    app: PaymentsApp,
+    aws: AppState,
+    payment_events: ModuleType,
 ) -> None:
-    app.handle(kafka_event([record(0, 3, payment(3))]))
+    payment_events.handler(kafka_event([kafka_record(0, 3, payment(3))]), None)
     event = kafka_event(
-        [record(0, 2, payment(2)), record(0, 3, payment(3)), record(0, 4, payment(4))]
+        [
+            kafka_record(0, 2, payment(2)),
+            kafka_record(0, 3, payment(3)),
+            kafka_record(0, 4, payment(4)),
+        ]
     )
-    response = app.consumer_failing_on("evt-2").handle(event)
-    assert failures(response) == [("payments-0", 2), ("payments-0", 3), ("payments-0", 4)]
-    assert app.payment_ids() == {"pay-3"}
+    response = consumer_failing_on(payment_events, "evt-2").handle(event)
+    assert failed_offsets(response) == [("payments-0", 2), ("payments-0", 3), ("payments-0", 4)]
+    assert set(aws.payment_items()) == {"pay-3"}
 
 
 # ---- message identity ---------------------------------------------------------------------------
 
 
-def test_idempotency_key_header_is_the_key_when_no_extractor(app: PaymentsApp) -> None:
+def test_idempotency_key_header_is_the_key_when_no_extractor(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     calls: list[str] = []
 
     def decide(payload: Any, uow: UnitOfWork) -> None:
         calls.append(payload["n"])
         uow.update(
-            DOMAIN,
+            aws.domain,
             {"pk": "COUNTER", "sk": "TOTAL"},
             "ADD #n :one",
             names={"#n": "count"},
@@ -327,32 +305,33 @@ def test_idempotency_key_header_is_the_key_when_no_extractor(app: PaymentsApp) -
         )
 
     consumer: InboxConsumer[Any] = InboxConsumer("raw-kafka", model=dict, decide=decide)
-    first = record(0, 1, {"n": "a"}, headers={"idempotency-key": b"order-42"})
-    retry = record(0, 2, {"n": "b"}, headers={"idempotency-key": b"order-42"})
-    plain = record(0, 3, {"n": "c"})
+    first = kafka_record(0, 1, {"n": "a"}, headers={"idempotency-key": b"order-42"})
+    retry = kafka_record(0, 2, {"n": "b"}, headers={"idempotency-key": b"order-42"})
+    plain = kafka_record(0, 3, {"n": "c"})
     assert consumer.handle(kafka_event([first, retry, plain])) == {"batchItemFailures": []}
-    inbox = app.inbox()
+    inbox = aws.inbox_records()
     assert set(inbox) == {"order-42", "payments-0-3"}
-    assert inbox["order-42"]["pk"]["S"] == "raw-kafka#order-42"
-    assert inbox["order-42"]["source"]["S"] == "payments-0-1"
+    assert inbox["order-42"]["pk"] == "raw-kafka#order-42"
+    assert inbox["order-42"]["source"] == "payments-0-1"
 
 
 # ---- dead-letter queue --------------------------------------------------------------------------
 
 
 def test_poison_dead_letter_carries_the_original_value_and_kafka_coordinates(
-    app: PaymentsApp,
+    aws: AppState,
+    payment_events: ModuleType,
 ) -> None:
     invalid = json.dumps(payment(7, amount=0)).encode()
     event = kafka_event(
         [
-            record(4, 100, invalid, key=b"ord-7", headers={"trace-id": b"t-1"}),
-            record(4, 101, b"\xff\xfe\x00binary", key=b"\x00\x01"),
-            record(4, 102, None),  # tombstone / missing value
+            kafka_record(4, 100, invalid, key=b"ord-7", headers={"trace-id": b"t-1"}),
+            kafka_record(4, 101, b"\xff\xfe\x00binary", key=b"\x00\x01"),
+            kafka_record(4, 102, None),  # tombstone / missing value
         ]
     )
-    assert app.handle(event) == {"batchItemFailures": []}
-    letters = {attribute(m, "kafka-offset"): m for m in app.dead_letters()}
+    assert payment_events.handler(event, None) == {"batchItemFailures": []}
+    letters = {attribute(m, "kafka-offset"): m for m in aws.dead_letters()}
     assert set(letters) == {"100", "101", "102"}
 
     text = letters["100"]
@@ -376,116 +355,96 @@ def test_poison_dead_letter_carries_the_original_value_and_kafka_coordinates(
     missing = letters["102"]
     assert attribute(missing, "inbox-error-code") == "undecodable_body"
     assert "kafka-key" not in missing["MessageAttributes"]
-    # An empty body is not valid SQS text: it travels base64 (as the empty string's encoding).
-    assert base64.b64decode(missing["Body"]) == b""
+    # SQS refuses an empty body: a tombstone travels as a placeholder marked as empty.
+    assert missing["Body"] == "(empty)"
+    assert attribute(missing, "inbox-body-encoding") == "empty"
+    assert attribute(missing, "kafka-tombstone") == "true"
 
-    failed = app.inbox()["payments-4-101"]
-    assert failed["status"]["S"] == "FAILED"
-    assert failed["payload_snapshot"]["B"] == b"\xff\xfe\x00binary"
+    failed = aws.inbox_records()["payments-4-101"]
+    assert failed["status"] == "FAILED"
+    assert failed["payload_snapshot"] == b"\xff\xfe\x00binary"
 
 
 # ---- replay through the SQS replay queue -------------------------------------------------------
 
 
-def sqs_record(
-    body: str, message_id: str, attributes: dict[str, str] | None = None
-) -> dict[str, Any]:
-    return {
-        "messageId": message_id,
-        "receiptHandle": f"rh-{message_id}",
-        "body": body,
-        "attributes": {"ApproximateReceiveCount": "1"},
-        "messageAttributes": {
-            name: {"stringValue": value, "dataType": "String"}
-            for name, value in (attributes or {}).items()
-        },
-        "md5OfBody": "",
-        "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:lambda-inbox-PaymentReplayQueue",
-        "awsRegion": "us-east-1",
+def test_replay_sample_event_commits_on_empty_tables(
+    aws: AppState, payment_events: ModuleType
+) -> None:
+    assert payment_events.handler(load_event("sqs-payment-replay.json"), None) == {
+        "batchItemFailures": []
     }
+    assert aws.balance("cust-003") == (2099, 1)
+    assert aws.balance("cust-001") == (3149, 1)
 
 
-def redrive(letters: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """The replay queue's view of dead-lettered messages (what Lambda hands the function)."""
-    return {
-        "Records": [
-            sqs_record(
-                letter["Body"],
-                f"replay-{index}",
-                {
-                    name: value["StringValue"]
-                    for name, value in letter["MessageAttributes"].items()
-                    if "StringValue" in value
-                },
-            )
-            for index, letter in enumerate(letters)
-        ]
+def test_replay_of_a_message_committed_via_kafka_is_a_duplicate(
+    aws: AppState, payment_events: ModuleType
+) -> None:
+    assert payment_events.handler(load_event("msk-payment-single.json"), None) == {
+        "batchItemFailures": []
     }
-
-
-def test_replay_sample_event_commits_on_empty_tables(app: PaymentsApp) -> None:
-    assert app.handle(load_event("sqs-payment-replay.json")) == {"batchItemFailures": []}
-    assert app.balance("cust-003") == (2099, 1)
-    assert app.balance("cust-001") == (3149, 1)
-
-
-def test_replay_of_a_message_committed_via_kafka_is_a_duplicate(app: PaymentsApp) -> None:
-    assert app.handle(load_event("msk-payment-single.json")) == {"batchItemFailures": []}
-    results = app.module.consumer.process(parse_sqs_event(load_event("sqs-payment-replay.json")))
+    results = payment_events.consumer.process(
+        parse_sqs_event(load_event("sqs-payment-replay.json"))
+    )
     assert [(r.message_key, r.outcome) for r in results] == [
         ("evt-pay-0501", Outcome.COMMITTED),
         ("evt-pay-0001", Outcome.DUPLICATE),
     ]
-    assert app.balance("cust-001") == (3149, 1)
-    assert app.balance("cust-003") == (2099, 1)
+    assert aws.balance("cust-001") == (3149, 1)
+    assert aws.balance("cust-003") == (2099, 1)
 
 
-def test_a_new_event_through_the_replay_queue_is_applied_once(app: PaymentsApp) -> None:
+def test_a_new_event_through_the_replay_queue_is_applied_once(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     body = json.dumps(payment(9, "cust-r", 700))
-    event = {"Records": [sqs_record(body, "m-1"), sqs_record(body, "m-2")]}
-    assert app.handle(event) == {"batchItemFailures": []}
-    assert app.handle({"Records": [sqs_record(body, "m-3")]}) == {"batchItemFailures": []}
-    # ...and later through Kafka too.
-    assert app.handle(kafka_event([record(0, 900, payment(9, "cust-r", 700))])) == {
+    event = {"Records": [replay_record(body, "m-1"), replay_record(body, "m-2")]}
+    assert payment_events.handler(event, None) == {"batchItemFailures": []}
+    assert payment_events.handler({"Records": [replay_record(body, "m-3")]}, None) == {
         "batchItemFailures": []
     }
-    assert app.balance("cust-r") == (700, 1)
-    assert app.inbox()["evt-9"]["source"]["S"].endswith("PaymentReplayQueue")
+    # ...and later through Kafka too.
+    again = kafka_event([kafka_record(0, 900, payment(9, "cust-r", 700))])
+    assert payment_events.handler(again, None) == {"batchItemFailures": []}
+    assert aws.balance("cust-r") == (700, 1)
+    assert aws.inbox_records()["evt-9"]["source"].endswith("PaymentReplayQueue")
 
 
-def test_dead_lettered_kafka_poison_replays_after_the_fix(app: PaymentsApp) -> None:
+def test_dead_lettered_kafka_poison_replays_after_the_fix(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     """A record rejected by a (since fixed) handler bug is replayed through SQS and committed."""
-    event = kafka_event([record(0, 1, payment(1, "cust-x", 250), key=b"ord-1")])
+    event = kafka_event([kafka_record(0, 1, payment(1, "cust-x", 250), key=b"ord-1")])
 
     def reject(payment_: Any, uow: UnitOfWork) -> None:
         raise PoisonMessage("customer id format")
 
     buggy: InboxConsumer[Any] = InboxConsumer(
-        "payment-events", model=app.module.PaymentCaptured, decide=reject, key="event_id"
+        "payment-events", model=payment_events.PaymentCaptured, decide=reject, key="event_id"
     )
     assert buggy.handle(event) == {"batchItemFailures": []}
-    letters = app.dead_letters()
+    letters = aws.dead_letters()
     assert [attribute(m, "inbox-error-code") for m in letters] == ["rejected_by_handler"]
-    assert app.inbox()["evt-1"]["status"]["S"] == "FAILED"
+    assert aws.inbox_records()["evt-1"]["status"] == "FAILED"
 
-    assert app.handle(redrive(letters)) == {"batchItemFailures": []}
-    assert app.balance("cust-x") == (250, 1)
-    assert app.inbox()["evt-1"]["status"]["S"] == "COMPLETED"
+    assert payment_events.handler(redrive(letters), None) == {"batchItemFailures": []}
+    assert aws.balance("cust-x") == (250, 1)
+    assert aws.inbox_records()["evt-1"]["status"] == "COMPLETED"
     # Kafka redelivering the original offset now is a duplicate.
-    assert app.handle(event) == {"batchItemFailures": []}
-    assert app.balance("cust-x") == (250, 1)
+    assert payment_events.handler(event, None) == {"batchItemFailures": []}
+    assert aws.balance("cust-x") == (250, 1)
 
 
-def test_base64_dead_letter_is_decoded_on_replay(app: PaymentsApp) -> None:
+def test_base64_dead_letter_is_decoded_on_replay(aws: AppState, payment_events: ModuleType) -> None:
     # A non-UTF-8 value goes to the DLQ base64-encoded...
-    app.handle(kafka_event([record(0, 1, b"\xff\xfe")]))
-    (letter,) = app.dead_letters()
+    payment_events.handler(kafka_event([kafka_record(0, 1, b"\xff\xfe")]), None)
+    (letter,) = aws.dead_letters()
     assert attribute(letter, "inbox-body-encoding") == "base64"
     # ...and replaying it hands the original bytes to the inbox again (not the base64 text):
     # still poison, dead-lettered with the same body, not a base64 of base64.
-    assert app.handle(redrive([letter])) == {"batchItemFailures": []}
-    (again,) = app.dead_letters()
+    assert payment_events.handler(redrive([letter]), None) == {"batchItemFailures": []}
+    (again,) = aws.dead_letters()
     assert again["Body"] == letter["Body"] == base64.b64encode(b"\xff\xfe").decode()
     assert attribute(again, "inbox-body-encoding") == "base64"
     assert attribute(again, "inbox-error-code") == "undecodable_body"
@@ -493,33 +452,38 @@ def test_base64_dead_letter_is_decoded_on_replay(app: PaymentsApp) -> None:
 
 
 def test_a_replayed_unreadable_record_keeps_its_key_and_its_failed_record(
-    app: PaymentsApp,
+    aws: AppState,
+    payment_events: ModuleType,
 ) -> None:
     """Its key cannot come from the body, and the replay queue gives it a new messageId: the
     key it was dead-lettered under (`inbox-message-key`) is used again, so replays update one
     FAILED record instead of leaving one per attempt."""
-    app.handle(kafka_event([record(0, 7, b"\xff\xfe")]))
-    (letter,) = app.dead_letters()
+    payment_events.handler(kafka_event([kafka_record(0, 7, b"\xff\xfe")]), None)
+    (letter,) = aws.dead_letters()
     assert attribute(letter, "inbox-message-key") == "payments-0-7"
 
     for _ in range(2):
-        assert app.handle(redrive([letter])) == {"batchItemFailures": []}
-        (letter,) = app.dead_letters()
+        assert payment_events.handler(redrive([letter]), None) == {"batchItemFailures": []}
+        (letter,) = aws.dead_letters()
         assert attribute(letter, "inbox-message-key") == "payments-0-7"
 
-    failed = {key: item for key, item in app.inbox().items() if item["status"]["S"] == "FAILED"}
+    failed = {key: item for key, item in aws.inbox_records().items() if item["status"] == "FAILED"}
     assert list(failed) == ["payments-0-7"]
-    assert failed["payments-0-7"]["error_code"]["S"] == "undecodable_body"
+    assert failed["payments-0-7"]["error_code"] == "undecodable_body"
 
 
-def test_base64_encoded_replay_body_of_a_valid_payment_is_committed(app: PaymentsApp) -> None:
+def test_base64_encoded_replay_body_of_a_valid_payment_is_committed(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     body = base64.b64encode(json.dumps(payment(5, "cust-b64", 321)).encode()).decode()
-    event = {"Records": [sqs_record(body, "m-b64", {"inbox-body-encoding": "base64"})]}
-    assert app.handle(event) == {"batchItemFailures": []}
-    assert app.balance("cust-b64") == (321, 1)
+    event = {"Records": [replay_record(body, "m-b64", {"inbox-body-encoding": "base64"})]}
+    assert payment_events.handler(event, None) == {"batchItemFailures": []}
+    assert aws.balance("cust-b64") == (321, 1)
 
 
-def test_a_corrected_retry_after_poison_in_the_same_batch_commits(app: PaymentsApp) -> None:
+def test_a_corrected_retry_after_poison_in_the_same_batch_commits(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     """The producer sent an invalid payment, then the corrected one under the same event_id.
 
     As in separate batches, the correction is processed on its own (the FAILED record of the
@@ -528,23 +492,23 @@ def test_a_corrected_retry_after_poison_in_the_same_batch_commits(app: PaymentsA
     stale = payment(7, "cust-fix", 0)  # poison: amount_cents must be > 0
     event = kafka_event(
         [
-            record(0, 1, stale),
-            record(0, 2, payment(7, "cust-fix", 500)),
-            record(0, 3, stale),
-            record(0, 4, payment(9, "cust-fix", 40)),
+            kafka_record(0, 1, stale),
+            kafka_record(0, 2, payment(7, "cust-fix", 500)),
+            kafka_record(0, 3, stale),
+            kafka_record(0, 4, payment(9, "cust-fix", 40)),
         ]
     )
-    results = app.module.consumer.process(parse_kafka_event(event))
+    results = payment_events.consumer.process(parse_kafka_event(event))
     assert [(r.message.delivery_id, r.outcome, r.error_code) for r in results] == [
         ("payments-0-1", Outcome.DEAD_LETTERED, "invalid_payload"),
         ("payments-0-2", Outcome.COMMITTED, None),
         ("payments-0-3", Outcome.DEAD_LETTERED, "fingerprint_mismatch"),
         ("payments-0-4", Outcome.COMMITTED, None),
     ]
-    assert app.balance("cust-fix") == (540, 2)
-    assert app.inbox()["evt-7"]["status"]["S"] == "COMPLETED"
+    assert aws.balance("cust-fix") == (540, 2)
+    assert aws.inbox_records()["evt-7"]["status"] == "COMPLETED"
 
-    letters = app.dead_letters()
+    letters = aws.dead_letters()
     assert sorted(attribute(m, "inbox-error-code") for m in letters) == [
         "fingerprint_mismatch",
         "invalid_payload",
@@ -552,7 +516,9 @@ def test_a_corrected_retry_after_poison_in_the_same_batch_commits(app: PaymentsA
     assert all(json.loads(m["Body"]) == stale for m in letters)
 
 
-def test_a_key_in_two_partitions_follows_its_failed_leader(app: PaymentsApp) -> None:
+def test_a_key_in_two_partitions_follows_its_failed_leader(
+    aws: AppState, payment_events: ModuleType
+) -> None:
     """The same event on two partitions (a producer retry to another partition): when the first
     delivery fails, the second is reported too (not acknowledged), blocking its own partition."""
     attempts: list[str] = []
@@ -561,17 +527,17 @@ def test_a_key_in_two_partitions_follows_its_failed_leader(app: PaymentsApp) -> 
         attempts.append(payment_.event_id)
         if payment_.event_id == "evt-1" and attempts.count("evt-1") == 1:
             raise ConnectionError("downstream hiccup")
-        app.module.record_payment(payment_, uow)
+        payment_events.record_payment(payment_, uow)
 
     consumer: InboxConsumer[Any] = InboxConsumer(
-        "payment-events", model=app.module.PaymentCaptured, decide=flaky, key="event_id"
+        "payment-events", model=payment_events.PaymentCaptured, decide=flaky, key="event_id"
     )
     event = kafka_event(
         [
-            record(0, 1, payment(1, "cust-1", 100)),
-            record(1, 5, payment(2, "cust-2", 20)),
-            record(1, 6, payment(1, "cust-1", 100)),  # same event, other partition
-            record(1, 7, payment(3, "cust-2", 30)),
+            kafka_record(0, 1, payment(1, "cust-1", 100)),
+            kafka_record(1, 5, payment(2, "cust-2", 20)),
+            kafka_record(1, 6, payment(1, "cust-1", 100)),  # same event, other partition
+            kafka_record(1, 7, payment(3, "cust-2", 30)),
         ]
     )
     results = consumer.process(parse_kafka_event(event))
@@ -581,16 +547,16 @@ def test_a_key_in_two_partitions_follows_its_failed_leader(app: PaymentsApp) -> 
         ("payments-1-6", Outcome.FAILED, "leader_failed"),
         ("payments-1-7", Outcome.SKIPPED, None),
     ]
-    assert app.balance("cust-1") == (0, 0)
-    assert app.balance("cust-2") == (20, 1)
+    assert aws.balance("cust-1") == (0, 0)
+    assert aws.balance("cust-2") == (20, 1)
 
     redelivered = kafka_event(
         [
-            record(0, 1, payment(1, "cust-1", 100)),
-            record(1, 6, payment(1, "cust-1", 100)),
-            record(1, 7, payment(3, "cust-2", 30)),
+            kafka_record(0, 1, payment(1, "cust-1", 100)),
+            kafka_record(1, 6, payment(1, "cust-1", 100)),
+            kafka_record(1, 7, payment(3, "cust-2", 30)),
         ]
     )
     assert consumer.handle(redelivered) == {"batchItemFailures": []}
-    assert app.balance("cust-1") == (100, 1)
-    assert app.balance("cust-2") == (50, 2)
+    assert aws.balance("cust-1") == (100, 1)
+    assert aws.balance("cust-2") == (50, 2)

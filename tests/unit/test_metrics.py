@@ -9,10 +9,10 @@ import pytest
 from aws_lambda_powertools import Metrics
 from pydantic import BaseModel, Field
 
-from lambda_inbox import ConditionFailures, InboxConfig, InboxConsumer, UnitOfWork
-from tests.support.emf import emf_records
-from tests.unit.conftest import MotoAws
-from tests.unit.helpers import sqs_event, sqs_record
+from devkit.app_state import AppState
+from devkit.emf import emf_records
+from devkit.events import sqs_event, sqs_record
+from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
 
 
 class Booking(BaseModel):
@@ -37,19 +37,13 @@ def waitlist(booking: Booking, failed: ConditionFailures, uow: UnitOfWork) -> No
     uow.put("domain", {"pk": f"SEAT#{booking.seat}", "sk": f"WAIT#{booking.event_id}"})
 
 
-def consumer(aws: MotoAws, metrics: Metrics | None = None) -> InboxConsumer[Booking]:
-    config = InboxConfig(
-        consumer="bookings", inbox_table=aws.inbox, dead_letter_queue_url=aws.dlq_url
-    )
-    return InboxConsumer(
+def consumer(aws: AppState, metrics: Metrics | None = None) -> InboxConsumer[Booking]:
+    return aws.consumer(
         "bookings",
         model=Booking,
         decide=book,
         on_condition_failed=waitlist,
         key="event_id",
-        config=config,
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
         metrics=metrics,
     )
 
@@ -59,7 +53,7 @@ def body(event_id: str, seat: str, **extra: Any) -> str:
 
 
 def test_a_batch_emits_one_count_per_outcome_and_its_commit_latency(
-    aws: MotoAws, capsys: pytest.CaptureFixture[str]
+    aws: AppState, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inbox = consumer(aws)
     inbox.handle(sqs_event(sqs_record(body("e-0", "1A"))))
@@ -98,7 +92,7 @@ def test_a_batch_emits_one_count_per_outcome_and_its_commit_latency(
 
 
 def test_a_shared_metrics_instance_is_left_for_the_function_to_flush(
-    aws: MotoAws, capsys: pytest.CaptureFixture[str]
+    aws: AppState, capsys: pytest.CaptureFixture[str]
 ) -> None:
     metrics = Metrics(namespace="Bookings")
     inbox = consumer(aws, metrics)

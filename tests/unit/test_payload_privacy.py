@@ -9,10 +9,10 @@ import logging
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
 
-from lambda_inbox import InboxConfig, InboxConsumer, Outcome, UnitOfWork
+from devkit.app_state import AppState
+from devkit.events import sqs_event, sqs_record
+from lambda_inbox import Outcome, UnitOfWork
 from lambda_inbox.sqs import parse_sqs_event
-from tests.unit.conftest import MotoAws
-from tests.unit.helpers import drain, sqs_event, sqs_record
 
 SECRET = "4111-1111-1111-1111"
 
@@ -27,22 +27,10 @@ def never(payment: Payment, uow: UnitOfWork) -> None:
     raise AssertionError("an invalid payload must not reach decide")
 
 
-def test_an_invalid_payload_is_logged_and_dead_lettered_without_its_values(aws: MotoAws) -> None:
+def test_an_invalid_payload_is_logged_and_dead_lettered_without_its_values(aws: AppState) -> None:
     logs = io.StringIO()
     logger = Logger(service="payload-privacy", logger_handler=logging.StreamHandler(logs))
-    config = InboxConfig(
-        consumer="payments", inbox_table=aws.inbox, dead_letter_queue_url=aws.dlq_url
-    )
-    inbox = InboxConsumer(
-        "payments",
-        model=Payment,
-        decide=never,
-        key="event_id",
-        config=config,
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
-        logger=logger,
-    )
+    inbox = aws.consumer("payments", model=Payment, decide=never, key="event_id", logger=logger)
     body = json.dumps({"event_id": "p-1", "card_number": SECRET, "amount_cents": -5})
 
     (result,) = inbox.process(parse_sqs_event(sqs_event(sqs_record(body))))
@@ -54,6 +42,6 @@ def test_an_invalid_payload_is_logged_and_dead_lettered_without_its_values(aws: 
     assert '"error_code":"invalid_payload"' in logged
     assert "card_number" in logged  # the field is named...
     assert SECRET not in logged  # ...its value is not
-    (letter,) = drain(aws.sqs, aws.dlq_url)
+    (letter,) = aws.dead_letters()
     assert letter["Body"] == body  # the DLQ keeps the original, byte for byte
     assert SECRET not in letter["MessageAttributes"]["inbox-error"]["StringValue"]

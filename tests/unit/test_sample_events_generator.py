@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from devkit.paths import REPO_ROOT
 
 
 def test_committed_events_match_their_generator() -> None:
     done = subprocess.run(
         [sys.executable, "events/generate.py", "--check"],
-        cwd=REPO,
+        cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=60,

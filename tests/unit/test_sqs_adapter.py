@@ -4,27 +4,24 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
 
 import pytest
 
-from lambda_inbox.errors import MalformedRecord
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sqs import is_sqs_event, parse_sqs_event, sqs_response
-from tests.unit.helpers import (
-    EVENTS_DIR,
-    FIFO_ARN,
+from devkit.events import (
+    ORDER_FIFO_QUEUE_ARN,
+    inbound_message,
     load_event,
-    message,
+    sample_event_names,
     sqs_event,
     sqs_record,
     string_attribute,
 )
+from lambda_inbox.errors import MalformedRecord
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.sqs import is_sqs_event, parse_sqs_event, sqs_response
 
-SQS_EVENT_FILES = sorted(path.name for path in EVENTS_DIR.glob("sqs-*.json"))
 
-
-@pytest.mark.parametrize("name", SQS_EVENT_FILES)
+@pytest.mark.parametrize("name", sample_event_names("sqs-"))
 def test_every_sample_sqs_event_parses(name: str) -> None:
     event = load_event(name)
     assert is_sqs_event(event)
@@ -142,23 +139,8 @@ def test_event_without_records_list_is_malformed() -> None:
         parse_sqs_event({"Records": {"not": "a list"}})
 
 
-@pytest.mark.parametrize(
-    ("event", "expected"),
-    [
-        (sqs_event(sqs_record("{}")), True),
-        ({"Records": []}, False),
-        ({}, False),
-        ({"Records": [{"eventSource": "aws:sns"}]}, False),
-        ({"Records": [sqs_record("{}"), {"eventSource": "aws:s3"}]}, False),
-        ({"Records": ["string"]}, False),
-    ],
-)
-def test_is_sqs_event(event: dict[str, Any], expected: bool) -> None:
-    assert is_sqs_event(event) is expected
-
-
 def test_fifo_record_without_source_arn_falls_back_to_sqs() -> None:
-    record = sqs_record("{}", arn=FIFO_ARN, group="g")
+    record = sqs_record("{}", arn=ORDER_FIFO_QUEUE_ARN, group="g")
     del record["eventSourceARN"]
     (parsed,) = parse_sqs_event(sqs_event(record))
     assert parsed.source == "sqs"
@@ -168,7 +150,7 @@ def test_fifo_record_without_source_arn_falls_back_to_sqs() -> None:
 def test_sqs_response_shape_is_exact() -> None:
     outcomes = list(Outcome)
     results = [
-        MessageResult(message(delivery_id=f"mid-{outcome.value}", sequence=index), outcome)
+        MessageResult(inbound_message(delivery_id=f"mid-{outcome.value}", sequence=index), outcome)
         for index, outcome in enumerate(outcomes)
     ]
     response = sqs_response(results)

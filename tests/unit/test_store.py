@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from devkit.app_state import AppState
+from devkit.events import inbound_message
+from devkit.meters import RequestMeter
 from lambda_inbox import InboxConfig
 from lambda_inbox.store import (
     OPEN_INDEX_SHARDS,
@@ -17,20 +20,18 @@ from lambda_inbox.store import (
     open_index_shard,
     open_records,
 )
-from tests.unit.conftest import MotoAws
-from tests.unit.helpers import inbox_item, message
 
 CONSUMER = "store-test"
 
 
 @pytest.fixture
-def store(aws: MotoAws) -> InboxStore:
+def store(aws: AppState) -> InboxStore:
     return InboxStore.from_config(
         aws.dynamodb, InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox)
     )
 
 
-def put_record(aws: MotoAws, key: str, status: str = "COMPLETED", **extra: Any) -> None:
+def put_record(aws: AppState, key: str, status: str = "COMPLETED", **extra: Any) -> None:
     item: dict[str, Any] = {
         "pk": {"S": f"{CONSUMER}#{key}"},
         "message_key": {"S": key},
@@ -42,7 +43,9 @@ def put_record(aws: MotoAws, key: str, status: str = "COMPLETED", **extra: Any) 
     aws.dynamodb.put_item(TableName=aws.inbox, Item=item)
 
 
-def test_fetch_returns_live_records_and_skips_expired_ones(aws: MotoAws, store: InboxStore) -> None:
+def test_fetch_returns_live_records_and_skips_expired_ones(
+    aws: AppState, store: InboxStore
+) -> None:
     now = int(time.time())
     put_record(aws, "live", expires_at=now + 60)
     put_record(aws, "edge", expires_at=now)  # expires_at == now is still live
@@ -55,33 +58,30 @@ def test_fetch_returns_live_records_and_skips_expired_ones(aws: MotoAws, store: 
     assert records["failed"].expires_at is None
 
 
-def test_fetch_of_no_keys_makes_no_request(aws: MotoAws, store: InboxStore) -> None:
-    calls: list[str] = []
-    aws.dynamodb.meta.events.register(
-        "before-call.dynamodb", lambda model, **_: calls.append(model.name)
-    )
+def test_fetch_of_no_keys_makes_no_request(aws: AppState, store: InboxStore) -> None:
+    meter = RequestMeter(aws.dynamodb)
     assert store.fetch([], now=0) == {}
-    assert calls == []
+    assert meter.operations() == []
 
 
-def test_fetch_handles_more_than_100_keys_in_several_calls(aws: MotoAws, store: InboxStore) -> None:
+def test_fetch_handles_more_than_100_keys_in_several_calls(
+    aws: AppState, store: InboxStore
+) -> None:
     now = int(time.time())
     keys = [f"k{index:03d}" for index in range(250)]
     for key in keys[::2]:
         put_record(aws, key, expires_at=now + 60)
-    calls: list[int] = []
-
-    def count(params: dict[str, Any], **_: Any) -> None:
-        calls.append(len(params["RequestItems"][aws.inbox]["Keys"]))
-
-    aws.dynamodb.meta.events.register("provide-client-params.dynamodb.BatchGetItem", count)
+    meter = RequestMeter(aws.dynamodb)
     records = store.fetch([*keys, *keys[:10]], now=now)  # repeated keys are read once
-    assert calls == [100, 100, 50]
+    reads = meter.bodies("BatchGetItem")
+    assert [len(read["RequestItems"][aws.inbox]["Keys"]) for read in reads] == [100, 100, 50]
     assert set(records) == set(keys[::2])
 
 
-def test_completion_put_shape(aws: MotoAws, store: InboxStore) -> None:
-    put = store.completion_put(message("{}"), "k1", "fp", {"outcome": "ok"}, now=1000.5)["Put"]
+def test_completion_put_shape(aws: AppState, store: InboxStore) -> None:
+    put = store.completion_put(inbound_message("{}"), "k1", "fp", {"outcome": "ok"}, now=1000.5)[
+        "Put"
+    ]
     assert put["TableName"] == aws.inbox
     assert put["Item"]["pk"] == {"S": f"{CONSUMER}#k1"}
     assert put["Item"]["status"] == {"S": "COMPLETED"}
@@ -91,48 +91,51 @@ def test_completion_put_shape(aws: MotoAws, store: InboxStore) -> None:
         "attribute_not_exists(pk) OR expires_at < :now OR #status = :failed"
     )
     assert put["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
-    assert "result" not in store.completion_put(message("{}"), "k", "fp", {}, now=1)["Put"]["Item"]
+    assert (
+        "result"
+        not in store.completion_put(inbound_message("{}"), "k", "fp", {}, now=1)["Put"]["Item"]
+    )
 
 
-def test_retention_sets_expires_at(aws: MotoAws) -> None:
+def test_retention_sets_expires_at(aws: AppState) -> None:
     config = InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox, retention=timedelta(hours=1))
     put = InboxStore.from_config(aws.dynamodb, config).completion_put(
-        message(), "k", "fp", {}, now=100
+        inbound_message(), "k", "fp", {}, now=100
     )
     assert put["Put"]["Item"]["expires_at"] == {"N": str(100 + 3600)}
 
 
 def test_completion_put_is_refused_over_a_live_completed_record(
-    aws: MotoAws, store: InboxStore
+    aws: AppState, store: InboxStore
 ) -> None:
     now = time.time()
     put_record(aws, "done", expires_at=int(now) + 60)
     put_record(aws, "old", expires_at=int(now) - 60)
     put_record(aws, "broken", status="FAILED")
     for key, accepted in (("done", False), ("old", True), ("broken", True), ("new", True)):
-        request = store.completion_put(message(), key, "fp-new", {}, now=now)["Put"]
+        request = store.completion_put(inbound_message(), key, "fp-new", {}, now=now)["Put"]
         try:
             aws.dynamodb.put_item(**request)
         except aws.dynamodb.exceptions.ConditionalCheckFailedException:
             assert not accepted, key
         else:
             assert accepted, key
-    assert inbox_item(aws.dynamodb, aws.inbox, CONSUMER, "done")["fingerprint"] == {  # type: ignore[index]
+    assert aws.inbox_record(CONSUMER, "done")["fingerprint"] == {  # type: ignore[index]
         "S": "fp-done"
     }
 
 
-def test_mark_failed_writes_an_open_record_without_ttl(aws: MotoAws, store: InboxStore) -> None:
+def test_mark_failed_writes_an_open_record_without_ttl(aws: AppState, store: InboxStore) -> None:
     body = b'{"event_id": "e1"}'
     assert store.mark_failed(
-        message(body, delivery_id="mid-1"),
+        inbound_message(body, delivery_id="mid-1"),
         "e1",
         "fp1",
         error_code="invalid_payload",
         error="bad",
         now=1_700_000_000.25,
     )
-    item = inbox_item(aws.dynamodb, aws.inbox, CONSUMER, "e1")
+    item = aws.inbox_record(CONSUMER, "e1")
     assert item is not None
     assert "expires_at" not in item
     assert item["status"] == {"S": "FAILED"}
@@ -153,12 +156,14 @@ def test_mark_failed_writes_an_open_record_without_ttl(aws: MotoAws, store: Inbo
 
 
 def test_open_records_spread_over_the_shards_and_come_back_newest_first(
-    aws: MotoAws, store: InboxStore
+    aws: AppState, store: InboxStore
 ) -> None:
     keys = [f"poison-{index}" for index in range(40)]
     for index, key in enumerate(keys):
-        store.mark_failed(message(b"x"), key, "fp", error_code="c", error="e", now=1000 + index)
-    items = [inbox_item(aws.dynamodb, aws.inbox, CONSUMER, key) for key in keys]
+        store.mark_failed(
+            inbound_message(b"x"), key, "fp", error_code="c", error="e", now=1000 + index
+        )
+    items = [aws.inbox_record(CONSUMER, key) for key in keys]
     shards = {item["gsi_open_pk"]["S"] for item in items if item is not None}
     assert len(shards) > OPEN_INDEX_SHARDS // 2  # a storm does not heat one index partition
     found = [record.message_key for record in open_records(aws.dynamodb, aws.inbox)]
@@ -196,13 +201,13 @@ def test_record_maps_to_an_item_and_back_for_every_status() -> None:
         assert ("gsi_open_pk" in item) is record.status.is_open
 
 
-def test_mark_failed_truncates_the_snapshot_and_handles_empty_bodies(aws: MotoAws) -> None:
+def test_mark_failed_truncates_the_snapshot_and_handles_empty_bodies(aws: AppState) -> None:
     config = InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox, failed_payload_snapshot_bytes=4)
     store = InboxStore.from_config(aws.dynamodb, config)
-    store.mark_failed(message(b"0123456789"), "long", "fp", error_code="c", error="", now=1)
-    store.mark_failed(message(b""), "empty", "fp", error_code="c", error="e", now=1)
-    long = inbox_item(aws.dynamodb, aws.inbox, CONSUMER, "long")
-    empty = inbox_item(aws.dynamodb, aws.inbox, CONSUMER, "empty")
+    store.mark_failed(inbound_message(b"0123456789"), "long", "fp", error_code="c", error="", now=1)
+    store.mark_failed(inbound_message(b""), "empty", "fp", error_code="c", error="e", now=1)
+    long = aws.inbox_record(CONSUMER, "long")
+    empty = aws.inbox_record(CONSUMER, "empty")
     assert long is not None and empty is not None
     assert long["payload_snapshot"] == {"B": b"0123"}
     assert long["payload_truncated"] == {"BOOL": True}
@@ -211,12 +216,14 @@ def test_mark_failed_truncates_the_snapshot_and_handles_empty_bodies(aws: MotoAw
 
 
 def test_mark_failed_never_overwrites_a_live_completed_record(
-    aws: MotoAws, store: InboxStore
+    aws: AppState, store: InboxStore
 ) -> None:
     now = time.time()
     put_record(aws, "done", expires_at=int(now) + 60)
-    assert not store.mark_failed(message(), "done", "fp-x", error_code="c", error="e", now=now)
-    item = inbox_item(aws.dynamodb, aws.inbox, CONSUMER, "done")
+    assert not store.mark_failed(
+        inbound_message(), "done", "fp-x", error_code="c", error="e", now=now
+    )
+    item = aws.inbox_record(CONSUMER, "done")
     assert item is not None
     assert item["status"] == {"S": "COMPLETED"}
     assert item["fingerprint"] == {"S": "fp-done"}
@@ -224,15 +231,15 @@ def test_mark_failed_never_overwrites_a_live_completed_record(
 
 @pytest.mark.parametrize("existing", ["failed", "expired"])
 def test_mark_failed_overwrites_failed_and_expired_records(
-    aws: MotoAws, store: InboxStore, existing: str
+    aws: AppState, store: InboxStore, existing: str
 ) -> None:
     now = time.time()
     if existing == "failed":
         put_record(aws, "k", status="FAILED", error_code="old")
     else:
         put_record(aws, "k", expires_at=int(now) - 1)
-    assert store.mark_failed(message(), "k", "fp-new", error_code="new", error="e", now=now)
-    item = inbox_item(aws.dynamodb, aws.inbox, CONSUMER, "k")
+    assert store.mark_failed(inbound_message(), "k", "fp-new", error_code="new", error="e", now=now)
+    item = aws.inbox_record(CONSUMER, "k")
     assert item is not None
     assert item["status"] == {"S": "FAILED"}
     assert item["error_code"] == {"S": "new"}
@@ -240,9 +247,11 @@ def test_mark_failed_overwrites_failed_and_expired_records(
     assert "expires_at" not in item
 
 
-def test_open_records_are_bounded_by_since_and_until(aws: MotoAws, store: InboxStore) -> None:
+def test_open_records_are_bounded_by_since_and_until(aws: AppState, store: InboxStore) -> None:
     for index in range(5):
-        store.mark_failed(message(b"x"), f"k{index}", "fp", error_code="c", error="e", now=index)
+        store.mark_failed(
+            inbound_message(b"x"), f"k{index}", "fp", error_code="c", error="e", now=index
+        )
     times = [f"1970-01-01T00:00:0{index}.000+00:00" for index in range(5)]
 
     def keys(since: str | None = None, until: str | None = None) -> list[str]:

@@ -9,10 +9,10 @@ import pytest
 from aws_lambda_powertools import Tracer
 from pydantic import BaseModel
 
-from lambda_inbox import InboxConfig, InboxConsumer, Outcome, UnitOfWork
+from devkit.app_state import AppState
+from devkit.events import sqs_event, sqs_record
+from lambda_inbox import Outcome, UnitOfWork
 from lambda_inbox.sqs import parse_sqs_event
-from tests.unit.conftest import MotoAws
-from tests.unit.helpers import sqs_event, sqs_record
 
 
 class Note(BaseModel):
@@ -35,7 +35,7 @@ class RecordingSubsegment:
         self.entry[key] = value
 
 
-def test_commits_are_traced_in_subsegments(aws: MotoAws, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commits_are_traced_in_subsegments(aws: AppState, monkeypatch: pytest.MonkeyPatch) -> None:
     tracer = Tracer(service="tests", disabled=True)
     spans: list[dict[str, Any]] = []
 
@@ -51,14 +51,12 @@ def test_commits_are_traced_in_subsegments(aws: MotoAws, monkeypatch: pytest.Mon
 
     # The X-Ray provider is replaced at its own boundary: the inbox code under test is unchanged.
     monkeypatch.setattr(tracer.provider, "in_subsegment", Recorder)
-    config = InboxConfig(consumer="notes", inbox_table=aws.inbox)
-    inbox = InboxConsumer(
+    inbox = aws.consumer(
         "notes",
+        config={"dead_letter_queue_url": None},
         model=Note,
         decide=write_note,
         key="event_id",
-        config=config,
-        dynamodb=aws.dynamodb,
         tracer=tracer,
     )
 

@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .commit import CommitAttempt, PreparedTransaction, send
+from .commit import CommitAttempt, CommitStatus, PreparedTransaction, send
 from .decision import Decider, Decision
-from .errors import ErrorCode, HandlerFailed, PoisonMessage
+from .errors import DeadlineReached, ErrorCode, HandlerFailed, PoisonMessage
 from .lease import lease_lost
 from .outcomes import Outcome
 from .planner import chunk_wave
@@ -160,7 +160,10 @@ class Committer(Generic[M]):
     ) -> list[tuple[Transaction[M], CommitAttempt]]:
         def one(transaction: Transaction[M]) -> CommitAttempt:
             with self._telemetry.commit_span(len(transaction.decisions)):
-                return send(self._dynamodb, transaction.request)
+                try:
+                    return self._deadline.run(send, self._dynamodb, transaction.request)
+                except DeadlineReached as error:  # outcome unknown; retried only if time allows
+                    return CommitAttempt(CommitStatus.TRANSIENT, error=str(error))
 
         if len(transactions) == 1 or self._config.max_parallel_commits == 1:
             attempts = [one(transaction) for transaction in transactions]

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Generic, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import boto3
 from botocore.config import Config
 
 from .config import InboxConfig
 from .dead_letter import DeadLetterQueue
-from .deadline import Deadline
+from .deadline import Deadline, stop_past_deadline
 from .decision import Decide, Decider, M, OnConditionFailed
 from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
@@ -42,13 +42,18 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 #: botocore retries throttling itself (standard mode); the inbox retries cancellations.
+#: Timeouts and attempts are small because no call may outlive the invocation: every call of the
+#: pipeline also runs under `Deadline.run`, which stops waiting when the Lambda time is up, and
+#: `stop_past_deadline` refuses further attempts after that (docs/bad-input.md, "Infrastructure").
+#: A DynamoDB or SQS call normally answers in milliseconds: 1 s to connect and 3 s to read leave
+#: ample room, and 3 attempts in all bound an abandoned call to about 12 s.
 #: Parameter validation is off: the unit of work has already checked every request, and botocore
 #: re-walking a 100-action transaction costs more CPU than serializing it. DynamoDB still refuses
 #: a bad request (ValidationException), which the inbox dead-letters as `write_rejected`.
 CLIENT_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 3},
-    connect_timeout=3,
-    read_timeout=10,
+    retries={"mode": "standard", "total_max_attempts": 3},
+    connect_timeout=1,
+    read_timeout=3,
     tcp_keepalive=True,
     parameter_validation=False,
 )
@@ -93,10 +98,14 @@ class InboxConsumer(Generic[M]):
             raise ConfigurationError(
                 f"consumer name {name!r} differs from config.consumer {self.config.consumer!r}"
             )
-        self.dynamodb: DynamoDBClient = dynamodb or boto3.client("dynamodb", config=CLIENT_CONFIG)
+        self.dynamodb: DynamoDBClient = bounded(
+            dynamodb or boto3.client("dynamodb", config=CLIENT_CONFIG)
+        )
         dead_letters = None
         if self.config.dead_letter_queue_url:
-            dead_letters = DeadLetterQueue(sqs or _sqs_client, self.config.dead_letter_queue_url)
+            dead_letters = DeadLetterQueue(
+                bounded(sqs) if sqs else _sqs_client, self.config.dead_letter_queue_url
+            )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         self.sources: Sequence[EventSource] = (
             KafkaSource(),
@@ -161,7 +170,22 @@ class InboxConsumer(Generic[M]):
 
 
 def _sqs_client() -> SQSClient:
-    return boto3.client("sqs", config=CLIENT_CONFIG)
+    return bounded(boto3.client("sqs", config=CLIENT_CONFIG))
+
+
+C = TypeVar("C")
+
+
+def bounded(client: C) -> C:
+    """`client` with the `stop_past_deadline` hook: no attempt of a call that `Deadline.run`
+    bounds starts after its deadline (retries included). Idempotent."""
+    events = getattr(getattr(client, "meta", None), "events", None)
+    if events is not None:
+        events.register_first("before-send", stop_past_deadline, unique_id=_HOOK_ID)
+    return client
+
+
+_HOOK_ID = "lambda-inbox-stop-past-deadline"
 
 
 def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:

@@ -3,15 +3,30 @@
 The margin scales with the budget (a fraction of the time left at the start, capped by the
 retry policy's margin), so a function with the smallest timeout (3 s) still works for most of
 its budget while a long one keeps a few seconds for answering.
+
+Network calls are bounded by the time left, not only by the clients' fixed timeouts (a socket
+read timeout restarts with every byte, and retries multiply it): `Deadline.run` makes the call in
+a daemon thread and stops waiting when the deadline comes, raising `DeadlineReached`. The caller
+reports what the call was for as a batch item failure. The abandoned call ends on its own (the
+clients' timeouts and attempts are small, see `consumer.CLIENT_CONFIG`), and `stop_past_deadline`,
+a botocore `before-send` hook, refuses every further attempt once its deadline has passed. A call
+that still lands after the invocation answered is harmless: commits are conditional on the inbox
+record, reads change nothing, and a dead letter sent twice is a duplicate in the DLQ, never a loss.
 """
 
 from __future__ import annotations
 
+import contextvars
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .config import RetryPolicy
+from .errors import DeadlineReached
+
+T = TypeVar("T")
 
 
 class Clock(Protocol):
@@ -37,6 +52,9 @@ class Deadline:
 
     ends_at: float | None
     clock: Clock = SYSTEM_CLOCK
+    #: Seconds past `ends_at` a call already under way may still take (half the margin: the
+    #: other half is for answering Lambda).
+    grace: float = 0.0
 
     @classmethod
     def from_context(
@@ -46,7 +64,8 @@ class Deadline:
         if not callable(remaining):
             return cls(None, clock)
         budget = max(0.0, remaining() / 1000)
-        return cls(clock.monotonic() + budget - policy.margin_for(budget), clock)
+        margin = policy.margin_for(budget)
+        return cls(clock.monotonic() + budget - margin, clock, margin / 2)
 
     def left(self) -> float | None:
         """Seconds left before the deadline (negative once past it), None without one."""
@@ -66,3 +85,50 @@ class Deadline:
             return False
         self.clock.sleep(seconds)
         return True
+
+    def run(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`call(*args, **kwargs)`, but never past the deadline: raises `DeadlineReached` when no
+        time is left to start it, or when it has not returned by the deadline plus `grace` (it
+        then finishes unobserved). Without a deadline (`ends_at` None) the call runs inline."""
+        if self.ends_at is None:
+            return call(*args, **kwargs)
+        left = self.left()
+        if left is None or left <= 0:
+            raise DeadlineReached("no time left before the Lambda deadline for a network call")
+        outcome: list[Any] = []
+        failure: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                outcome.append(call(*args, **kwargs))
+            except BaseException as error:  # handed to the caller below
+                failure.append(error)
+
+        context = contextvars.copy_context()
+        context.run(_CURRENT.set, self)
+        worker = threading.Thread(
+            target=context.run, args=(target,), name="inbox-bounded-call", daemon=True
+        )
+        worker.start()
+        worker.join(left + self.grace)
+        if worker.is_alive():
+            raise DeadlineReached(
+                f"a network call did not answer in the {left + self.grace:.2f} s left"
+            )
+        if failure:
+            raise failure[0]
+        return outcome[0]  # type: ignore[no-any-return]
+
+
+#: The deadline of the bounded call running in this thread (see `Deadline.run`).
+_CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar(
+    "inbox_deadline", default=None
+)
+
+
+def stop_past_deadline(**_: Any) -> None:
+    """botocore `before-send` hook: no new attempt (first send or retry) of a bounded call once
+    its deadline has passed, so an abandoned call stops at its next retry."""
+    deadline = _CURRENT.get()
+    if deadline is not None and deadline.expired():
+        raise DeadlineReached("the Lambda deadline passed before this request was sent")

@@ -127,6 +127,9 @@ class Decider(Generic[M]):
             raise
         except UnitOfWorkError as error:
             raise PoisonMessage(str(error), code=ErrorCode.INVALID_WRITES) from None
+        except UnicodeError as error:  # text DynamoDB cannot store, e.g. a JSON "\ud800" escape
+            reason = f"the writes hold text that is not valid Unicode ({type(error).__name__})"
+            raise PoisonMessage(reason, code=ErrorCode.INVALID_WRITES) from None
         except Exception as error:  # a bug or an outage in the handler: let the source retry
             raise HandlerFailed(short_error(error)) from error
         return uow

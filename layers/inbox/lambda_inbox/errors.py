@@ -109,3 +109,10 @@ class HandlerFailed(InboxError):
     """The user's handler raised: a bug or an outage, reported so the source retries."""
 
     code = ErrorCode.HANDLER_ERROR.value
+
+
+class DeadlineReached(InboxError):
+    """No Lambda time was left for a network call (or it did not answer in the time left); what it
+    was for is reported for redelivery."""
+
+    code = ErrorCode.DEADLINE.value

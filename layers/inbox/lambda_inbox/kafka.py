@@ -1,7 +1,8 @@
 """Kafka (MSK and self-managed) batch semantics: records per partition, in offset order.
 
-Decoding is lazy and never raises here: a value that is not base64 becomes an empty-bodied
-message that the inbox dead-letters as poison, so one bad record cannot take the batch down.
+Decoding never raises here: a value that is null (a tombstone) or not base64 becomes a message
+that the inbox dead-letters as poison (its raw text kept), so one bad record cannot take the
+batch down.
 After a failure in a partition, that record and every later record of the partition are
 reported for redelivery; other partitions continue.
 """
@@ -76,31 +77,67 @@ def _to_message(topic_partition: str, record: dict[str, Any], sequence: int) -> 
         "kafka-offset": _string(str(offset)),
     }
     if key is not None:
+        key_text = _utf8(key)
         dead_letter["kafka-key"] = (
-            _string(key.decode("utf-8"))
-            if _is_text(key)
+            _string(key_text)
+            if key_text is not None and (not key or is_sqs_text(key_text))
             else {"DataType": "Binary", "BinaryValue": key}
         )
-    if headers:
-        dead_letter["kafka-headers"] = _string(
-            json.dumps({name: value.decode("utf-8", "replace") for name, value in headers.items()})
-        )
+    texts = {name: text for name, value in headers.items() if (text := _utf8(value)) is not None}
+    if texts:
+        dead_letter["kafka-headers"] = _string(json.dumps(texts))
+    binary = {
+        name: base64.b64encode(value).decode("ascii")
+        for name, value in headers.items()
+        if name not in texts
+    }
+    if binary:  # not UTF-8: kept exactly, as base64
+        dead_letter["kafka-headers-base64"] = _string(json.dumps(binary))
     raw_value = record.get("value")
     value = _b64(raw_value)
     decode_error = None
-    if value is None:
-        decode_error = "value is missing" if raw_value is None else "value is not valid base64"
+    if raw_value is None:  # a tombstone: there are no bytes to recover
+        dead_letter["kafka-tombstone"] = _string("true")
+        decode_error = "value is null (a tombstone)"
+    elif value is None:
+        decode_error = "value is not valid base64"
     return InboundMessage(
         item_identifier={"topic-partition": topic_partition, "offset": offset},
         delivery_id=delivery_id,
-        body=value if value is not None else str(raw_value or "").encode("utf-8"),
+        body=value if value is not None else _raw_text(raw_value),
         decode_error=decode_error,
         source=delivery_id,
         sequence=sequence,
-        attributes={name: value.decode("utf-8", "replace") for name, value in headers.items()},
+        attributes={name: _header_text(value) for name, value in headers.items()},
         ordering_scope=topic_partition,
         dead_letter_attributes=dead_letter,
     )
+
+
+def _raw_text(raw: object) -> bytes:
+    """A value that is not base64, as delivered (JSON for what is not even a string)."""
+    if raw is None:
+        return b""
+    if isinstance(raw, str):
+        return raw.encode("utf-8", errors="surrogatepass")
+    try:
+        return json.dumps(raw).encode("ascii")
+    except (TypeError, ValueError, RecursionError):
+        return repr(raw).encode("utf-8", errors="surrogatepass")
+
+
+def _utf8(value: bytes) -> str | None:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _header_text(value: bytes) -> str:
+    """A header value as text for the key strategies: its UTF-8 text, or, when it is not UTF-8,
+    `base64:` and its bytes in base64 (distinct values stay distinct keys)."""
+    text = _utf8(value)
+    return text if text is not None else "base64:" + base64.b64encode(value).decode("ascii")
 
 
 def _b64(value: object) -> bytes | None:
@@ -113,7 +150,10 @@ def _b64(value: object) -> bytes | None:
 
 
 def _decode_headers(raw: object) -> dict[str, bytes]:
-    """Kafka headers arrive as `[{"name": [byte, ...]}, ...]`; later duplicates win."""
+    """Kafka headers arrive as `[{"name": [byte, ...]}, ...]`, each byte a *signed* Java byte
+    (-128..127), or from some producers unsigned (0..255); both are read as `byte & 0xFF`. A
+    list holding anything else is left out; a value that is not a list is empty. Later
+    duplicates win."""
     headers: dict[str, bytes] = {}
     if not isinstance(raw, list):
         return headers
@@ -121,24 +161,18 @@ def _decode_headers(raw: object) -> dict[str, bytes]:
         if not isinstance(entry, dict):
             continue
         for name, value in entry.items():
-            try:
-                headers[str(name)] = bytes(value) if isinstance(value, list) else b""
-            except (TypeError, ValueError):
-                continue
+            if not isinstance(value, list):
+                headers[str(name)] = b""
+            elif all(
+                isinstance(byte, int) and not isinstance(byte, bool) and -128 <= byte <= 255
+                for byte in value
+            ):
+                headers[str(name)] = bytes(byte & 0xFF for byte in value)
     return headers
 
 
-def _is_text(value: bytes) -> bool:
-    """UTF-8 that SQS accepts as a String attribute (no control characters such as NUL)."""
-    try:
-        text = value.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return is_sqs_text(text)
-
-
 def _string(value: str) -> AttributeValue:
-    return {"DataType": "String", "StringValue": value or "-"}
+    return {"DataType": "String", "StringValue": value}
 
 
 def kafka_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str, Any]]]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from .committer import Committer
 from .dead_letter import DEADLINE_DETAIL, DeadLettering
 from .decision import Decider, Decision, short_error
-from .errors import ErrorCode, HandlerFailed, PoisonMessage
+from .errors import DeadlineReached, ErrorCode, HandlerFailed, PoisonMessage
 from .identity import Delivery, KeyStrategy, identify
 from .outcomes import MessageResult, Outcome
 from .planner import plan_waves
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .lease import Leases
     from .messages import InboundMessage
     from .observability import Telemetry
-    from .store import InboxStore
+    from .store import InboxRecord, InboxStore
 
 M = TypeVar("M")
 
@@ -77,15 +77,8 @@ class Pipeline(Generic[M]):
 
     def _run(self, report: BatchReport, deadline: Deadline) -> None:
         deliveries = [identify(message, self._keys) for message in report.messages]
-        try:
-            known = self._store.fetch([delivery.key for delivery in deliveries], now=self._now())
-        except Exception as error:  # missing table, permissions, outage: retry the whole batch
-            self._telemetry.logger.error(
-                "inbox read failed; every record is reported for redelivery",
-                extra={"error": short_error(error)},
-            )
-            for delivery in deliveries:
-                report.record(delivery, Outcome.FAILED, ErrorCode.INBOX_UNAVAILABLE, str(error))
+        known = self._known_records(deliveries, report, deadline)
+        if known is None:
             return
         dead_letters = DeadLettering(
             queue=self._dead_letter_queue,
@@ -126,6 +119,27 @@ class Pipeline(Generic[M]):
             triage.settle_followers()
             committer.commit_wave(wave)
         triage.settle_followers(final=True)
+
+    def _known_records(
+        self, deliveries: list[Delivery], report: BatchReport, deadline: Deadline
+    ) -> dict[str, InboxRecord] | None:
+        """The batch read; None (every record reported for redelivery) when it fails."""
+        try:
+            keys = [delivery.key for delivery in deliveries]
+            known: dict[str, InboxRecord] = deadline.run(self._store.fetch, keys, now=self._now())
+        except DeadlineReached as error:  # a hanging or slow endpoint: retry the whole batch
+            code, detail = ErrorCode.DEADLINE, str(error)
+        except Exception as error:  # missing table, permissions, outage: retry the whole batch
+            self._telemetry.logger.error(
+                "inbox read failed; every record is reported for redelivery",
+                extra={"error": short_error(error)},
+            )
+            code, detail = ErrorCode.INBOX_UNAVAILABLE, str(error)
+        else:
+            return known
+        for delivery in deliveries:
+            report.record(delivery, Outcome.FAILED, code, detail)
+        return None
 
     def _decide(
         self,

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.integration.order_events.support import sqs_client
-from tests.support.tables import LocalTables
+from devkit.offline_aws import local_client
+from devkit.tables import LocalTables
 
 
 @pytest.fixture
 def dlq_url(moto_server_endpoint: str) -> Iterator[str]:
-    client = sqs_client(moto_server_endpoint)
+    client = local_client("sqs", moto_server_endpoint)
     url = client.create_queue(QueueName=f"notification-dlq-{uuid.uuid4().hex[:12]}")["QueueUrl"]
     try:
         yield url

@@ -13,6 +13,11 @@ from typing import Any
 
 import pytest
 
+from devkit.emf import emf_records
+from devkit.events import failed_ids, redeliver, sqs_event, sqs_record
+from devkit.handlers import load_function
+from devkit.offline_aws import local_client
+from devkit.tables import LocalTables
 from lambda_inbox import InboxConfig, InboxConsumer, LeaseContext, LeasePolicy, Outcome
 from lambda_inbox.identity import KeyStrategy, identify
 from lambda_inbox.lease import ClaimState, LeaseStore
@@ -20,16 +25,6 @@ from lambda_inbox.sqs import SqsSource
 from lambda_inbox.store import Status, get_record
 from tests.integration.leased.helpers import attribute, drain, scan
 from tests.integration.leased.webhook import Webhook, running_webhook
-from tests.integration.order_events.support import (
-    failed_ids,
-    redeliver,
-    sqs_client,
-    sqs_event,
-    sqs_record,
-)
-from tests.support.emf import emf_records
-from tests.support.handlers import load_function
-from tests.support.tables import LocalTables
 
 CONSUMER = "customer-notifications"
 
@@ -96,23 +91,28 @@ def test_lease_takeover_after_expiry(leased_env: LocalTables) -> None:
     crashed = LeaseStore(
         consumer.dynamodb, table=tables.inbox, consumer=CONSUMER, policy=LeasePolicy()
     )
-    message = SqsSource("stop").messages(sqs_event([record]))[0]
+    message = SqsSource("stop").messages(sqs_event(record))[0]
     delivery = identify(message, KeyStrategy.from_body("event_id"))
-    claim = crashed.claim(delivery, now=time.time() - 57.5)  # a 60 s lease, 2.5 s left
+    claim = crashed.claim(delivery, now=time.time() - 30)  # a 60 s lease, 30 s left
     assert claim.state is ClaimState.CLAIMED
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-1")
     assert stored is not None and stored.status is Status.IN_PROGRESS and stored.attempts == 1
     assert stored.payload_snapshot == record["body"].encode()
 
     # While the lease lives, a redelivery is reported in_progress and calls nothing.
-    [result] = consumer.process(SqsSource("stop").messages(sqs_event([redeliver(record)])))
+    [result] = consumer.process(SqsSource("stop").messages(sqs_event(redeliver(record))))
     assert (result.outcome, result.error_code) == (Outcome.FAILED, "in_progress")
     assert side_effect.calls == []
 
-    time.sleep(
-        max(0.0, claim.lease_expires_at - time.time()) + 0.1
-    )  # the lease expires: the next delivery takes over, counting the attempt
-    response = consumer.handle(sqs_event([redeliver(record)]))
+    # The lease expires (its expiry moved into the past rather than waited for, so a slow
+    # machine cannot expire it early): the next delivery takes over, counting the attempt.
+    tables.client.update_item(
+        TableName=tables.inbox,
+        Key={"pk": {"S": f"{CONSUMER}#evt-1"}},
+        UpdateExpression="SET lease_expires_at = :past",
+        ExpressionAttributeValues={":past": {"N": f"{time.time() - 1:.3f}"}},
+    )
+    response = consumer.handle(sqs_event(redeliver(record)))
     assert failed_ids(response) == []
     assert side_effect.calls == [("evt-1", 2)]
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-1")
@@ -132,11 +132,11 @@ def test_late_completion_after_losing_the_lease_commits_nothing(
 
     def stall_then_lose(payload: dict[str, Any], lease: LeaseContext) -> None:
         time.sleep(0.7)  # past our lease: another delivery takes over and completes
-        takeover.extend(second.process(SqsSource("stop").messages(sqs_event([redeliver(record)]))))
+        takeover.extend(second.process(SqsSource("stop").messages(sqs_event(redeliver(record)))))
 
     slow.before = stall_then_lose
     capsys.readouterr()
-    [late] = first.process(SqsSource("stop").messages(sqs_event([record])))
+    [late] = first.process(SqsSource("stop").messages(sqs_event(record)))
 
     assert [r.outcome for r in takeover] == [Outcome.COMMITTED]
     assert fast.calls == [("evt-late", 2)]
@@ -149,7 +149,7 @@ def test_late_completion_after_losing_the_lease_commits_nothing(
     metrics = [r for r in emf_records(output) if "LeasesLost" in r]
     assert metrics and metrics[0]["LeasesLost"] == [1.0]
     # The redelivery of the late one is now a plain duplicate: no side effect.
-    [again] = first.process(SqsSource("stop").messages(sqs_event([redeliver(record)])))
+    [again] = first.process(SqsSource("stop").messages(sqs_event(redeliver(record))))
     assert again.outcome is Outcome.DUPLICATE
     assert len(slow.calls) == 1
 
@@ -166,7 +166,7 @@ def test_attempts_exhausted_dead_letters_and_marks_failed(
     consumer = leased_consumer(tables, side_effect, lease=0.3, max_attempts=2)
     record = sqs_record(notification("evt-doomed"))
     side_effect.before = boom
-    [first] = consumer.process(SqsSource("stop").messages(sqs_event([record])))
+    [first] = consumer.process(SqsSource("stop").messages(sqs_event(record)))
     assert (first.outcome, first.error_code) == (Outcome.FAILED, "side_effect_failed")
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-doomed")
     assert stored is not None and stored.status is Status.IN_PROGRESS
@@ -176,12 +176,12 @@ def test_attempts_exhausted_dead_letters_and_marks_failed(
 
     time.sleep(0.4)
     side_effect.before = boom
-    [second] = consumer.process(SqsSource("stop").messages(sqs_event([redeliver(record)])))
+    [second] = consumer.process(SqsSource("stop").messages(sqs_event(redeliver(record))))
     assert (second.outcome, second.error_code) == (Outcome.DEAD_LETTERED, "attempts_exhausted")
     assert side_effect.calls == [("evt-doomed", 1), ("evt-doomed", 2)]
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-doomed")
     assert stored is not None and stored.status is Status.FAILED and stored.dead_lettered_at
-    [dead] = drain(sqs_client(moto_server_endpoint), dlq_url)
+    [dead] = drain(local_client("sqs", moto_server_endpoint), dlq_url)
     assert attribute(dead, "inbox-error-code") == "attempts_exhausted"
     assert json.loads(dead["Body"])["event_id"] == "evt-doomed"
     assert notifications(tables) == []
@@ -203,9 +203,9 @@ def test_release_on_failure_makes_the_message_claimable_at_once(leased_env: Loca
     )
     record = sqs_record(notification("evt-release"))
     side_effect.before = boom
-    [first] = consumer.process(SqsSource("stop").messages(sqs_event([record])))
+    [first] = consumer.process(SqsSource("stop").messages(sqs_event(record)))
     assert first.error_code == "side_effect_failed"
-    [second] = consumer.process(SqsSource("stop").messages(sqs_event([redeliver(record)])))
+    [second] = consumer.process(SqsSource("stop").messages(sqs_event(redeliver(record))))
     assert second.outcome is Outcome.COMMITTED
     assert side_effect.calls == [("evt-release", 1), ("evt-release", 2)]
 
@@ -216,10 +216,10 @@ def test_duplicate_filter_and_batch_followers_keep_working(leased_env: LocalTabl
     consumer = leased_consumer(tables, side_effect, lease=30)
     a, b = sqs_record(notification("evt-a")), sqs_record(notification("evt-b", "cust-2"))
     a_again = sqs_record(notification("evt-a"))  # a producer retry: new messageId, same key
-    results = consumer.process(SqsSource("stop").messages(sqs_event([a, b, a_again])))
+    results = consumer.process(SqsSource("stop").messages(sqs_event(a, b, a_again)))
     assert [r.outcome for r in results] == [Outcome.COMMITTED, Outcome.COMMITTED, Outcome.DUPLICATE]
     assert sorted(side_effect.calls) == [("evt-a", 1), ("evt-b", 1)]
-    again = consumer.process(SqsSource("stop").messages(sqs_event([redeliver(a), redeliver(b)])))
+    again = consumer.process(SqsSource("stop").messages(sqs_event(redeliver(a), redeliver(b))))
     assert [r.outcome for r in again] == [Outcome.DUPLICATE, Outcome.DUPLICATE]
     assert len(side_effect.calls) == 2
     assert len(notifications(tables)) == 2
@@ -237,18 +237,16 @@ def test_webhook_fails_then_times_out_then_succeeds(
         other = sqs_record(notification("evt-other", "cust-2"))
 
         # 503: transient, the lease is kept.
-        assert failed_ids(app.handler(sqs_event([record]), None)) == [record["messageId"]]
+        assert failed_ids(app.handler(sqs_event(record), None)) == [record["messageId"]]
         time.sleep(1.1)
         # The receiver takes 1.5 s: the call times out at the lease's end (it was accepted).
-        assert failed_ids(app.handler(sqs_event([redeliver(record)]), None)) == [
-            record["messageId"]
-        ]
+        assert failed_ids(app.handler(sqs_event(redeliver(record)), None)) == [record["messageId"]]
         time.sleep(0.2)
         # 2xx (the receiver recognises the key): the notification commits.
-        response = app.handler(sqs_event([redeliver(record), other]), None)
+        response = app.handler(sqs_event(redeliver(record), other), None)
         assert failed_ids(response) == []
         # Redelivered again: a duplicate, no call.
-        assert failed_ids(app.handler(sqs_event([redeliver(record)]), None)) == []
+        assert failed_ids(app.handler(sqs_event(redeliver(record)), None)) == []
 
         assert webhook.calls == {"evt-hook": 3, "evt-other": 1}
         assert webhook.accepted == {"evt-hook": 1, "evt-other": 1}
@@ -277,8 +275,8 @@ def test_webhook_refusal_is_poison(
         monkeypatch.setenv("NOTIFY_WEBHOOK_URL", webhook.url)
         app = load_function("customer_notifications")
         record = sqs_record(notification("evt-bad"))
-        assert failed_ids(app.handler(sqs_event([record]), None)) == []
-    [dead] = drain(sqs_client(moto_server_endpoint), dlq_url)
+        assert failed_ids(app.handler(sqs_event(record), None)) == []
+    [dead] = drain(local_client("sqs", moto_server_endpoint), dlq_url)
     assert attribute(dead, "inbox-error-code") == "rejected_by_handler"
     assert "HTTP 422" in attribute(dead, "inbox-error")
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-bad")

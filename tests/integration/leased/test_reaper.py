@@ -12,6 +12,11 @@ from typing import Any
 
 import pytest
 
+from devkit.emf import emf_records
+from devkit.events import sqs_event, sqs_record
+from devkit.handlers import load_function
+from devkit.offline_aws import local_client
+from devkit.tables import LocalTables
 from lambda_inbox.identity import KeyStrategy, identify
 from lambda_inbox.lease import ClaimState, LeasePolicy, LeaseStore
 from lambda_inbox.reaper import Reaper, ReaperSettings, ReapSummary
@@ -27,10 +32,6 @@ from lambda_inbox.store import (
     utc_iso,
 )
 from tests.integration.leased.helpers import attribute, drain
-from tests.integration.order_events.support import sqs_client, sqs_event, sqs_record
-from tests.support.emf import emf_records
-from tests.support.handlers import load_function
-from tests.support.tables import LocalTables
 
 CONSUMER = "customer-notifications"
 HOUR = 3600.0
@@ -41,7 +42,7 @@ def payload(key: str) -> dict[str, str]:
 
 
 def delivery_of(key: str) -> Any:
-    message = SqsSource("stop").messages(sqs_event([sqs_record(payload(key))]))[0]
+    message = SqsSource("stop").messages(sqs_event(sqs_record(payload(key))))[0]
     return identify(message, KeyStrategy.from_body("event_id"))
 
 
@@ -70,7 +71,7 @@ def reaper(tables: LocalTables, dlq_url: str, moto: str, **settings: Any) -> Rea
     return Reaper(
         tables.client,
         ReaperSettings(table=tables.inbox, dead_letter_queues={CONSUMER: dlq_url}, **settings),
-        sqs=sqs_client(moto),
+        sqs=local_client("sqs", moto),
     )
 
 
@@ -86,7 +87,7 @@ def test_reaper_transitions(
     failed_record(tables, "sent-by-consumer", dead_lettered=True)
     failed_record(tables, "pending", dead_lettered=False)
     sweeper = reaper(tables, dlq_url, moto_server_endpoint)
-    sqs = sqs_client(moto_server_endpoint)
+    sqs = local_client("sqs", moto_server_endpoint)
 
     preview = sweeper.reap_once(dry_run=True)
     assert (preview.reaped, preview.dead_lettered, preview.open) == (1, 2, 5)
@@ -143,7 +144,8 @@ def test_two_concurrent_runs_dead_letter_each_record_once(
     assert sum(s.dead_lettered for s in summaries) == 40
     assert sum(s.reaped for s in summaries) == 20
     sent = Counter(
-        attribute(m, "inbox-message-key") for m in drain(sqs_client(moto_server_endpoint), dlq_url)
+        attribute(m, "inbox-message-key")
+        for m in drain(local_client("sqs", moto_server_endpoint), dlq_url)
     )
     assert sent == dict.fromkeys(keys, 1)
 
@@ -168,7 +170,8 @@ def test_stops_before_the_deadline_and_resumes(
     second = reaper(tables, dlq_url, moto_server_endpoint).reap_once()
     assert second.complete and second.dead_lettered == 7
     sent = Counter(
-        attribute(m, "inbox-message-key") for m in drain(sqs_client(moto_server_endpoint), dlq_url)
+        attribute(m, "inbox-message-key")
+        for m in drain(local_client("sqs", moto_server_endpoint), dlq_url)
     )
     assert sent == dict.fromkeys(keys, 1)
 
@@ -217,7 +220,7 @@ def test_poison_storm_spreads_over_the_index_shards(
     summary = reaper(tables, dlq_url, moto_server_endpoint, page_size=500).reap_once()
     assert scans == []
     assert (summary.open, summary.reaped, summary.dead_lettered) == (total, 0, 0)
-    assert drain(sqs_client(moto_server_endpoint), dlq_url) == []
+    assert drain(local_client("sqs", moto_server_endpoint), dlq_url) == []
 
 
 def test_handler_returns_a_json_summary_with_only_the_table_set(

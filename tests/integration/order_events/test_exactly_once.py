@@ -7,49 +7,42 @@ event ids and on SKUs.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
-import threading
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from devkit.app_state import ORDER_EVENTS, AppState
+from devkit.events import load_event, redeliver, sqs_event, sqs_record
+from devkit.handlers import deliver_until_acknowledged, load_function, process, run_concurrently
+from devkit.meters import RequestMeter
+from devkit.payloads import order
 from lambda_inbox import Outcome
-from lambda_inbox.sqs import parse_sqs_event
-from tests.integration.order_events.support import (
-    CONSUMER,
-    OrderEventsEnv,
-    TransactCalls,
-    failed_ids,
-    order,
-    redeliver,
-    sqs_event,
-    sqs_record,
-)
 
 pytestmark = pytest.mark.integration
 
-EVENTS = Path(__file__).resolve().parents[3] / "events"
 RETENTION_SECONDS = 7 * 24 * 3600
 
 
 def outcomes(module: ModuleType, records: list[dict[str, Any]]) -> list[Outcome]:
     """Run one batch through the function's consumer; the outcome of each record, in order."""
-    results = module.consumer.process(parse_sqs_event(sqs_event(records)))
+    results = process(module.consumer, sqs_event(*records))
     return [result.outcome for result in results]
 
 
 def assert_completed(
-    env: OrderEventsEnv, inbox: dict[str, dict[str, Any]], key: str, result: str
+    env: AppState, inbox: dict[str, dict[str, Any]], key: str, result: str
 ) -> None:
     record = inbox[key]
-    assert record["pk"] == f"{CONSUMER}#{key}"
+    assert record["pk"] == f"{ORDER_EVENTS}#{key}"
     assert record["status"] == "COMPLETED"
-    assert record["consumer"] == CONSUMER
+    assert record["consumer"] == ORDER_EVENTS
     assert json.loads(record["result"])["outcome"] == result
     assert len(record["fingerprint"]) == 64
     now = time.time()
@@ -57,26 +50,26 @@ def assert_completed(
     assert "gsi_open_pk" not in record  # completed records stay out of the open-records index
 
 
-def test_same_message_id_redelivered_has_effects_once(order_env: OrderEventsEnv) -> None:
-    order_env.seed_stock({"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100})
+def test_same_message_id_redelivered_has_effects_once(aws: AppState) -> None:
+    aws.seed_stock({"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100})
     record = sqs_record(order("evt-1", "ord-1", {"SKU-RED-MUG": 2, "SKU-BLUE-CAP": 1}))
 
-    first = order_env.load()
-    assert first.handler(sqs_event([record]), None) == {"batchItemFailures": []}
+    first = load_function("order_events")
+    assert first.handler(sqs_event(record), None) == {"batchItemFailures": []}
     # SQS redelivers the same message (visibility timeout): to the same and to a new container.
     assert outcomes(first, [redeliver(record)]) == [Outcome.DUPLICATE]
-    second = order_env.load()
-    calls = TransactCalls(second.consumer.dynamodb)
-    assert second.handler(sqs_event([redeliver(record)]), None) == {"batchItemFailures": []}
+    second = load_function("order_events")
+    meter = RequestMeter(second.consumer.dynamodb)
+    assert second.handler(sqs_event(redeliver(record)), None) == {"batchItemFailures": []}
     assert outcomes(second, [redeliver(record), redeliver(record)]) == [
         Outcome.DUPLICATE,
         Outcome.DUPLICATE,
     ]
-    assert calls.calls == []  # duplicates cost no write at all
+    assert meter.transactions == []  # duplicates cost no write at all
 
-    assert order_env.stock("SKU-RED-MUG") == (98, 2)
-    assert order_env.stock("SKU-BLUE-CAP") == (99, 1)
-    records = order_env.order_records()
+    assert aws.stock("SKU-RED-MUG") == (98, 2)
+    assert aws.stock("SKU-BLUE-CAP") == (99, 1)
+    records = aws.order_records()
     assert set(records) == {("ord-1", "SHIPMENT")}
     shipment = records[("ord-1", "SHIPMENT")]
     assert shipment["status"] == "PENDING"
@@ -86,21 +79,21 @@ def test_same_message_id_redelivered_has_effects_once(order_env: OrderEventsEnv)
         {"sku": "SKU-RED-MUG", "qty": 2},
         {"sku": "SKU-BLUE-CAP", "qty": 1},
     ]
-    inbox = order_env.inbox()
+    inbox = aws.inbox_records(ORDER_EVENTS)
     assert set(inbox) == {"evt-1"}
-    assert_completed(order_env, inbox, "evt-1", "reserved")
+    assert_completed(aws, inbox, "evt-1", "reserved")
     assert inbox["evt-1"]["source"].endswith("OrderEventsQueue")
-    order_env.assert_dlq_empty()
+    aws.assert_dlq_empty()
 
 
 def test_producer_retries_in_one_batch_and_across_batches_have_effects_once(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
-    order_env.seed_stock({"SKU-RED-MUG": 50, "SKU-BLUE-CAP": 50, "SKU-GREEN-PEN": 50})
+    aws.seed_stock({"SKU-RED-MUG": 50, "SKU-BLUE-CAP": 50, "SKU-GREEN-PEN": 50})
     one = order("evt-1", "ord-1", {"SKU-RED-MUG": 1, "SKU-GREEN-PEN": 2})
     two = order("evt-2", "ord-2", {"SKU-RED-MUG": 3})
     three = order("evt-3", "ord-3", {"SKU-BLUE-CAP": 4, "SKU-RED-MUG": 1})
-    module = order_env.load()
+    module = load_function("order_events")
 
     # Same body, a new messageId each time: the producer sent evt-1 three times.
     two_record = sqs_record(two)
@@ -114,37 +107,37 @@ def test_producer_retries_in_one_batch_and_across_batches_have_effects_once(
     # Next batch: yet another copy of evt-1, an SQS redelivery of evt-2, a new order, and a
     # producer retry of that new order in the same batch.
     batch = [sqs_record(one), redeliver(two_record), sqs_record(three), sqs_record(three)]
-    assert outcomes(order_env.load(), batch) == [
+    assert outcomes(load_function("order_events"), batch) == [
         Outcome.DUPLICATE,
         Outcome.DUPLICATE,
         Outcome.COMMITTED,
         Outcome.DUPLICATE,
     ]
-    response = module.handler(sqs_event([sqs_record(one), sqs_record(two)]), None)
+    response = module.handler(sqs_event(sqs_record(one), sqs_record(two)), None)
     assert response == {"batchItemFailures": []}
 
-    assert order_env.stock("SKU-RED-MUG") == (45, 5)
-    assert order_env.stock("SKU-GREEN-PEN") == (48, 2)
-    assert order_env.stock("SKU-BLUE-CAP") == (46, 4)
-    records = order_env.order_records()
+    assert aws.stock("SKU-RED-MUG") == (45, 5)
+    assert aws.stock("SKU-GREEN-PEN") == (48, 2)
+    assert aws.stock("SKU-BLUE-CAP") == (46, 4)
+    records = aws.order_records()
     assert set(records) == {("ord-1", "SHIPMENT"), ("ord-2", "SHIPMENT"), ("ord-3", "SHIPMENT")}
     assert {key: item["event_id"] for key, item in records.items()} == {
         ("ord-1", "SHIPMENT"): "evt-1",
         ("ord-2", "SHIPMENT"): "evt-2",
         ("ord-3", "SHIPMENT"): "evt-3",
     }
-    inbox = order_env.inbox()
+    inbox = aws.inbox_records(ORDER_EVENTS)
     assert set(inbox) == {"evt-1", "evt-2", "evt-3"}
     for key in inbox:
-        assert_completed(order_env, inbox, key, "reserved")
-    order_env.assert_dlq_empty()
+        assert_completed(aws, inbox, key, "reserved")
+    aws.assert_dlq_empty()
 
 
-def test_sample_batch_with_duplicates_and_its_redelivery(order_env: OrderEventsEnv) -> None:
-    order_env.seed_stock({"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100, "SKU-GREEN-PEN": 100})
-    event = json.loads((EVENTS / "sqs-order-batch-duplicates.json").read_text())
-    module = order_env.load()
-    results = module.consumer.process(parse_sqs_event(event))
+def test_sample_batch_with_duplicates_and_its_redelivery(aws: AppState) -> None:
+    aws.seed_stock({"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100, "SKU-GREEN-PEN": 100})
+    event = load_event("sqs-order-batch-duplicates.json")
+    module = load_function("order_events")
+    results = process(module.consumer, event)
     assert [result.outcome for result in results] == [
         Outcome.COMMITTED,
         Outcome.COMMITTED,
@@ -162,21 +155,21 @@ def test_sample_batch_with_duplicates_and_its_redelivery(order_env: OrderEventsE
         "evt-order-0102",
     ]
     # The whole file again, to a fresh container: only duplicates, no transaction at all.
-    again = order_env.load()
-    calls = TransactCalls(again.consumer.dynamodb)
+    again = load_function("order_events")
+    meter = RequestMeter(again.consumer.dynamodb)
     assert again.handler(event, None) == {"batchItemFailures": []}
-    assert calls.calls == []
+    assert meter.transactions == []
 
-    assert order_env.stock("SKU-RED-MUG") == (97, 3)
-    assert order_env.stock("SKU-BLUE-CAP") == (98, 2)
-    assert order_env.stock("SKU-GREEN-PEN") == (95, 5)
-    records = order_env.order_records()
+    assert aws.stock("SKU-RED-MUG") == (97, 3)
+    assert aws.stock("SKU-BLUE-CAP") == (98, 2)
+    assert aws.stock("SKU-GREEN-PEN") == (95, 5)
+    records = aws.order_records()
     assert sorted(records) == [(f"ord-110{i}", "SHIPMENT") for i in range(1, 5)]
-    inbox = order_env.inbox()
+    inbox = aws.inbox_records(ORDER_EVENTS)
     assert sorted(inbox) == [f"evt-order-010{i}" for i in range(1, 5)]
     for key in inbox:
-        assert_completed(order_env, inbox, key, "reserved")
-    order_env.assert_dlq_empty()
+        assert_completed(aws, inbox, key, "reserved")
+    aws.assert_dlq_empty()
 
 
 # ---- concurrency ---------------------------------------------------------------------------
@@ -232,60 +225,29 @@ def _overlapping_batches(
     return records
 
 
-def _deliver_until_acknowledged(
-    module: ModuleType,
-    records: list[dict[str, Any]],
-    start: threading.Barrier,
-    leftovers: list[list[str]],
-    errors: list[BaseException],
-) -> None:
+def _container(module: ModuleType, records: list[dict[str, Any]]) -> Callable[[], int]:
     """One Lambda container: invoke, then redeliver exactly the reported failures (as SQS does)."""
-    try:
-        start.wait(timeout=30)
-        pending = records
-        for _ in range(MAX_REDELIVERIES):
-            response = module.handler(sqs_event(pending), None)
-            failed = set(failed_ids(response))
-            assert failed <= {record["messageId"] for record in pending}
-            pending = [redeliver(record) for record in pending if record["messageId"] in failed]
-            if not pending:
-                break
-        leftovers.append([record["messageId"] for record in pending])
-    except BaseException as error:  # reported by the main thread
-        errors.append(error)
+    event = sqs_event(*records)
+    return functools.partial(
+        deliver_until_acknowledged, module.handler, event, max_deliveries=MAX_REDELIVERIES
+    )
 
 
 @pytest.mark.parametrize("shared_module", [False, True], ids=["own-module", "shared-module"])
 def test_concurrent_overlapping_batches_have_effects_exactly_once(
-    order_env: OrderEventsEnv, shared_module: bool
+    aws: AppState, shared_module: bool
 ) -> None:
-    order_env.seed_stock(dict.fromkeys(HOT_SKUS, INITIAL_STOCK))
-    shared = order_env.load()
-    modules = [shared if shared_module else order_env.load() for _ in range(THREADS)]
+    aws.seed_stock(dict.fromkeys(HOT_SKUS, INITIAL_STOCK))
+    shared = load_function("order_events")
+    modules = [shared if shared_module else load_function("order_events") for _ in range(THREADS)]
     rng = random.Random(20240611 + shared_module)
     all_events: list[dict[str, Any]] = []
     for round_number in range(ROUNDS):
         events = _round_events(rng, round_number)
         all_events.extend(events)
         batches = _overlapping_batches(rng, events)
-        start = threading.Barrier(THREADS)
-        leftovers: list[list[str]] = []
-        errors: list[BaseException] = []
-        threads = [
-            threading.Thread(
-                target=_deliver_until_acknowledged,
-                args=(module, batch, start, leftovers, errors),
-                name=f"lambda-{n}",
-            )
-            for n, (module, batch) in enumerate(zip(modules, batches, strict=True))
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
-        assert not any(thread.is_alive() for thread in threads)
-        assert errors == []
-        assert leftovers == [[]] * THREADS, "records still failing after the redelivery bound"
+        # Each container ends with nothing reported within the redelivery bound.
+        run_concurrently([_container(m, b) for m, b in zip(modules, batches, strict=True)])
 
     # One effect per order, whatever the number of deliveries, event ids and racing threads.
     by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -296,11 +258,11 @@ def test_concurrent_overlapping_batches_have_effects_exactly_once(
         for line in events[0]["lines"]:
             reserved[line["sku"]] += line["qty"]
     for sku in HOT_SKUS:
-        assert order_env.stock(sku) == (INITIAL_STOCK - reserved[sku], reserved[sku])
+        assert aws.stock(sku) == (INITIAL_STOCK - reserved[sku], reserved[sku])
 
-    records = order_env.order_records()
+    records = aws.order_records()
     assert set(records) == {(order_id, "SHIPMENT") for order_id in by_order}
-    inbox = order_env.inbox()
+    inbox = aws.inbox_records(ORDER_EVENTS)
     assert set(inbox) == {event["event_id"] for event in all_events}
     for order_id, events in by_order.items():
         shipment = records[(order_id, "SHIPMENT")]
@@ -310,44 +272,30 @@ def test_concurrent_overlapping_batches_have_effects_exactly_once(
         for event_id in event_ids:
             # The event that created the shipment reserved; the other one was a logical duplicate.
             expected = "reserved" if event_id == shipment["event_id"] else "logical_duplicate"
-            assert_completed(order_env, inbox, event_id, expected)
-    order_env.assert_dlq_empty()
+            assert_completed(aws, inbox, event_id, expected)
+    aws.assert_dlq_empty()
 
 
 SCARCE_STOCK = 12
 
 
 def test_concurrent_orders_on_scarce_stock_ship_or_reject_each_order_exactly_once(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
     """Not enough stock for everyone: racing containers decide ship or reject per order, and
     every order ends with exactly one of the two, matching its inbox result and the stock."""
-    order_env.seed_stock(dict.fromkeys(HOT_SKUS, SCARCE_STOCK))
-    modules = [order_env.load() for _ in range(THREADS)]
+    aws.seed_stock(dict.fromkeys(HOT_SKUS, SCARCE_STOCK))
+    modules = [load_function("order_events") for _ in range(THREADS)]
     rng = random.Random(7)
     events = _round_events(rng, 0)
     batches = _overlapping_batches(rng, events)
-    start = threading.Barrier(THREADS)
-    leftovers: list[list[str]] = []
-    errors: list[BaseException] = []
-    threads = [
-        threading.Thread(
-            target=_deliver_until_acknowledged, args=(module, batch, start, leftovers, errors)
-        )
-        for module, batch in zip(modules, batches, strict=True)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert errors == []
-    assert leftovers == [[]] * THREADS
+    run_concurrently([_container(m, b) for m, b in zip(modules, batches, strict=True)])
 
     by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for event in events:
         by_order[event["order_id"]].append(event)
-    records = order_env.order_records()
-    inbox = order_env.inbox()
+    records = aws.order_records()
+    inbox = aws.inbox_records(ORDER_EVENTS)
     assert set(inbox) == {event["event_id"] for event in events}
     reserved: Counter[str] = Counter()
     outcomes: Counter[str] = Counter()
@@ -371,7 +319,7 @@ def test_concurrent_orders_on_scarce_stock_ship_or_reject_each_order_exactly_onc
     assert outcomes["reserved"] > 0
     assert outcomes["rejected"] > 0  # the stock really was too scarce for everyone
     for sku in HOT_SKUS:
-        available, held = order_env.stock(sku) or (-1, -1)
+        available, held = aws.stock(sku) or (-1, -1)
         assert held == reserved[sku]
         assert available == SCARCE_STOCK - reserved[sku] >= 0
-    order_env.assert_dlq_empty()
+    aws.assert_dlq_empty()

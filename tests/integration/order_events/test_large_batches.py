@@ -7,16 +7,12 @@ from typing import Any
 
 import pytest
 
+from devkit.app_state import ORDER_EVENTS, AppState
+from devkit.events import redeliver, sqs_event, sqs_record
+from devkit.handlers import load_function, process
+from devkit.meters import RequestMeter
+from devkit.payloads import order
 from lambda_inbox import Outcome
-from lambda_inbox.sqs import parse_sqs_event
-from tests.integration.order_events.support import (
-    OrderEventsEnv,
-    TransactCalls,
-    order,
-    redeliver,
-    sqs_event,
-    sqs_record,
-)
 
 pytestmark = pytest.mark.integration
 
@@ -53,25 +49,25 @@ def _orders(short_order: int | None = None) -> list[dict[str, Any]]:
     ]
 
 
-def _seed(env: OrderEventsEnv) -> None:
+def _seed(env: AppState) -> None:
     env.seed_stock({_sku(o, line): STOCK for o in range(ORDERS) for line in range(LINES)})
 
 
 def test_batch_of_180_actions_commits_in_transactions_of_at_most_100(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
-    _seed(order_env)
+    _seed(aws)
     batch = _orders()
-    module = order_env.load()
-    calls = TransactCalls(module.consumer.dynamodb)
-    assert module.handler(sqs_event(batch), None) == {"batchItemFailures": []}
+    module = load_function("order_events")
+    meter = RequestMeter(module.consumer.dynamodb)
+    assert module.handler(sqs_event(*batch), None) == {"batchItemFailures": []}
 
-    assert len(calls.calls) > 1
-    assert max(calls.sizes) <= 100
-    assert sum(calls.sizes) == ORDERS * ACTIONS_PER_ORDER  # every action sent exactly once
-    assert len(calls.calls) == 2  # 5 orders (90 actions) per transaction
+    assert len(meter.transactions) > 1
+    assert max(meter.sizes) <= 100
+    assert sum(meter.sizes) == ORDERS * ACTIONS_PER_ORDER  # every action sent exactly once
+    assert len(meter.transactions) == 2  # 5 orders (90 actions) per transaction
     # Each order's actions travel together, with its inbox record.
-    for call in calls.calls:
+    for call in meter.transactions:
         inbox_keys = {
             item["Put"]["Item"]["message_key"]["S"]
             for item in call["TransactItems"]
@@ -81,42 +77,42 @@ def test_batch_of_180_actions_commits_in_transactions_of_at_most_100(
 
     for o in range(ORDERS):
         for line in range(LINES):
-            assert order_env.stock(_sku(o, line)) == (STOCK - _qty(o, line), _qty(o, line))
-    records = order_env.order_records()
+            assert aws.stock(_sku(o, line)) == (STOCK - _qty(o, line), _qty(o, line))
+    records = aws.order_records()
     assert set(records) == {(f"ord-{o}", "SHIPMENT") for o in range(ORDERS)}
     assert all(len(item["lines"]) == LINES for item in records.values())
-    inbox = order_env.inbox()
+    inbox = aws.inbox_records(ORDER_EVENTS)
     assert set(inbox) == {f"evt-{o}" for o in range(ORDERS)}
     assert {record["status"] for record in inbox.values()} == {"COMPLETED"}
-    order_env.assert_dlq_empty()
+    aws.assert_dlq_empty()
 
     # Redelivered whole: duplicates only, no transaction.
-    again = module.consumer.process(parse_sqs_event(sqs_event([redeliver(r) for r in batch])))
+    again = process(module.consumer, sqs_event(*(redeliver(r) for r in batch)))
     assert [r.outcome for r in again] == [Outcome.DUPLICATE] * ORDERS
-    assert len(calls.calls) == 2
+    assert len(meter.transactions) == 2
 
 
 def test_large_batch_with_one_short_order_rejects_it_and_commits_the_others_once(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
-    _seed(order_env)
+    _seed(aws)
     short = 6
-    module = order_env.load()
-    calls = TransactCalls(module.consumer.dynamodb)
-    results = module.consumer.process(parse_sqs_event(sqs_event(_orders(short_order=short))))
+    module = load_function("order_events")
+    meter = RequestMeter(module.consumer.dynamodb)
+    results = process(module.consumer, sqs_event(*_orders(short_order=short)))
 
     assert [r.outcome for r in results] == [
         Outcome.BUSINESS_OUTCOME if o == short else Outcome.COMMITTED for o in range(ORDERS)
     ]
-    assert len(calls.calls) > 2  # the cancelled group was split and retried
-    assert max(calls.sizes) <= 100
+    assert len(meter.transactions) > 2  # the cancelled group was split and retried
+    assert max(meter.sizes) <= 100
     for o in range(ORDERS):
         for line in range(LINES):
             expected = (STOCK, 0) if o == short else (STOCK - _qty(o, line), _qty(o, line))
-            assert order_env.stock(_sku(o, line)) == expected
-    records = order_env.order_records()
+            assert aws.stock(_sku(o, line)) == expected
+    records = aws.order_records()
     assert set(records) == {
         (f"ord-{o}", "REJECTION" if o == short else "SHIPMENT") for o in range(ORDERS)
     }
-    assert len(order_env.inbox()) == ORDERS
-    order_env.assert_dlq_empty()
+    assert len(aws.inbox_records(ORDER_EVENTS)) == ORDERS
+    aws.assert_dlq_empty()

@@ -3,74 +3,53 @@ dead-letter nothing (DynamoDB Local for the tables, the moto server for the DLQ)
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import uuid
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from lambda_inbox import Outcome
-from lambda_inbox.sqs import parse_sqs_event
-from lambda_inbox.store import Status, open_index_pk, open_index_shard, record_pk
-from tests.integration.order_events.support import (
-    CONSUMER,
-    OrderEventsEnv,
+from devkit.app_state import ORDER_EVENTS, AppState
+from devkit.events import (
     failed_ids,
-    order,
+    load_event,
+    received_attributes,
     redeliver,
     sqs_event,
     sqs_record,
 )
+from devkit.handlers import load_function, process
+from devkit.payloads import order
+from lambda_inbox import Outcome
+from lambda_inbox.store import Status, open_index_pk, open_index_shard, record_pk
 
 pytestmark = pytest.mark.integration
 
-EVENTS = Path(__file__).resolve().parents[3] / "events"
 ADDED_ATTRIBUTES = {"inbox-error-code", "inbox-error", "inbox-message-key"}
 STOCK = {"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100, "SKU-GREEN-PEN": 100}
 
 
-def _poison_event() -> dict[str, Any]:
-    event: dict[str, Any] = json.loads((EVENTS / "sqs-order-poison.json").read_text())
-    return event
-
-
-def _lambda_to_sqs_attributes(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The attributes as SendMessage/ReceiveMessage spell them."""
-    converted: dict[str, dict[str, Any]] = {}
-    for name, value in raw.items():
-        if value.get("stringValue") is not None:
-            converted[name] = {"DataType": value["dataType"], "StringValue": value["stringValue"]}
-        else:
-            binary = base64.b64decode(value["binaryValue"])
-            converted[name] = {"DataType": value["dataType"], "BinaryValue": binary}
-    return converted
-
-
 def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commits(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
-    order_env.seed_stock(STOCK)
-    event = _poison_event()
+    aws.seed_stock(STOCK)
+    event = load_event("sqs-order-poison.json")
     records = event["Records"]
-    module = order_env.load()
+    module = load_function("order_events")
     assert module.handler(event, None) == {"batchItemFailures": []}
 
     # The valid records committed; the poison changed nothing (record 4's valid RED-MUG line
     # reserved nothing).
-    assert order_env.stock("SKU-BLUE-CAP") == (99, 1)
-    assert order_env.stock("SKU-GREEN-PEN") == (98, 2)
-    assert order_env.stock("SKU-RED-MUG") == (100, 0)
-    assert set(order_env.order_records()) == {("ord-1201", "SHIPMENT"), ("ord-1205", "SHIPMENT")}
+    assert aws.stock("SKU-BLUE-CAP") == (99, 1)
+    assert aws.stock("SKU-GREEN-PEN") == (98, 2)
+    assert aws.stock("SKU-RED-MUG") == (100, 0)
+    assert set(aws.order_records()) == {("ord-1201", "SHIPMENT"), ("ord-1205", "SHIPMENT")}
 
     poison_keys = {
         records[1]["messageId"]: (records[1], "malformed_json"),
         "evt-order-0203": (records[2], "invalid_payload"),
         "evt-order-0204": (records[3], "invalid_payload"),
     }
-    dead = order_env.dlq_messages()
+    dead = aws.dead_letters()
     assert len(dead) == 3
     for message in dead:
         attributes = message["MessageAttributes"]
@@ -81,14 +60,14 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
         assert message["MD5OfBody"] == original["md5OfBody"]
         assert message["MD5OfBody"] == hashlib.md5(original["body"].encode()).hexdigest()
         # Every original attribute, unchanged, plus the three that say why.
-        expected = _lambda_to_sqs_attributes(original["messageAttributes"])
+        expected = received_attributes(original["messageAttributes"])
         assert {n: v for n, v in attributes.items() if n not in ADDED_ATTRIBUTES} == expected
         assert set(attributes) == set(expected) | ADDED_ATTRIBUTES
         assert attributes["inbox-error-code"] == {"DataType": "String", "StringValue": code}
         assert attributes["inbox-error"]["StringValue"]
     assert poison_keys == {}
 
-    inbox = order_env.inbox()
+    inbox = aws.inbox_records(ORDER_EVENTS)
     assert set(inbox) == {
         "evt-order-0201",
         "evt-order-0205",
@@ -109,119 +88,119 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
         assert failed["last_error"]
         assert failed["delivery_id"] == records[position]["messageId"]
         assert bytes(failed["payload_snapshot"]) == records[position]["body"].encode("utf-8")
-        shard = open_index_shard(record_pk(CONSUMER, key))
+        shard = open_index_shard(record_pk(ORDER_EVENTS, key))
         assert failed["gsi_open_pk"] == open_index_pk(Status.FAILED, shard)
         assert "expires_at" not in failed  # an incident artifact: kept until resolved
 
     # The valid records redelivered are duplicates: still nothing reported, nothing new in the DLQ.
-    again = module.consumer.process(
-        parse_sqs_event(sqs_event([redeliver(records[0]), redeliver(records[4])]))
-    )
+    again = process(module.consumer, sqs_event(redeliver(records[0]), redeliver(records[4])))
     assert [r.outcome for r in again] == [Outcome.DUPLICATE, Outcome.DUPLICATE]
-    order_env.assert_dlq_empty()
+    aws.assert_dlq_empty()
 
 
 def test_missing_inbox_table_reports_every_record_and_dead_letters_nothing(
-    order_env: OrderEventsEnv,
+    aws: AppState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    order_env.seed_stock(STOCK)
-    order_env.monkeypatch.setenv("INBOX_TABLE", f"inbox-missing-{uuid.uuid4().hex[:8]}")
-    module = order_env.load()
-    event = _poison_event()  # valid and poison records alike: nothing can be recorded
+    aws.seed_stock(STOCK)
+    monkeypatch.setenv("INBOX_TABLE", f"inbox-missing-{uuid.uuid4().hex[:8]}")
+    module = load_function("order_events")
+    event = load_event(
+        "sqs-order-poison.json"
+    )  # valid and poison records alike: nothing can be recorded
     response = module.handler(event, None)
     assert failed_ids(response) == [record["messageId"] for record in event["Records"]]
 
-    results = module.consumer.process(parse_sqs_event(event))
+    results = process(module.consumer, event)
     assert {(r.outcome, r.error_code) for r in results} == {(Outcome.FAILED, "inbox_unavailable")}
-    order_env.assert_dlq_empty()
+    aws.assert_dlq_empty()
     for sku, available in STOCK.items():
-        assert order_env.stock(sku) == (available, 0)
-    assert order_env.order_records() == {}
-    assert order_env.inbox() == {}
+        assert aws.stock(sku) == (available, 0)
+    assert aws.order_records() == {}
+    assert aws.inbox_records(ORDER_EVENTS) == {}
 
 
 def test_missing_domain_table_reports_every_new_record_and_dead_letters_nothing(
-    order_env: OrderEventsEnv,
+    aws: AppState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    order_env.seed_stock(STOCK)
+    aws.seed_stock(STOCK)
     done = sqs_record(order("evt-1", "ord-1", {"SKU-RED-MUG": 1}))
-    assert order_env.load().handler(sqs_event([done]), None) == {"batchItemFailures": []}
+    assert load_function("order_events").handler(sqs_event(done), None) == {"batchItemFailures": []}
 
-    order_env.monkeypatch.setenv("DOMAIN_TABLE", f"domain-missing-{uuid.uuid4().hex[:8]}")
-    module = order_env.load()
+    monkeypatch.setenv("DOMAIN_TABLE", f"domain-missing-{uuid.uuid4().hex[:8]}")
+    module = load_function("order_events")
     fresh = [
         sqs_record(order("evt-2", "ord-2", {"SKU-RED-MUG": 1})),
         sqs_record(order("evt-3", "ord-3", {"SKU-BLUE-CAP": 2})),
         sqs_record(order("evt-4", "ord-4", {"SKU-GREEN-PEN": 3, "SKU-BLUE-CAP": 1})),
     ]
     batch = [fresh[0], redeliver(done), fresh[1], fresh[2]]
-    response = module.handler(sqs_event(batch), None)
+    response = module.handler(sqs_event(*batch), None)
     # The already completed record is still acknowledged as a duplicate; the new ones fail.
     assert failed_ids(response) == [record["messageId"] for record in fresh]
 
-    results = module.consumer.process(parse_sqs_event(sqs_event(batch)))
+    results = process(module.consumer, sqs_event(*batch))
     assert [(r.outcome, r.error_code) for r in results] == [
         (Outcome.FAILED, "dynamodb_unavailable"),
         (Outcome.DUPLICATE, None),
         (Outcome.FAILED, "dynamodb_unavailable"),
         (Outcome.FAILED, "dynamodb_unavailable"),
     ]
-    order_env.assert_dlq_empty()
-    assert order_env.stock("SKU-RED-MUG") == (99, 1)
-    assert order_env.stock("SKU-BLUE-CAP") == (100, 0)
-    assert order_env.stock("SKU-GREEN-PEN") == (100, 0)
-    assert set(order_env.order_records()) == {("ord-1", "SHIPMENT")}
-    assert set(order_env.inbox()) == {"evt-1"}
+    aws.assert_dlq_empty()
+    assert aws.stock("SKU-RED-MUG") == (99, 1)
+    assert aws.stock("SKU-BLUE-CAP") == (100, 0)
+    assert aws.stock("SKU-GREEN-PEN") == (100, 0)
+    assert set(aws.order_records()) == {("ord-1", "SHIPMENT")}
+    assert set(aws.inbox_records(ORDER_EVENTS)) == {"evt-1"}
 
 
 def test_corrected_resend_after_poison_in_the_same_batch_commits_once(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
     """The producer sent an invalid OrderPlaced, then the corrected one (twice) under the same
     event_id, all in one batch. As in separate batches, the correction commits (the FAILED record
     of the dead-lettered copy does not block it) and its second copy is a duplicate; a later
     resend ships nothing more."""
-    order_env.seed_stock(STOCK)
+    aws.seed_stock(STOCK)
     invalid = order("evt-1", "ord-1", {"SKU-RED-MUG": 0})
     corrected = order("evt-1", "ord-1", {"SKU-RED-MUG": 2})
     batch = [sqs_record(invalid), sqs_record(corrected), sqs_record(corrected)]
-    module = order_env.load()
-    results = module.consumer.process(parse_sqs_event(sqs_event(batch)))
+    module = load_function("order_events")
+    results = process(module.consumer, sqs_event(*batch))
 
     assert [(r.outcome, r.error_code) for r in results] == [
         (Outcome.DEAD_LETTERED, "invalid_payload"),
         (Outcome.COMMITTED, None),
         (Outcome.DUPLICATE, None),
     ]
-    assert [message["Body"] for message in order_env.dlq_messages()] == [batch[0]["body"]]
+    assert [message["Body"] for message in aws.dead_letters()] == [batch[0]["body"]]
 
-    resend = module.consumer.process(parse_sqs_event(sqs_event([sqs_record(corrected)])))
+    resend = process(module.consumer, sqs_event(sqs_record(corrected)))
     assert [r.outcome for r in resend] == [Outcome.DUPLICATE]
-    assert order_env.stock("SKU-RED-MUG") == (98, 2)
-    assert set(order_env.order_records()) == {("ord-1", "SHIPMENT")}
-    record = order_env.inbox()["evt-1"]
+    assert aws.stock("SKU-RED-MUG") == (98, 2)
+    assert set(aws.order_records()) == {("ord-1", "SHIPMENT")}
+    record = aws.inbox_records(ORDER_EVENTS)["evt-1"]
     assert record["status"] == "COMPLETED"
     assert "gsi_open_pk" not in record  # the FAILED record it replaced left the open index
     assert "error_code" not in record
-    order_env.assert_dlq_empty()
+    aws.assert_dlq_empty()
 
 
 def test_unreachable_dead_letter_queue_reports_the_poison_and_commits_the_rest(
-    order_env: OrderEventsEnv, moto_server_endpoint: str
+    aws: AppState, moto_server_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    order_env.seed_stock(STOCK)
+    aws.seed_stock(STOCK)
     missing = f"{moto_server_endpoint}/123456789012/order-events-dlq-missing-{uuid.uuid4().hex[:8]}"
-    order_env.monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", missing)
-    event = _poison_event()
+    monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", missing)
+    event = load_event("sqs-order-poison.json")
     records = event["Records"]
-    module = order_env.load()
+    module = load_function("order_events")
     response = module.handler(event, None)
 
     # Poison that cannot be parked is not acknowledged: SQS keeps it (and redrives it by its
     # own maxReceiveCount); the valid records are committed regardless.
     assert failed_ids(response) == [records[n]["messageId"] for n in (1, 2, 3)]
-    assert order_env.stock("SKU-BLUE-CAP") == (99, 1)
-    assert order_env.stock("SKU-GREEN-PEN") == (98, 2)
-    assert order_env.stock("SKU-RED-MUG") == (100, 0)
-    assert set(order_env.inbox()) == {"evt-order-0201", "evt-order-0205"}
-    order_env.assert_dlq_empty()  # the configured fixture queue got nothing either
+    assert aws.stock("SKU-BLUE-CAP") == (99, 1)
+    assert aws.stock("SKU-GREEN-PEN") == (98, 2)
+    assert aws.stock("SKU-RED-MUG") == (100, 0)
+    assert set(aws.inbox_records(ORDER_EVENTS)) == {"evt-order-0201", "evt-order-0205"}
+    aws.assert_dlq_empty()  # the configured fixture queue got nothing either

@@ -17,34 +17,20 @@ from typing import Any
 
 import pytest
 
+from devkit.app_state import ORDER_EVENTS, AppState
+from devkit.emf import emf_records
+from devkit.events import failed_ids, redeliver, sqs_event, sqs_record
+from devkit.faults import FaultInjector, cancelled, everywhere, on_item, throttling
+from devkit.handlers import load_function, process
+from devkit.lambda_context import FakeLambdaContext
+from devkit.meters import RequestMeter
+from devkit.payloads import order
 from lambda_inbox import Outcome
-from lambda_inbox.sqs import parse_sqs_event
-from tests.integration.order_events.support import (
-    OrderEventsEnv,
-    TransactCalls,
-    failed_ids,
-    order,
-    redeliver,
-    sqs_event,
-    sqs_record,
-)
-from tests.support.emf import emf_records
-from tests.support.faults import FaultInjector, cancelled, throttling
 
 pytestmark = pytest.mark.integration
 
 #: The consumer's default RetryPolicy.max_attempts.
 MAX_ATTEMPTS = 6
-
-
-class LambdaContext:
-    """The part of the Lambda context the consumer reads: the time left."""
-
-    def __init__(self, remaining_millis: int) -> None:
-        self._remaining = remaining_millis
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self._remaining
 
 
 def _batch() -> list[dict[str, Any]]:
@@ -56,51 +42,28 @@ def _batch() -> list[dict[str, Any]]:
     ]
 
 
-def _seed(env: OrderEventsEnv) -> None:
+def _seed(env: AppState) -> None:
     env.seed_stock(
         {"SKU-RED-MUG": 10, "SKU-BLUE-CAP": 10, "SKU-GREEN-PEN": 10, "SKU-YELLOW-HAT": 10}
     )
 
 
-def _assert_committed_once(env: OrderEventsEnv) -> None:
+def _assert_committed_once(env: AppState) -> None:
     assert env.stock("SKU-RED-MUG") == (8, 2)
     assert env.stock("SKU-BLUE-CAP") == (9, 1)
     assert env.stock("SKU-GREEN-PEN") == (9, 1)
     assert env.stock("SKU-YELLOW-HAT") == (7, 3)
     assert set(env.order_records()) == {(f"ord-{n}", "SHIPMENT") for n in (1, 2, 3)}
-    inbox = env.inbox()
+    inbox = env.inbox_records(ORDER_EVENTS)
     assert set(inbox) == {"evt-1", "evt-2", "evt-3"}
     assert {record["status"] for record in inbox.values()} == {"COMPLETED"}
 
 
-def _assert_untouched(env: OrderEventsEnv) -> None:
+def _assert_untouched(env: AppState) -> None:
     for sku in ("SKU-RED-MUG", "SKU-BLUE-CAP", "SKU-GREEN-PEN", "SKU-YELLOW-HAT"):
         assert env.stock(sku) == (10, 0)
     assert env.order_records() == {}
-    assert env.inbox() == {}
-
-
-def _on_item(pk: str, code: str) -> Any:
-    """Cancellation reasons: `code` on the action that touches item `pk`, None elsewhere."""
-
-    def codes(items: list[dict[str, Any]]) -> list[str] | None:
-        def touches(item: dict[str, Any]) -> bool:
-            (action,) = item.values()
-            key = action.get("Key") or action.get("Item") or {}
-            return bool(key.get("pk") == {"S": pk})
-
-        reasons = [code if touches(item) else "None" for item in items]
-        return reasons if code in reasons else None  # not involved: let it through
-
-    return codes
-
-
-def _everywhere(code: str) -> Any:
-    return lambda items: [code] * len(items)
-
-
-def _process(module: Any, records: list[dict[str, Any]], context: Any = None) -> list[Any]:
-    return list(module.consumer.process(parse_sqs_event(sqs_event(records)), context))
+    assert env.inbox_records(ORDER_EVENTS) == {}
 
 
 # ---- TransactionConflict ----------------------------------------------------------------------
@@ -108,165 +71,167 @@ def _process(module: Any, records: list[dict[str, Any]], context: Any = None) ->
 
 @pytest.mark.parametrize(
     "item",
-    ["SKU#SKU-BLUE-CAP", "order-events#evt-2"],
+    ["SKU#SKU-BLUE-CAP", f"{ORDER_EVENTS}#evt-2"],
     ids=["conflict-on-a-stock-item", "conflict-on-the-inbox-record"],
 )
-def test_transaction_conflicts_are_retried_and_end_committed(
-    order_env: OrderEventsEnv, item: str
-) -> None:
-    _seed(order_env)
-    module = order_env.load()
-    calls = TransactCalls(module.consumer.dynamodb)
+def test_transaction_conflicts_are_retried_and_end_committed(aws: AppState, item: str) -> None:
+    _seed(aws)
+    module = load_function("order_events")
+    meter = RequestMeter(module.consumer.dynamodb)
     faults = FaultInjector(
-        module.consumer.dynamodb, cancelled(_on_item(item, "TransactionConflict")), times=3
+        module.consumer.dynamodb, cancelled(on_item("TransactionConflict", item)), times=3
     )
-    results = _process(module, _batch())
+    results = process(module.consumer, sqs_event(*_batch()))
 
     assert faults.injected == 3
     # The culprit and its innocent bystanders are all retried; none is taken for a duplicate.
     assert [result.outcome for result in results] == [Outcome.COMMITTED] * 3
     # Every attempt still groups the three: 3 inbox puts + 3, 4 and 3 domain actions.
-    assert calls.sizes == [13] * 4
-    assert len(set(calls.tokens)) == 4  # each retry is a new request (fresh inbox timestamps)
-    _assert_committed_once(order_env)
-    order_env.assert_dlq_empty()
+    assert meter.sizes == [13] * 4
+    assert len(set(meter.tokens)) == 4  # each retry is a new request (fresh inbox timestamps)
+    _assert_committed_once(aws)
+    aws.assert_dlq_empty()
 
 
 def test_conflicts_that_never_clear_are_reported_failed_without_effects(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
-    _seed(order_env)
+    _seed(aws)
     batch = _batch()
-    module = order_env.load()
+    module = load_function("order_events")
     faults = FaultInjector(
-        module.consumer.dynamodb, cancelled(_everywhere("TransactionConflict")), times=None
+        module.consumer.dynamodb, cancelled(everywhere("TransactionConflict")), times=None
     )
-    results = _process(module, batch)
+    results = process(module.consumer, sqs_event(*batch))
     assert [result.outcome for result in results] == [Outcome.FAILED] * 3
     assert {result.error_code for result in results} == {"retries_exhausted"}
     assert faults.injected == MAX_ATTEMPTS
-    response = module.handler(sqs_event([redeliver(r) for r in batch]), None)
+    response = module.handler(sqs_event(*(redeliver(r) for r in batch)), None)
     assert failed_ids(response) == [record["messageId"] for record in batch]
-    _assert_untouched(order_env)
-    order_env.assert_dlq_empty()
+    _assert_untouched(aws)
+    aws.assert_dlq_empty()
 
     # Once the contention is gone, SQS redelivers them and they commit once.
-    recovered = _process(order_env.load(), [redeliver(r) for r in batch])
+    recovered = process(
+        load_function("order_events").consumer, sqs_event(*(redeliver(r) for r in batch))
+    )
     assert [result.outcome for result in recovered] == [Outcome.COMMITTED] * 3
-    _assert_committed_once(order_env)
+    _assert_committed_once(aws)
 
 
 def test_one_message_conflicting_does_not_hold_back_the_others_forever(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
     """evt-2's stock item is in conflict every time: evt-2 fails after its retries, the others
     (bystanders in the same group at first) commit; nothing is misclassified."""
-    _seed(order_env)
+    _seed(aws)
     batch = _batch()
-    module = order_env.load()
+    module = load_function("order_events")
     FaultInjector(
         module.consumer.dynamodb,
-        cancelled(_on_item("SKU#SKU-GREEN-PEN", "TransactionConflict")),
+        cancelled(on_item("TransactionConflict", "SKU#SKU-GREEN-PEN")),
         times=None,
     )
-    results = _process(module, batch)
+    results = process(module.consumer, sqs_event(*batch))
     assert [(r.outcome, r.error_code) for r in results] == [
         (Outcome.COMMITTED, None),
         (Outcome.FAILED, "retries_exhausted"),
         (Outcome.COMMITTED, None),
     ]
-    assert order_env.stock("SKU-BLUE-CAP") == (10, 0)
-    assert order_env.stock("SKU-GREEN-PEN") == (10, 0)
-    assert set(order_env.inbox()) == {"evt-1", "evt-3"}
-    assert set(order_env.order_records()) == {("ord-1", "SHIPMENT"), ("ord-3", "SHIPMENT")}
-    order_env.assert_dlq_empty()
+    assert aws.stock("SKU-BLUE-CAP") == (10, 0)
+    assert aws.stock("SKU-GREEN-PEN") == (10, 0)
+    assert set(aws.inbox_records(ORDER_EVENTS)) == {"evt-1", "evt-3"}
+    assert set(aws.order_records()) == {("ord-1", "SHIPMENT"), ("ord-3", "SHIPMENT")}
+    aws.assert_dlq_empty()
 
-    recovered = _process(order_env.load(), [redeliver(r) for r in batch])
+    recovered = process(
+        load_function("order_events").consumer, sqs_event(*(redeliver(r) for r in batch))
+    )
     assert [r.outcome for r in recovered] == [
         Outcome.DUPLICATE,
         Outcome.COMMITTED,
         Outcome.DUPLICATE,
     ]
-    _assert_committed_once(order_env)
+    _assert_committed_once(aws)
 
 
 # ---- throttling ---------------------------------------------------------------------------------
 
 
 def test_http_throttling_beyond_botocore_retries_is_retried_until_committed(
-    order_env: OrderEventsEnv, capsys: pytest.CaptureFixture[str]
+    aws: AppState, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _seed(order_env)
-    module = order_env.load()
-    calls = TransactCalls(module.consumer.dynamodb)
+    _seed(aws)
+    module = load_function("order_events")
+    meter = RequestMeter(module.consumer.dynamodb)
     # The consumer's client makes 1 + 3 attempts per call (retries max_attempts=3): 4 throttled
     # answers exhaust botocore's retries of the first call.
     faults = FaultInjector(module.consumer.dynamodb, throttling, times=4)
     capsys.readouterr()
-    response = module.handler(sqs_event(_batch()), None)
+    response = module.handler(sqs_event(*_batch()), None)
 
     assert response == {"batchItemFailures": []}
     assert faults.injected == 4
     assert faults.sends == 5  # 4 throttled, then 1 through to DynamoDB Local
     # The engine resent the very same request (same token) after the throttled call.
-    assert len(calls.calls) == 2
-    assert calls.tokens[0] == calls.tokens[1]
+    assert len(meter.transactions) == 2
+    assert meter.tokens[0] == meter.tokens[1]
     (metrics,) = emf_records(capsys.readouterr().out)
     assert metrics["Transactions"] == [2.0]
     assert metrics["TransactionsTransient"] == [1.0]
     assert metrics["TransactionsCancelled"] == [0.0]
     assert metrics["MessagesCommitted"] == [3.0]
-    _assert_committed_once(order_env)
-    order_env.assert_dlq_empty()
+    _assert_committed_once(aws)
+    aws.assert_dlq_empty()
 
 
 def test_throttling_cancellation_reasons_are_retried_until_committed(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
-    _seed(order_env)
-    module = order_env.load()
+    _seed(aws)
+    module = load_function("order_events")
     faults = FaultInjector(
-        module.consumer.dynamodb, cancelled(_everywhere("ThrottlingError")), times=2
+        module.consumer.dynamodb, cancelled(everywhere("ThrottlingError")), times=2
     )
-    results = _process(module, _batch())
+    results = process(module.consumer, sqs_event(*_batch()))
     assert faults.injected == 2
     assert [result.outcome for result in results] == [Outcome.COMMITTED] * 3
-    _assert_committed_once(order_env)
-    order_env.assert_dlq_empty()
+    _assert_committed_once(aws)
+    aws.assert_dlq_empty()
 
 
 def test_throttling_that_never_stops_is_reported_failed_without_effects(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
-    _seed(order_env)
+    _seed(aws)
     batch = _batch()
-    module = order_env.load()
+    module = load_function("order_events")
     faults = FaultInjector(
-        module.consumer.dynamodb, cancelled(_everywhere("ThrottlingError")), times=None
+        module.consumer.dynamodb, cancelled(everywhere("ThrottlingError")), times=None
     )
-    response = module.handler(sqs_event(batch), None)
+    response = module.handler(sqs_event(*batch), None)
     assert failed_ids(response) == [record["messageId"] for record in batch]
     assert faults.injected == MAX_ATTEMPTS
-    results = _process(module, [redeliver(r) for r in batch])
+    results = process(module.consumer, sqs_event(*(redeliver(r) for r in batch)))
     assert {(r.outcome, r.error_code) for r in results} == {(Outcome.FAILED, "retries_exhausted")}
-    _assert_untouched(order_env)
-    order_env.assert_dlq_empty()
+    _assert_untouched(aws)
+    aws.assert_dlq_empty()
 
 
 def test_http_throttling_that_never_stops_ends_at_the_lambda_deadline(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
-    _seed(order_env)
+    _seed(aws)
     batch = _batch()
-    module = order_env.load()
+    module = load_function("order_events")
     faults = FaultInjector(module.consumer.dynamodb, throttling, times=None)
     # 3.3 s left, 3 s kept as the safety margin: 0.3 s to retry in.
-    results = _process(module, batch, LambdaContext(3300))
+    results = process(module.consumer, sqs_event(*batch), FakeLambdaContext(3300))
     assert faults.injected >= 4
     assert {r.outcome for r in results} == {Outcome.FAILED}
     assert {r.error_code for r in results} <= {"deadline", "retries_exhausted"}
-    _assert_untouched(order_env)
-    order_env.assert_dlq_empty()
+    _assert_untouched(aws)
+    aws.assert_dlq_empty()
 
 
 # ---- real contention ------------------------------------------------------------------------
@@ -279,24 +244,14 @@ MAX_REDELIVERIES = 10
 
 
 def test_orders_commit_exactly_while_other_writers_hammer_the_same_items(
-    order_env: OrderEventsEnv,
+    aws: AppState,
 ) -> None:
     """Restocks (UpdateItem and TransactWriteItems) race the consumer on the same SKU items."""
-    order_env.seed_stock(dict.fromkeys(HOT, HOT_STOCK))
-    module = order_env.load()
-    seen: Counter[str] = Counter()
-    lock = threading.Lock()
-
-    def record_reasons(parsed: dict[str, Any], **_: Any) -> None:
-        with lock:
-            for reason in parsed.get("CancellationReasons") or []:
-                seen[str(reason.get("Code"))] += 1
-
-    module.consumer.dynamodb.meta.events.register(
-        "after-call.dynamodb.TransactWriteItems", record_reasons
-    )
-    client = order_env.tables.client
-    domain = order_env.tables.domain
+    aws.seed_stock(dict.fromkeys(HOT, HOT_STOCK))
+    module = load_function("order_events")
+    meter = RequestMeter(module.consumer.dynamodb)
+    client = aws.dynamodb
+    domain = aws.domain
     stop = threading.Event()
     restocked = [Counter[str]() for _ in range(CONTENDERS)]
     errors: list[BaseException] = []
@@ -343,7 +298,7 @@ def test_orders_commit_exactly_while_other_writers_hammer_the_same_items(
                 expected_reserved.update(lines)
             pending = records
             for _ in range(MAX_REDELIVERIES):
-                results = _process(module, pending)
+                results = process(module.consumer, sqs_event(*pending))
                 outcomes.update(result.outcome for result in results)
                 retry = {r.message.item_identifier for r in results if r.outcome is Outcome.FAILED}
                 pending = [redeliver(rec) for rec in pending if rec["messageId"] in retry]
@@ -362,13 +317,13 @@ def test_orders_commit_exactly_while_other_writers_hammer_the_same_items(
     added = sum(restocked, Counter[str]())
     assert sum(added.values()) > 0
     for sku in HOT:
-        assert order_env.stock(sku) == (
+        assert aws.stock(sku) == (
             HOT_STOCK + added[sku] - expected_reserved[sku],
             expected_reserved[sku],
         )
-    assert len(order_env.inbox()) == ORDER_BATCHES * 5
-    shipments = [key for key in order_env.order_records() if key[1] == "SHIPMENT"]
+    assert len(aws.inbox_records(ORDER_EVENTS)) == ORDER_BATCHES * 5
+    shipments = [key for key in aws.order_records() if key[1] == "SHIPMENT"]
     assert len(shipments) == ORDER_BATCHES * 5
     # Whatever DynamoDB answered, nothing was a domain condition failure or a validation error.
-    assert not set(seen) & {"ConditionalCheckFailed", "ValidationError"}
-    order_env.assert_dlq_empty()
+    assert not set(meter.cancellation_codes) & {"ConditionalCheckFailed", "ValidationError"}
+    aws.assert_dlq_empty()

@@ -4,45 +4,37 @@ redeliveries, producer retries, hot customers, concurrent invocations or crashes
 from __future__ import annotations
 
 import base64
+import functools
 import json
-import threading
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from botocore.exceptions import ReadTimeoutError
 
+from devkit.app_state import PAYMENT_EVENTS, AppState
+from devkit.events import failed_offsets, kafka_event, kafka_record, load_event, redelivery
+from devkit.faults import (
+    FaultInjector,
+    LambdaCrashed,
+    cancelled,
+    crash_on,
+    lose_first_response,
+    on_item,
+)
+from devkit.handlers import deliver_until_acknowledged, load_function, run_concurrently
+from devkit.meters import RequestMeter, assert_no_item_twice_per_transaction
+from devkit.payloads import payment
 from lambda_inbox.kafka import parse_kafka_event
 from lambda_inbox.outcomes import Outcome
-from tests.integration.payment_events.conftest import PaymentsStack
-from tests.integration.payment_events.kafka_events import (
-    RequestLog,
-    assert_no_item_twice_per_transaction,
-    failures,
-    redelivery,
-)
-from tests.support.faults import FaultInjector, cancelled
-from tests.support.kafka_events import kafka_event, payment, record
 
 pytestmark = pytest.mark.integration
 
-EVENTS = Path(__file__).resolve().parents[3] / "events"
 MAX_REDELIVERIES = 30
 
 
-def load_event(name: str) -> dict[str, Any]:
-    return json.loads((EVENTS / name).read_text())  # type: ignore[no-any-return]
-
-
-def deliver_until_clean(module: ModuleType, event: dict[str, Any] | None) -> int:
+def deliver_until_clean(module: ModuleType, event: dict[str, Any]) -> int:
     """Deliver, then redeliver what the response reports (as Lambda does); returns rounds."""
-    rounds = 0
-    while event is not None:
-        rounds += 1
-        assert rounds <= MAX_REDELIVERIES, f"still failing after {MAX_REDELIVERIES} deliveries"
-        event = redelivery(event, module.handler(event, None))
-    return rounds
+    return deliver_until_acknowledged(module.handler, event, max_deliveries=MAX_REDELIVERIES)
 
 
 MULTI_PARTITION_BALANCES = {
@@ -55,39 +47,41 @@ MULTI_PARTITION_BALANCES = {
 
 
 def test_the_same_batch_redelivered_applies_once_and_costs_one_read(
-    stack: PaymentsStack,
+    aws: AppState,
 ) -> None:
-    module = stack.load()
-    log = RequestLog().attach(module.consumer.dynamodb)
+    module = load_function("payment_events")
+    meter = RequestMeter(module.consumer.dynamodb)
     event = load_event("msk-payment-multi-partition.json")
 
     assert module.handler(event, None) == {"batchItemFailures": []}
-    first = log.counts()
+    first = meter.counts()
     assert first["BatchGetItem"] == 1
     assert first["TransactWriteItems"] >= 1
-    assert_no_item_twice_per_transaction(log)
+    assert_no_item_twice_per_transaction(meter)
 
     for _ in range(2):  # redelivered (e.g. after a timeout of the whole invocation)
-        log.clear()
+        meter.clear()
         assert module.handler(event, None) == {"batchItemFailures": []}
-        assert log.counts() == {"BatchGetItem": 1}  # duplicates: one read, zero writes
+        assert meter.counts() == {"BatchGetItem": 1}  # duplicates: one read, zero writes
 
     # Another container receiving it is no different.
-    other = stack.load()
+    other = load_function("payment_events")
     assert other.handler(event, None) == {"batchItemFailures": []}
     for customer, expected in MULTI_PARTITION_BALANCES.items():
-        assert stack.balance(customer) == expected
-    assert len(stack.payment_items()) == 9
-    assert set(stack.inbox_statuses().values()) == {"COMPLETED"}
+        assert aws.balance(customer) == expected
+    assert len(aws.payment_items()) == 9
+    assert set(aws.inbox_statuses().values()) == {"COMPLETED"}
 
 
-def test_producer_retries_at_new_offsets_are_duplicates(stack: PaymentsStack) -> None:
-    module = stack.load()
-    first = kafka_event(record(n % 3, 100 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(12))
+def test_producer_retries_at_new_offsets_are_duplicates(aws: AppState) -> None:
+    module = load_function("payment_events")
+    first = kafka_event(
+        kafka_record(n % 3, 100 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(12)
+    )
     assert module.handler(first, None) == {"batchItemFailures": []}
     # The producer retried events 4..11 (same event_id, new offsets), interleaved with new ones.
-    retried = [record(n % 3, 200 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(4, 12)]
-    fresh = [record(n % 3, 300 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(12, 16)]
+    retried = [kafka_record(n % 3, 200 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(4, 12)]
+    fresh = [kafka_record(n % 3, 300 + n, payment(n, f"c{n % 4}", 10 + n)) for n in range(12, 16)]
     second = kafka_event(retried + fresh)
     results = module.consumer.process(parse_kafka_event(second))
     outcomes = {result.message_key: result.outcome for result in results}
@@ -96,34 +90,32 @@ def test_producer_retries_at_new_offsets_are_duplicates(stack: PaymentsStack) ->
 
     for c in range(4):
         amounts = [10 + n for n in range(16) if n % 4 == c]
-        assert stack.balance(f"c{c}") == (sum(amounts), len(amounts))
-    assert len(stack.payment_items()) == 16
+        assert aws.balance(f"c{c}") == (sum(amounts), len(amounts))
+    assert len(aws.payment_items()) == 16
 
 
-def test_hot_customer_payments_share_one_transaction_and_one_merged_update(
-    stack: PaymentsStack,
-) -> None:
-    module = stack.load()
-    log = RequestLog().attach(module.consumer.dynamodb)
+def test_hot_customer_payments_share_one_transaction_and_one_merged_update(aws: AppState) -> None:
+    module = load_function("payment_events")
+    meter = RequestMeter(module.consumer.dynamodb)
     event = load_event("msk-payment-hot-customer.json")
     # Some other customers in the same batch, interleaved with the hot one.
     event["records"]["payments-2"] = [
-        record(2, 700 + n, payment(9000 + n, f"cust-cold-{n}", 111)) for n in range(10)
+        kafka_record(2, 700 + n, payment(9000 + n, f"cust-cold-{n}", 111)) for n in range(10)
     ]
 
     assert module.handler(event, None) == {"batchItemFailures": []}
 
-    assert stack.balance("cust-042") == (46030, 20)
-    assert sum(1 for pid in stack.payment_items() if pid.startswith("pay-03")) == 20
+    assert aws.balance("cust-042") == (46030, 20)
+    assert sum(1 for pid in aws.payment_items() if pid.startswith("pay-03")) == 20
     for n in range(10):
-        assert stack.balance(f"cust-cold-{n}") == (111, 1)
-    assert_no_item_twice_per_transaction(log)
+        assert aws.balance(f"cust-cold-{n}") == (111, 1)
+    assert_no_item_twice_per_transaction(meter)
     # The 20 updates of one BALANCE item commute: one transaction, one merged action for them;
     # the cold customers ride along.
     hot_balance = json.dumps(
         {"pk": {"S": "CUSTOMER#cust-042"}, "sk": {"S": "BALANCE"}}, sort_keys=True
     )
-    transactions = log.transactions()
+    transactions = meter.transactions
     with_hot = [
         t
         for t in transactions
@@ -144,17 +136,17 @@ def test_hot_customer_payments_share_one_transaction_and_one_merged_update(
         ":amount": {"N": "46030"},
         ":one": {"N": "20"},
     }
-    assert log.counts()["BatchGetItem"] == 1
+    assert meter.counts()["BatchGetItem"] == 1
 
 
 def test_concurrent_invocations_on_overlapping_batches_apply_each_event_once(
-    stack: PaymentsStack,
+    aws: AppState,
 ) -> None:
     """Four containers receive overlapping windows of the same three partitions at once."""
     customers = 5  # few customers: BALANCE items are contended across invocations
     events_per_partition = 40
     all_records = [
-        record(p, o, payment(p * 1000 + o, f"cc-{(p + o) % customers}", 1 + (p * 7 + o) % 50))
+        kafka_record(p, o, payment(p * 1000 + o, f"cc-{(p + o) % customers}", 1 + (p * 7 + o) % 50))
         for p in range(3)
         for o in range(events_per_partition)
     ]
@@ -162,25 +154,13 @@ def test_concurrent_invocations_on_overlapping_batches_apply_each_event_once(
     batches = [
         kafka_event(r for r in all_records if start <= r["offset"] < end) for start, end in windows
     ]
-    modules = [stack.load() for _ in batches]
-    barrier = threading.Barrier(len(batches))
-    rounds: list[int] = [0] * len(batches)
-    errors: list[BaseException] = []
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            rounds[index] = deliver_until_clean(modules[index], batches[index])
-        except BaseException as error:  # reported on the main thread
-            errors.append(error)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(batches))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads)
-    assert errors == []
+    modules = [load_function("payment_events") for _ in batches]
+    run_concurrently(
+        [
+            functools.partial(deliver_until_clean, module, batch)
+            for module, batch in zip(modules, batches, strict=True)
+        ]
+    )
 
     expected: dict[str, tuple[int, int]] = {}
     for raw in all_records:
@@ -188,149 +168,115 @@ def test_concurrent_invocations_on_overlapping_batches_apply_each_event_once(
         cents, count = expected.get(body["customer_id"], (0, 0))
         expected[body["customer_id"]] = (cents + body["amount_cents"], count + 1)
     for customer, balance in expected.items():
-        assert stack.balance(customer) == balance
-    assert len(stack.payment_items()) == len(all_records)
-    statuses = stack.inbox_statuses()
+        assert aws.balance(customer) == balance
+    assert len(aws.payment_items()) == len(all_records)
+    statuses = aws.inbox_statuses()
     assert len(statuses) == len(all_records)
     assert set(statuses.values()) == {"COMPLETED"}
-
-
-class Crash(RuntimeError):
-    """The Lambda runtime dying mid-invocation."""
-
-
-def crash_on_first_transaction(module: ModuleType, event_name: str) -> list[int]:
-    """Raise `Crash` from the given hook of the first TransactWriteItems call only."""
-    calls: list[int] = []
-
-    def hook(**_: Any) -> None:
-        calls.append(1)
-        if len(calls) == 1:
-            raise Crash(f"crash in {event_name}")
-
-    module.consumer.dynamodb.meta.events.register(f"{event_name}.dynamodb.TransactWriteItems", hook)
-    return calls
 
 
 def crash_batch() -> dict[str, Any]:
     # Hot customer plus cold ones: their BALANCE updates commute, so one wave, one transaction.
     return kafka_event(
-        [record(0, o, payment(o, "hot", 100 + o)) for o in range(6)]
-        + [record(1, o, payment(100 + o, f"cold-{o}", 7)) for o in range(6)]
+        [kafka_record(0, o, payment(o, "hot", 100 + o)) for o in range(6)]
+        + [kafka_record(1, o, payment(100 + o, f"cold-{o}", 7)) for o in range(6)]
     )
 
 
-def assert_crash_batch_applied_once(stack: PaymentsStack) -> None:
-    assert stack.balance("hot") == (sum(100 + o for o in range(6)), 6)
+def assert_crash_batch_applied_once(aws: AppState) -> None:
+    assert aws.balance("hot") == (sum(100 + o for o in range(6)), 6)
     for o in range(6):
-        assert stack.balance(f"cold-{o}") == (7, 1)
-    assert len(stack.payment_items()) == 12
-    assert set(stack.inbox_statuses().values()) == {"COMPLETED"}
+        assert aws.balance(f"cold-{o}") == (7, 1)
+    assert len(aws.payment_items()) == 12
+    assert set(aws.inbox_statuses().values()) == {"COMPLETED"}
 
 
-def test_crash_before_the_commit_then_redelivery_applies_once(stack: PaymentsStack) -> None:
-    module = stack.load()
-    crash_on_first_transaction(module, "before-call")
+def test_crash_before_the_commit_then_redelivery_applies_once(aws: AppState) -> None:
+    module = load_function("payment_events")
+    crash_on(module.consumer.dynamodb, "before-call")
     event = crash_batch()
-    with pytest.raises(Crash):
+    with pytest.raises(LambdaCrashed):
         module.handler(event, None)
     # The batch is one transaction (the hot payments merged), which never reached DynamoDB:
     # nothing is written.
-    assert stack.inbox_statuses() == {}
-    assert stack.balance("hot") == (0, 0)
+    assert aws.inbox_statuses() == {}
+    assert aws.balance("hot") == (0, 0)
 
     # Lambda retries the whole batch, maybe in another container.
-    assert deliver_until_clean(stack.load(), event) == 1
-    assert_crash_batch_applied_once(stack)
+    assert deliver_until_clean(load_function("payment_events"), event) == 1
+    assert_crash_batch_applied_once(aws)
 
 
-def test_crash_after_the_commit_then_redelivery_applies_once(stack: PaymentsStack) -> None:
-    module = stack.load()
-    crash_on_first_transaction(module, "after-call")
+def test_crash_after_the_commit_then_redelivery_applies_once(aws: AppState) -> None:
+    module = load_function("payment_events")
+    crash_on(module.consumer.dynamodb, "after-call")
     event = crash_batch()
-    with pytest.raises(Crash):
+    with pytest.raises(LambdaCrashed):
         module.handler(event, None)
     # DynamoDB committed the batch's one transaction before the process died.
-    committed = [key for key, status in stack.inbox_statuses().items() if status == "COMPLETED"]
+    committed = [key for key, status in aws.inbox_statuses().items() if status == "COMPLETED"]
     assert sorted(committed) == sorted(
         [*(f"evt-{o}" for o in range(6)), *(f"evt-{100 + o}" for o in range(6))]
     )
-    assert stack.balance("hot") == (sum(100 + o for o in range(6)), 6)
+    assert aws.balance("hot") == (sum(100 + o for o in range(6)), 6)
 
-    redelivered = stack.load()
+    redelivered = load_function("payment_events")
     results = redelivered.consumer.process(parse_kafka_event(event))
     outcomes = {result.message_key: result.outcome for result in results}
     assert {outcomes[key] for key in committed} == {Outcome.DUPLICATE}
     assert Outcome.FAILED not in outcomes.values()
-    assert_crash_batch_applied_once(stack)
+    assert_crash_batch_applied_once(aws)
 
 
-def test_timeout_after_commit_is_retried_with_the_same_token(stack: PaymentsStack) -> None:
+def test_timeout_after_commit_is_retried_with_the_same_token(aws: AppState) -> None:
     """The response is lost after DynamoDB committed: the resend (same ClientRequestToken)
     succeeds without applying twice, and the message is COMMITTED, not a duplicate."""
-    module = stack.load()
-    tokens: list[str] = []
+    module = load_function("payment_events")
+    meter = RequestMeter(module.consumer.dynamodb)
+    lost = lose_first_response(module.consumer.dynamodb)
 
-    def remember(params: dict[str, Any], **_: Any) -> None:
-        tokens.append(params["ClientRequestToken"])
-
-    def lose_first_response(**_: Any) -> None:
-        if len(tokens) == 1:
-            raise ReadTimeoutError(endpoint_url=stack.tables.endpoint)
-
-    events = module.consumer.dynamodb.meta.events
-    events.register("before-parameter-build.dynamodb.TransactWriteItems", remember)
-    events.register("after-call.dynamodb.TransactWriteItems", lose_first_response)
-
-    event = kafka_event([record(0, 1, payment(1, "timeout", 500))])
+    event = kafka_event([kafka_record(0, 1, payment(1, "timeout", 500))])
     results = module.consumer.process(parse_kafka_event(event))
     assert [result.outcome for result in results] == [Outcome.COMMITTED]
+    assert lost == [200]
+    tokens = meter.tokens
     assert len(tokens) == 2 and tokens[0] == tokens[1]
-    assert stack.balance("timeout") == (500, 1)
+    assert aws.balance("timeout") == (500, 1)
 
 
 def test_poison_on_local_dynamodb_goes_to_the_dlq_and_the_partition_continues(
-    stack: PaymentsStack,
+    aws: AppState,
 ) -> None:
-    module = stack.load()
+    module = load_function("payment_events")
     event = load_event("msk-payment-poison.json")
     assert module.handler(event, None) == {"batchItemFailures": []}
-    assert stack.dead_letter_count() == 3
-    assert set(stack.payment_items()) == {"pay-0201", "pay-0205"}
+    assert aws.dead_letter_count() == 3
+    assert set(aws.payment_items()) == {"pay-0201", "pay-0205"}
     # The whole batch redelivered: the committed ones are duplicates, the poison stays poison.
-    assert failures(module.handler(event, None)) == []
-    assert set(stack.payment_items()) == {"pay-0201", "pay-0205"}
-    assert stack.balance("cust-001") == (1850, 1)
-    statuses = stack.inbox_statuses()
+    assert failed_offsets(module.handler(event, None)) == []
+    assert set(aws.payment_items()) == {"pay-0201", "pay-0205"}
+    assert aws.balance("cust-001") == (1850, 1)
+    statuses = aws.inbox_statuses()
     assert statuses["payments-0-201"] == statuses["evt-pay-0204"] == "FAILED"
 
 
 def test_a_partition_stuck_on_conflicts_is_reported_from_the_failed_offset(
-    stack: PaymentsStack,
+    aws: AppState,
 ) -> None:
     """Transactions touching one customer's BALANCE are cancelled with TransactionConflict (a
     synthetic DynamoDB answer, below the inbox) until the outage ends: that record and every later
     record of its partition are reported and left unprocessed; the other partition commits."""
-    module = stack.load()
-    outage = threading.Event()
-    outage.set()
-    blocked = json.dumps({"pk": {"S": "CUSTOMER#blocked"}, "sk": {"S": "BALANCE"}}, sort_keys=True)
-
-    def conflict(items: list[dict[str, Any]]) -> list[str] | None:
-        keys = [json.dumps(item.get("Update", {}).get("Key"), sort_keys=True) for item in items]
-        if not outage.is_set() or blocked not in keys:
-            return None
-        return ["TransactionConflict" if key == blocked else "None" for key in keys]
-
-    FaultInjector(module.consumer.dynamodb, cancelled(conflict), times=None)
+    module = load_function("payment_events")
+    blocked = on_item("TransactionConflict", "CUSTOMER#blocked", "BALANCE")
+    outage = FaultInjector(module.consumer.dynamodb, cancelled(blocked), times=None)
     event = kafka_event(
         [
-            record(0, 1, payment(1, "ok-a", 10)),
-            record(0, 2, payment(2, "blocked", 20)),
-            record(0, 3, payment(3, "ok-b", 30)),
-            record(0, 4, payment(4, "blocked", 40)),
-            record(1, 1, payment(5, "ok-c", 50)),
-            record(1, 2, payment(6, "ok-a", 60)),
+            kafka_record(0, 1, payment(1, "ok-a", 10)),
+            kafka_record(0, 2, payment(2, "blocked", 20)),
+            kafka_record(0, 3, payment(3, "ok-b", 30)),
+            kafka_record(0, 4, payment(4, "blocked", 40)),
+            kafka_record(1, 1, payment(5, "ok-c", 50)),
+            kafka_record(1, 2, payment(6, "ok-a", 60)),
         ]
     )
     results = module.consumer.process(parse_kafka_event(event))
@@ -342,46 +288,39 @@ def test_a_partition_stuck_on_conflicts_is_reported_from_the_failed_offset(
         ("payments-1-1", Outcome.COMMITTED, None),
         ("payments-1-2", Outcome.COMMITTED, None),
     ]
-    assert stack.balance("ok-a") == (70, 2)
-    assert stack.balance("ok-c") == (50, 1)
-    assert stack.balance("ok-b") == (0, 0)
-    assert stack.balance("blocked") == (0, 0)
-    assert set(stack.inbox_statuses()) == {"evt-1", "evt-5", "evt-6"}
+    assert aws.balance("ok-a") == (70, 2)
+    assert aws.balance("ok-c") == (50, 1)
+    assert aws.balance("ok-b") == (0, 0)
+    assert aws.balance("blocked") == (0, 0)
+    assert set(aws.inbox_statuses()) == {"evt-1", "evt-5", "evt-6"}
 
     response = module.handler(event, None)  # the same again: still stuck, same report
-    assert failures(response) == [("payments-0", 2), ("payments-0", 3), ("payments-0", 4)]
+    assert failed_offsets(response) == [("payments-0", 2), ("payments-0", 3), ("payments-0", 4)]
 
-    outage.clear()
-    assert deliver_until_clean(module, redelivery(event, response)) == 1
-    assert stack.balance("blocked") == (60, 2)
-    assert stack.balance("ok-b") == (30, 1)
-    assert stack.balance("ok-a") == (70, 2)
-    assert len(stack.payment_items()) == 6
+    outage.active = False
+    again = redelivery(event, response)
+    assert again is not None
+    assert deliver_until_clean(module, again) == 1
+    assert aws.balance("blocked") == (60, 2)
+    assert aws.balance("ok-b") == (30, 1)
+    assert aws.balance("ok-a") == (70, 2)
+    assert len(aws.payment_items()) == 6
 
 
-def test_a_follower_of_a_failed_leader_blocks_its_own_partition(stack: PaymentsStack) -> None:
+def test_a_follower_of_a_failed_leader_blocks_its_own_partition(aws: AppState) -> None:
     """evt-1 is delivered on two partitions. Its first delivery cannot commit (its inbox put is
     cancelled with TransactionConflict until the outage ends), so its second delivery fails too,
     and the next record of that second partition, which touches the same BALANCE, must not
     commit ahead of it."""
-    module = stack.load()
-    outage = threading.Event()
-    outage.set()
-    stuck_pk = "payment-events#evt-1"
-
-    def conflict(items: list[dict[str, Any]]) -> list[str] | None:
-        pks = [item.get("Put", {}).get("Item", {}).get("pk", {}).get("S") for item in items]
-        if not outage.is_set() or stuck_pk not in pks:
-            return None
-        return ["TransactionConflict" if pk == stuck_pk else "None" for pk in pks]
-
-    FaultInjector(module.consumer.dynamodb, cancelled(conflict), times=None)
+    module = load_function("payment_events")
+    stuck = on_item("TransactionConflict", f"{PAYMENT_EVENTS}#evt-1")
+    outage = FaultInjector(module.consumer.dynamodb, cancelled(stuck), times=None)
     event = kafka_event(
         [
-            record(0, 1, payment(1, "shared", 100)),  # leader of evt-1: stuck
-            record(1, 5, payment(1, "shared", 100)),  # follower of evt-1
-            record(1, 6, payment(2, "shared", 30)),  # same BALANCE, after the follower
-            record(2, 1, payment(3, "other", 7)),
+            kafka_record(0, 1, payment(1, "shared", 100)),  # leader of evt-1: stuck
+            kafka_record(1, 5, payment(1, "shared", 100)),  # follower of evt-1
+            kafka_record(1, 6, payment(2, "shared", 30)),  # same BALANCE, after the follower
+            kafka_record(2, 1, payment(3, "other", 7)),
         ]
     )
     results = module.consumer.process(parse_kafka_event(event))
@@ -391,9 +330,9 @@ def test_a_follower_of_a_failed_leader_blocks_its_own_partition(stack: PaymentsS
         ("payments-1-6", Outcome.SKIPPED, None),
         ("payments-2-1", Outcome.COMMITTED, None),
     ]
-    assert stack.balance("shared") == (0, 0)
+    assert aws.balance("shared") == (0, 0)
 
-    outage.clear()
+    outage.active = False
     assert deliver_until_clean(module, event) == 1
-    assert stack.balance("shared") == (130, 2)
-    assert stack.balance("other") == (7, 1)
+    assert aws.balance("shared") == (130, 2)
+    assert aws.balance("other") == (7, 1)

@@ -10,15 +10,14 @@ from typing import Any
 
 import pytest
 
+from devkit.app_state import AppState
+from devkit.events import kafka_event, kafka_record
+from devkit.faults import FaultInjector, cancelled
+from devkit.handlers import load_function
+from devkit.meters import RequestMeter, assert_no_item_twice_per_transaction
+from devkit.payloads import payment
 from lambda_inbox.kafka import parse_kafka_event
 from lambda_inbox.outcomes import Outcome
-from tests.integration.payment_events.conftest import PaymentsStack
-from tests.integration.payment_events.kafka_events import (
-    RequestLog,
-    assert_no_item_twice_per_transaction,
-)
-from tests.support.faults import FaultInjector, cancelled
-from tests.support.kafka_events import kafka_event, payment, record
 
 pytestmark = pytest.mark.integration
 
@@ -34,21 +33,10 @@ def payments(
     for n in range(first, first + records):
         customer = f"hot-{n % customers:04d}"
         amount = 1 + n % 89
-        made.append(record((n // customers) % PARTITIONS, n, payment(n, customer, amount)))
+        made.append(kafka_record((n // customers) % PARTITIONS, n, payment(n, customer, amount)))
         cents, count = expected.get(customer, (0, 0))
         expected[customer] = (cents + amount, count + 1)
     return kafka_event(made), expected
-
-
-def balances(stack: PaymentsStack) -> dict[str, tuple[int, int]]:
-    return {
-        item["pk"]["S"].removeprefix("CUSTOMER#"): (
-            int(item["balance_cents"]["N"]),
-            int(item["payments"]["N"]),
-        )
-        for item in stack.scan(stack.tables.domain)
-        if item["sk"]["S"] == "BALANCE"
-    }
 
 
 def balance_key(customer: str) -> str:
@@ -63,36 +51,36 @@ def update_key(item: dict[str, Any]) -> str:
     ("customers", "budget"), [pytest.param(10, 35, id="10"), pytest.param(1000, 42, id="1000")]
 )
 def test_a_thousand_payments_within_the_request_budget(
-    stack: PaymentsStack, customers: int, budget: int
+    aws: AppState, customers: int, budget: int
 ) -> None:
-    module = stack.load()
-    log = RequestLog().attach(module.consumer.dynamodb)  # counts `before-call` events
+    module = load_function("payment_events")
+    meter = RequestMeter(module.consumer.dynamodb)  # counts `before-call` events
     event, expected = payments(1000, customers)
 
     assert module.handler(event, None) == {"batchItemFailures": []}
 
-    counts = log.counts()
+    counts = meter.counts()
     assert sum(counts.values()) <= budget, counts
     assert counts["BatchGetItem"] == 10
-    assert_no_item_twice_per_transaction(log)
-    for transaction in log.transactions():
+    assert_no_item_twice_per_transaction(meter)
+    for transaction in meter.transactions:
         assert len(transaction["TransactItems"]) <= 100
-    assert balances(stack) == expected
-    assert len(stack.payment_items()) == 1000
+    assert aws.balances() == expected
+    assert len(aws.payment_items()) == 1000
 
-    log.clear()
+    meter.clear()
     assert module.handler(event, None) == {"batchItemFailures": []}
-    assert log.counts() == Counter({"BatchGetItem": 10})
-    assert balances(stack) == expected
+    assert meter.counts() == Counter({"BatchGetItem": 10})
+    assert aws.balances() == expected
 
 
 def test_a_logical_duplicate_and_a_throttled_merged_update_keep_every_outcome_right(
-    stack: PaymentsStack,
+    aws: AppState,
 ) -> None:
-    module = stack.load()
+    module = load_function("payment_events")
     # pay-7 is already recorded under another event: evt-7 is a logical duplicate (its payment
     # put's condition fails inside a merged transaction) and must not credit anyone.
-    seed = kafka_event([record(9, 1, payment(99_999, "hot-0007", 1_000, payment_id="pay-7"))])
+    seed = kafka_event([kafka_record(9, 1, payment(99_999, "hot-0007", 1_000, payment_id="pay-7"))])
     assert module.handler(seed, None) == {"batchItemFailures": []}
     event, expected = payments(300, 10)
     cents, count = expected["hot-0007"]
@@ -108,19 +96,19 @@ def test_a_logical_duplicate_and_a_throttled_merged_update_keep_every_outcome_ri
         return ["ThrottlingError" if key == hot else "None" for key in keys]
 
     faults = FaultInjector(module.consumer.dynamodb, cancelled(throttled), times=2)
-    log = RequestLog().attach(module.consumer.dynamodb)
+    meter = RequestMeter(module.consumer.dynamodb)
     results = module.consumer.process(parse_kafka_event(event))
 
     assert faults.injected == 2
     outcomes = {result.message_key: result.outcome for result in results}
     assert outcomes.pop("evt-7") is Outcome.BUSINESS_OUTCOME
     assert set(outcomes.values()) == {Outcome.COMMITTED}
-    assert balances(stack) == expected
-    assert "pay-7" in stack.payment_items()
-    assert stack.payment_items()["pay-7"]["event_id"]["S"] == "evt-99999"
+    assert aws.balances() == expected
+    assert "pay-7" in aws.payment_items()
+    assert aws.payment_items()["pay-7"]["event_id"]["S"] == "evt-99999"
     merged = [
         item["Update"]
-        for transaction in log.transactions()
+        for transaction in meter.transactions
         for item in transaction["TransactItems"]
         if update_key(item) == hot
     ]
@@ -129,13 +117,13 @@ def test_a_logical_duplicate_and_a_throttled_merged_update_keep_every_outcome_ri
     # Redelivery of the whole batch changes nothing.
     again = module.consumer.process(parse_kafka_event(event))
     assert {result.outcome for result in again} == {Outcome.DUPLICATE}
-    assert balances(stack) == expected
+    assert aws.balances() == expected
 
 
-def test_a_refused_merged_update_is_retried_per_message(stack: PaymentsStack) -> None:
+def test_a_refused_merged_update_is_retried_per_message(aws: AppState) -> None:
     """DynamoDB refuses the merged update of one customer once (as it would a sum out of the
     number range): its owners are retried alone, where each is judged on its own writes."""
-    module = stack.load()
+    module = load_function("payment_events")
     event, expected = payments(40, 4)
     hot = balance_key("hot-0001")
     sizes: list[int] = []
@@ -148,12 +136,12 @@ def test_a_refused_merged_update_is_retried_per_message(stack: PaymentsStack) ->
         return ["ValidationError" if key == hot else "None" for key in keys]
 
     faults = FaultInjector(module.consumer.dynamodb, cancelled(refused), times=1)
-    log = RequestLog().attach(module.consumer.dynamodb)
+    meter = RequestMeter(module.consumer.dynamodb)
     results = module.consumer.process(parse_kafka_event(event))
 
     assert faults.injected == 1 and sizes[0] > 3  # a merged transaction was refused
     assert {result.outcome for result in results} == {Outcome.COMMITTED}
-    assert balances(stack) == expected
-    alone = [t for t in log.transactions() if len(t["TransactItems"]) == 3]
+    assert aws.balances() == expected
+    alone = [t for t in meter.transactions if len(t["TransactItems"]) == 3]
     assert len(alone) == 10  # hot-0001's ten payments, one transaction each
-    assert stack.dead_letter_count() == 0
+    assert aws.dead_letter_count() == 0

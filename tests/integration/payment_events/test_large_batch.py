@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
-from tests.integration.payment_events.conftest import PaymentsStack
-from tests.integration.payment_events.kafka_events import (
-    RequestLog,
-    assert_no_item_twice_per_transaction,
-)
-from tests.support.kafka_events import kafka_event, payment, record
+from devkit.app_state import AppState
+from devkit.events import kafka_event, kafka_record
+from devkit.handlers import load_function
+from devkit.meters import RequestMeter, assert_no_item_twice_per_transaction
+from devkit.payloads import payment
 
 pytestmark = pytest.mark.integration
 
@@ -29,7 +28,9 @@ def thousand_payments(customers: int) -> tuple[dict[str, Any], dict[str, tuple[i
     for n in range(RECORDS):
         customer = f"cust-{n % customers:04d}"
         amount = 1 + n % 97
-        records.append(record(n % PARTITIONS, 1000 + n // PARTITIONS, payment(n, customer, amount)))
+        records.append(
+            kafka_record(n % PARTITIONS, 1000 + n // PARTITIONS, payment(n, customer, amount))
+        )
         cents, count = expected.get(customer, (0, 0))
         expected[customer] = (cents + amount, count + 1)
     return kafka_event(records), expected
@@ -46,31 +47,23 @@ def thousand_payments(customers: int) -> tuple[dict[str, Any], dict[str, tuple[i
         pytest.param(1000, 31, id="1000-distinct-customers"),
     ],
 )
-def test_thousand_record_batch(stack: PaymentsStack, customers: int, transactions: int) -> None:
-    module = stack.load()
-    log = RequestLog().attach(module.consumer.dynamodb)
+def test_thousand_record_batch(aws: AppState, customers: int, transactions: int) -> None:
+    module = load_function("payment_events")
+    meter = RequestMeter(module.consumer.dynamodb)
     event, expected = thousand_payments(customers)
 
     assert module.handler(event, None) == {"batchItemFailures": []}
 
-    counts = log.counts()
+    counts = meter.counts()
     assert counts["BatchGetItem"] == RECORDS // 100  # one read per 100 keys
     assert counts["TransactWriteItems"] == transactions
     assert set(counts) == {"BatchGetItem", "TransactWriteItems"}
     assert sum(counts.values()) <= (35 if customers == 10 else 42)  # DESIGN section 9
-    assert_no_item_twice_per_transaction(log)
-    balances = {
-        item["pk"]["S"].removeprefix("CUSTOMER#"): (
-            int(item["balance_cents"]["N"]),
-            int(item["payments"]["N"]),
-        )
-        for item in stack.scan(stack.tables.domain)
-        if item["sk"]["S"] == "BALANCE"
-    }
-    assert balances == expected
-    assert len(stack.payment_items()) == RECORDS
+    assert_no_item_twice_per_transaction(meter)
+    assert aws.balances() == expected
+    assert len(aws.payment_items()) == RECORDS
 
     # The same batch again: 1,000 duplicates for 10 reads and no write.
-    log.clear()
+    meter.clear()
     assert module.handler(event, None) == {"batchItemFailures": []}
-    assert log.counts() == {"BatchGetItem": RECORDS // 100}
+    assert meter.counts() == {"BatchGetItem": RECORDS // 100}

@@ -7,7 +7,6 @@ payment-events on DynamoDB Local.
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 import uuid
@@ -16,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from tests.integration.payment_events.conftest import PaymentsStack
-from tests.support.kafka_events import payment
+from devkit.app_state import AppState
+from devkit.events import kafka_event, kafka_record
+from devkit.handlers import load_function
+from devkit.payloads import payment
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
@@ -67,31 +68,27 @@ def consume_all(bootstrap: str, expected: int) -> list[Any]:
 
 
 def msk_event(messages: list[Any]) -> dict[str, Any]:
-    """The MSK event shape: records keyed "<topic>-<partition>", base64 key/value, byte headers."""
-    records: dict[str, list[dict[str, Any]]] = {}
+    """The MSK event Lambda would deliver for messages consumed from the cluster."""
+    records = []
     for message in messages:
         timestamp_type, timestamp = message.timestamp()
-        raw: dict[str, Any] = {
-            "topic": message.topic(),
-            "partition": message.partition(),
-            "offset": message.offset(),
-            "timestamp": timestamp,
-            "timestampType": "CREATE_TIME" if timestamp_type == 1 else "LOG_APPEND_TIME",
-            "value": base64.b64encode(message.value()).decode("ascii"),
-            "headers": [{name: list(value or b"")} for name, value in message.headers() or []],
-        }
-        if message.key() is not None:
-            raw["key"] = base64.b64encode(message.key()).decode("ascii")
-        records.setdefault(f"{message.topic()}-{message.partition()}", []).append(raw)
-    return {
-        "eventSource": "aws:kafka",
-        "eventSourceArn": "arn:aws:kafka:us-east-1:123456789012:cluster/mock/0",
-        "records": records,
-    }
+        records.append(
+            kafka_record(
+                message.partition(),
+                message.offset(),
+                message.value(),
+                key=message.key(),
+                headers=message.headers() or [],
+                topic=message.topic(),
+                timestamp=timestamp,
+                timestamp_type="CREATE_TIME" if timestamp_type == 1 else "LOG_APPEND_TIME",
+            )
+        )
+    return kafka_event(records)
 
 
 def test_payments_produced_to_a_mock_cluster_apply_exactly_once(
-    stack: PaymentsStack, mock_cluster: tuple[Any, str]
+    aws: AppState, mock_cluster: tuple[Any, str]
 ) -> None:
     producer, bootstrap = mock_cluster
     payments = [payment(n, f"cust-{n % 4}", 100 + n) for n in range(24)]
@@ -110,7 +107,7 @@ def test_payments_produced_to_a_mock_cluster_apply_exactly_once(
     assert len(messages) == produced
     assert len({message.partition() for message in messages}) > 1
 
-    module = stack.load()
+    module = load_function("payment_events")
     # Lambda's batches: the records in two invocations, then the whole log replayed.
     half = len(messages) // 2
     for batch in (messages[:half], messages[half:], messages):
@@ -118,7 +115,7 @@ def test_payments_produced_to_a_mock_cluster_apply_exactly_once(
 
     for c in range(4):
         amounts = [100 + n for n in range(24) if n % 4 == c]
-        assert stack.balance(f"cust-{c}") == (sum(amounts), len(amounts))
-    assert len(stack.payment_items()) == 24
-    sources = {item["source"]["S"] for item in stack.scan(stack.tables.inbox)}
+        assert aws.balance(f"cust-{c}") == (sum(amounts), len(amounts))
+    assert len(aws.payment_items()) == 24
+    sources = {item["source"]["S"] for item in aws.scan(aws.inbox)}
     assert all(source.startswith(f"{TOPIC}-") for source in sources)

@@ -1,4 +1,4 @@
-"""Create the project's DynamoDB tables on a test endpoint (DynamoDB Local or moto).
+"""Create the project's DynamoDB tables on a local endpoint (DynamoDB Local or moto).
 
 The shapes match template.yaml: the inbox table has only a partition key `pk`, a sparse GSI
 `open-records` over open records, and TTL on `expires_at`; the domain table has `pk`/`sk`.

@@ -1,4 +1,4 @@
-"""DynamoDB Local as a real Java process, shared by the tests, the demo and the benchmarks.
+"""DynamoDB Local as a real Java process, for the tests, the demo and the benchmarks.
 
 `running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` on a free loopback port, waits
 until it answers `ListTables`, yields its URL `http://127.0.0.1:PORT` and stops the process on
@@ -19,15 +19,10 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import boto3
-from botocore.config import Config
+from devkit.offline_aws import local_client
+from devkit.paths import REPO_ROOT
 
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DYNAMODB_LOCAL_DIR = Path(".cache") / "dynamodb-local"
 POLL_INTERVAL = 0.25
 STOP_TIMEOUT = 15.0
@@ -49,27 +44,6 @@ def dynamodb_local_dir() -> Path:
     unless absolute), by default `<repo>/.cache/dynamodb-local` (what `make dynamodb-local` fills)."""
     path = Path(os.environ.get("DYNAMODB_LOCAL_DIR", str(DEFAULT_DYNAMODB_LOCAL_DIR)))
     return path if path.is_absolute() else REPO_ROOT / path
-
-
-def local_dynamodb_client(endpoint: str, *, own_session: bool = False) -> DynamoDBClient:
-    """A low-level client for a local endpoint (fake credentials, fast failure, few retries).
-
-    `own_session` keeps it off boto3's default session, so hooks registered there (request
-    counters) never see its calls, e.g. the start-up probes.
-    """
-    session = boto3.session.Session() if own_session else boto3
-    return session.client(
-        "dynamodb",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        config=Config(
-            connect_timeout=2,
-            read_timeout=30,
-            retries={"max_attempts": 3, "mode": "standard"},
-        ),
-    )
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -134,7 +108,7 @@ def dynamodb_local_or_exit() -> Iterator[str]:
 def _wait_until_answering(
     process: subprocess.Popen[bytes], endpoint: str, log_path: Path, timeout: float
 ) -> None:
-    client = local_dynamodb_client(endpoint, own_session=True)
+    client = local_client("dynamodb", endpoint, own_session=True)
     deadline = time.monotonic() + timeout
     last_error: Exception | None = None
     while True:

@@ -1,0 +1,12 @@
+"""Development helpers shared by the tests, `scripts/demo.py` and the benchmarks: local AWS,
+fakes and event builders. Not part of the Lambda layer.
+
+- `offline_aws`: fake credentials, no inherited profile or endpoint; clients for local endpoints.
+- `dynamodb_local`: DynamoDB Local as a Java process; `queues`: the moto server, SQS queues.
+- `tables`: the inbox and domain tables; `items`: reading items back; `app_state`: the example
+  application's tables and queues with readers of their state.
+- `handlers`: load a function's `app.py`, run an event through a consumer.
+- `events`: SQS and Kafka events, sample events; `payloads`: OrderPlaced and PaymentCaptured.
+- `lambda_context`: a fake Lambda context; `faults`: injected faults and crashes;
+  `meters`: request counting; `emf`: EMF metric records in captured output.
+"""

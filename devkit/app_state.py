@@ -1,0 +1,151 @@
+"""The example application's AWS resources in one place (inbox and domain tables, dead-letter
+queues) and readers of their state. The same on moto, DynamoDB Local and the moto server."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from devkit import items, queues
+from devkit.tables import seed_stock
+from lambda_inbox import InboxConfig, InboxConsumer
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
+
+#: The consumer names of the example functions (the prefix of their inbox keys).
+ORDER_EVENTS = "order-events"
+PAYMENT_EVENTS = "payment-events"
+
+
+@dataclass(frozen=True)
+class AppState:
+    """Tables, queues and the clients bound to them, with readers of what the functions wrote.
+
+    `endpoints` ("dynamodb", "sqs" -> URL) are the local endpoints the functions must use; empty
+    under in-process moto, which needs none.
+    """
+
+    dynamodb: DynamoDBClient
+    sqs: SQSClient
+    inbox: str
+    domain: str
+    dlq_url: str
+    fifo_dlq_url: str | None = None
+    endpoints: Mapping[str, str] = field(default_factory=dict)
+
+    def function_environment(self) -> dict[str, str]:
+        """What the example functions read at import: INBOX_TABLE, DOMAIN_TABLE,
+        DEAD_LETTER_QUEUE_URL and the `AWS_ENDPOINT_URL_*` of `endpoints`."""
+        env = {
+            "INBOX_TABLE": self.inbox,
+            "DOMAIN_TABLE": self.domain,
+            "DEAD_LETTER_QUEUE_URL": self.dlq_url,
+        }
+        for service, url in self.endpoints.items():
+            env[f"AWS_ENDPOINT_URL_{service.upper()}"] = url
+        return env
+
+    def consumer(
+        self, name: str, *, config: Mapping[str, Any] | None = None, **options: Any
+    ) -> InboxConsumer[Any]:
+        """An `InboxConsumer` named `name` on these tables, this dead-letter queue and these
+        clients. `config` overrides `InboxConfig` fields (e.g. `retry`, `fifo_failure_mode`,
+        `dead_letter_queue_url=None`); `options` are `InboxConsumer`'s (`model`, `decide`, `key`,
+        `on_condition_failed`, `logger`, `metrics`, `tracer`)."""
+        settings: dict[str, Any] = {
+            "consumer": name,
+            "inbox_table": self.inbox,
+            "dead_letter_queue_url": self.dlq_url,
+            **(config or {}),
+        }
+        return InboxConsumer(
+            name, config=InboxConfig(**settings), dynamodb=self.dynamodb, sqs=self.sqs, **options
+        )
+
+    # ---- domain table ----------------------------------------------------------------------
+
+    def seed_stock(self, stock: Mapping[str, int]) -> None:
+        """Put `SKU#{sku}` / `STOCK` items: `available` = the given amount, `reserved` = 0."""
+        seed_stock(self.dynamodb, self.domain, stock)
+
+    def item(self, pk: str, sk: str) -> dict[str, Any] | None:
+        """A domain item (attribute values), None when absent."""
+        return items.get_item(self.dynamodb, self.domain, {"pk": pk, "sk": sk})
+
+    def scan(self, table: str) -> list[dict[str, Any]]:
+        """Every item of `table` (attribute values)."""
+        return items.scan_items(self.dynamodb, table)
+
+    def domain_items(self) -> list[dict[str, Any]]:
+        """Every domain item, as plain values."""
+        return [items.plain(item) for item in self.scan(self.domain)]
+
+    def stock(self, sku: str) -> tuple[int, int] | None:
+        """(available, reserved) of a SKU, None if it has no stock item."""
+        return items.stock_of(self.dynamodb, self.domain, sku)
+
+    def balance(self, customer: str) -> tuple[int, int]:
+        """(balance_cents, payments) of a customer, (0, 0) without a balance item."""
+        return items.balance_of(self.dynamodb, self.domain, customer)
+
+    def balances(self) -> dict[str, tuple[int, int]]:
+        """(balance_cents, payments) of every customer with a balance item."""
+        return items.balances(self.dynamodb, self.domain)
+
+    def order_records(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Every ORDER# item as plain values, by (order_id, "SHIPMENT" | "REJECTION")."""
+        return {
+            (item["pk"].removeprefix("ORDER#"), item["sk"]): item
+            for item in self.domain_items()
+            if item["pk"].startswith("ORDER#")
+        }
+
+    def payment_items(self) -> dict[str, dict[str, Any]]:
+        """Every PAYMENT# item as plain values, by payment id."""
+        return {
+            item["sk"].removeprefix("PAYMENT#"): item
+            for item in self.domain_items()
+            if item["sk"].startswith("PAYMENT#")
+        }
+
+    # ---- inbox table -----------------------------------------------------------------------
+
+    def inbox_record(self, consumer: str, key: str) -> dict[str, Any] | None:
+        """The inbox record of `consumer` for message key `key` (attribute values)."""
+        return items.get_item(self.dynamodb, self.inbox, {"pk": f"{consumer}#{key}"})
+
+    def inbox_records(self, consumer: str | None = None) -> dict[str, dict[str, Any]]:
+        """Every inbox record as plain values, by message key. With `consumer`, every record of
+        the table must be one of its records (AssertionError otherwise)."""
+        records: dict[str, dict[str, Any]] = {}
+        for item in map(items.plain, self.scan(self.inbox)):
+            if consumer is not None:
+                assert item["pk"] == f"{consumer}#{item['message_key']}", item["pk"]
+            records[item["message_key"]] = item
+        return records
+
+    def inbox_statuses(self) -> dict[str, str]:
+        """The status of every inbox record, by message key."""
+        return {key: record["status"] for key, record in self.inbox_records().items()}
+
+    # ---- dead-letter queues ----------------------------------------------------------------
+
+    def dead_letters(self, *, fifo: bool = False) -> list[MessageTypeDef]:
+        """Drain the dead-letter queue (the FIFO one with `fifo`): every message in it, with all
+        attributes, deleted once received."""
+        url = self.fifo_dlq_url if fifo else self.dlq_url
+        assert url is not None, "no FIFO dead-letter queue"
+        return queues.receive_all(self.sqs, url, delete=True)
+
+    def dead_letter_count(self) -> int:
+        """The messages waiting in the dead-letter queue."""
+        return queues.queue_depth(self.sqs, self.dlq_url)
+
+    def assert_dlq_empty(self) -> None:
+        """Nothing waits in the dead-letter queue, nothing is in flight there."""
+        assert queues.queue_depth(self.sqs, self.dlq_url, in_flight=True) == 0
+        assert self.dead_letters() == []

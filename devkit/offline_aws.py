@@ -1,0 +1,87 @@
+"""The AWS environment of every local run (tests, demo, benchmarks): fake credentials, one
+region, no ~/.aws files, and no inherited profile or endpoint, so nothing reaches a real account
+or a developer's own endpoints. Also: clients for local endpoints (DynamoDB Local, moto server)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal, overload
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sqs import SQSClient
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+OFFLINE_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+_PROFILES = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
+
+#: Local endpoints answer fast or not at all: fail quickly, retry a little.
+LOCAL_CLIENT_CONFIG = Config(
+    connect_timeout=2,
+    read_timeout=30,
+    retries={"max_attempts": 3, "mode": "standard"},
+)
+
+
+def inherited_aws_settings(environ: Mapping[str, str]) -> list[str]:
+    """The names in `environ` that could point a client at a real account or endpoint."""
+    return [name for name in environ if name in _PROFILES or name.startswith("AWS_ENDPOINT_URL")]
+
+
+def use_offline_aws(**extra: str) -> None:
+    """For scripts: drop inherited profiles and endpoints from `os.environ`, then set
+    `OFFLINE_AWS_ENV` and `extra` (Powertools settings, say)."""
+    for name in inherited_aws_settings(os.environ):
+        del os.environ[name]
+    os.environ.update(OFFLINE_AWS_ENV, **extra)
+
+
+@overload
+def local_client(
+    service: Literal["dynamodb"], endpoint: str, *, own_session: bool = False
+) -> DynamoDBClient: ...
+
+
+@overload
+def local_client(
+    service: Literal["sqs"], endpoint: str, *, own_session: bool = False
+) -> SQSClient: ...
+
+
+def local_client(
+    service: Literal["dynamodb", "sqs"], endpoint: str, *, own_session: bool = False
+) -> DynamoDBClient | SQSClient:
+    """A low-level client for a local endpoint (fake credentials, fast failure, few retries).
+
+    `own_session` keeps it off boto3's default session, so hooks registered there (request
+    meters) never see its calls: set-up, probes and the reads of a demo or a benchmark.
+    """
+    if own_session:
+        session = boto3.session.Session()
+    else:
+        if boto3.DEFAULT_SESSION is None:
+            boto3.setup_default_session()
+        assert boto3.DEFAULT_SESSION is not None
+        session = boto3.DEFAULT_SESSION
+    return session.client(
+        service,
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=LOCAL_CLIENT_CONFIG,
+    )

@@ -1,0 +1,211 @@
+"""`make sam-local` (scripts/sam_local.py): the derived template `sam local` runs, and which
+sample events each function gets. No container is started here; `make sam-local` runs them."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import urllib.request
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from devkit.paths import REPO_ROOT as REPO
+
+
+@pytest.fixture(scope="module")
+def sam_local() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "sam_local_script", REPO / "scripts" / "sam_local.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def derived(sam_local: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    target = tmp_path_factory.mktemp("aws-sam-local")
+    template = sam_local.load_template(REPO / "template.yaml")
+    result: dict[str, Any] = sam_local.derive_local_template(
+        template, source_dir=REPO, target_dir=target
+    )
+    result["_target"] = str(target)
+    return result
+
+
+def resources_of(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {
+        name: resource
+        for name, resource in template["Resources"].items()
+        if resource.get("Type") == kind
+    }
+
+
+def test_the_derived_template_runs_everything_on_x86_64(derived: dict[str, Any]) -> None:
+    assert "arm64" not in json.dumps(derived)
+    assert derived["Globals"]["Function"]["Architectures"] == ["x86_64"]
+    for layer in resources_of(derived, "AWS::Serverless::LayerVersion").values():
+        assert layer["Properties"]["CompatibleArchitectures"] == ["x86_64"]
+        assert layer["Metadata"]["BuildArchitecture"] == "x86_64"
+
+
+def test_every_function_declares_the_local_variables(
+    sam_local: ModuleType, derived: dict[str, Any]
+) -> None:
+    functions = resources_of(derived, "AWS::Serverless::Function")
+    assert functions
+    for name, function in functions.items():
+        variables = function["Properties"]["Environment"]["Variables"]
+        for variable in sam_local.LOCAL_VARIABLES:
+            assert variable in variables, (name, variable)
+
+
+def test_code_paths_point_at_the_sources_from_the_derived_template(derived: dict[str, Any]) -> None:
+    target = Path(derived["_target"])
+    uris = [
+        function["Properties"]["CodeUri"]
+        for function in resources_of(derived, "AWS::Serverless::Function").values()
+    ] + [
+        layer["Properties"]["ContentUri"]
+        for layer in resources_of(derived, "AWS::Serverless::LayerVersion").values()
+    ]
+    for uri in uris:
+        assert (target / uri).resolve().is_dir(), uri
+        assert (target / uri).resolve().is_relative_to(REPO)
+
+
+def test_intrinsics_keep_their_long_form(derived: dict[str, Any]) -> None:
+    order_events = derived["Resources"]["OrderEventsFunction"]["Properties"]
+    assert order_events["Environment"]["Variables"]["DEAD_LETTER_QUEUE_URL"] == {
+        "Ref": "OrderEventsDLQ"
+    }
+    statement = order_events["Policies"][0]["Statement"][0]
+    assert statement["Resource"] == {"Fn::GetAtt": ["InboxTable", "Arn"]}
+
+
+def test_every_sample_event_goes_to_exactly_one_function(
+    sam_local: ModuleType, derived: dict[str, Any]
+) -> None:
+    functions = sam_local.template_functions(derived)
+    events, unmatched = sam_local.match_events(functions, sam_local.sample_event_files())
+    assert unmatched == {}
+    assert {path.name for paths in events.values() for path in paths} == {
+        path.name for path in (REPO / "events").glob("*.json")
+    }
+    assert all(path.name.startswith("sqs-order-") for path in events["OrderEventsFunction"])
+    assert {path.name for path in events["PaymentEventsFunction"]} >= {
+        "msk-payment-single.json",
+        "sqs-payment-replay.json",
+    }
+    assert {path.name for path in events["CustomerNotificationsFunction"]} >= {
+        "sqs-notification-single.json",
+        "sqs-notification-batch-duplicates.json",
+    }
+    assert [path.name for path in events["InboxReaperFunction"]] == ["schedule-reaper-run.json"]
+
+
+def test_every_function_with_events_has_a_table_check(
+    sam_local: ModuleType, derived: dict[str, Any]
+) -> None:
+    functions = sam_local.template_functions(derived)
+    events, _ = sam_local.match_events(functions, sam_local.sample_event_files())
+    for function in functions:
+        assert events[function.logical_id], function.logical_id
+        assert function.code_dir in sam_local.SCENARIOS, function.code_dir
+
+
+def test_event_names_are_matched_on_a_word_of_the_code_folder(sam_local: ModuleType) -> None:
+    functions = [
+        sam_local.LocalFunction("NotifyFunction", "customer_notifications", {}),
+        sam_local.LocalFunction("ReaperFunction", "inbox_reaper", {}),
+    ]
+    files = [Path(name) for name in ("sqs-notification-single.json", "scheduled-reaper.json")]
+    files += [Path("sqs-invoice-single.json"), Path("README.json")]
+    events, unmatched = sam_local.match_events(functions, files)
+    assert events == {
+        "NotifyFunction": [Path("sqs-notification-single.json")],
+        "ReaperFunction": [Path("scheduled-reaper.json")],
+    }
+    assert set(unmatched) == {Path("sqs-invoice-single.json"), Path("README.json")}
+
+
+class _RecordingAws:
+    """Stands in for the DynamoDB and SQS clients of `create_stack`: records what it creates."""
+
+    def __init__(self) -> None:
+        self.tables: list[str] = []
+        self.queues: list[str] = []
+
+    def create_table(self, TableName: str, **_: Any) -> None:
+        self.tables.append(TableName)
+
+    def get_waiter(self, name: str) -> Any:
+        return type("Waiter", (), {"wait": lambda self, **_: None})()
+
+    def update_time_to_live(self, **_: Any) -> None:
+        pass
+
+    def create_queue(self, QueueName: str, **_: Any) -> dict[str, str]:
+        self.queues.append(QueueName)
+        return {"QueueUrl": f"http://127.0.0.1:4566/000000000000/{QueueName}"}
+
+
+def test_the_stack_resolves_parameters_subs_and_overrides(
+    sam_local: ModuleType, derived: dict[str, Any]
+) -> None:
+    aws = _RecordingAws()
+    webhook = "http://127.0.0.1:8080/invoke"
+    stack = sam_local.create_stack(
+        "t",
+        derived,
+        sam_local.template_functions(derived),
+        aws,
+        aws,
+        {"NOTIFY_WEBHOOK_URL": webhook},
+    )
+    reaper = stack.variables["InboxReaperFunction"]
+    # !Sub of the DLQs: the local queue URLs in the JSON map the reaper reads.
+    assert json.loads(reaper["INBOX_REAPER_DLQ_URLS"]) == {
+        "order-events": stack.queues["OrderEventsDLQ"],
+        "payment-events": stack.queues["PaymentEventsDLQ"],
+        "customer-notifications": stack.queues["NotificationDLQ"],
+    }
+    # !Ref of a parameter: its default.
+    assert reaper["INBOX_REAPER_LEASE_GRACE_SECONDS"] == str(
+        derived["Parameters"]["ReaperLeaseGraceSeconds"]["Default"]
+    )
+    assert reaper["INBOX_TABLE"] == "t-InboxTable"
+    notifications = stack.variables["CustomerNotificationsFunction"]
+    assert notifications["NOTIFY_WEBHOOK_URL"] == webhook
+    assert notifications["DEAD_LETTER_QUEUE_URL"] == stack.queues["NotificationDLQ"]
+    # Only the functions that declare an overridden variable get it.
+    assert "NOTIFY_WEBHOOK_URL" not in stack.variables["OrderEventsFunction"]
+    assert sorted(aws.tables) == ["t-DomainTable", "t-InboxTable"]
+
+
+def test_the_webhook_receiver_counts_calls_per_idempotency_key(sam_local: ModuleType) -> None:
+
+    receiver = sam_local.WebhookReceiver("127.0.0.1")
+    receiver.start()
+    try:
+        for key in ("evt-1", "evt-2", "evt-1"):
+            request = urllib.request.Request(
+                receiver.url("phase"),
+                data=json.dumps({"order_id": key}).encode(),
+                method="POST",
+                headers={"Idempotency-Key": key, "Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                assert 200 <= answer.status < 300
+        calls = receiver.calls("phase")
+    finally:
+        receiver.stop()
+    assert [call.idempotency_key for call in calls] == ["evt-1", "evt-2", "evt-1"]
+    assert calls[1].body == {"order_id": "evt-2"}
+    assert receiver.calls("other") == []
