@@ -1,22 +1,18 @@
 """The local services: DynamoDB Local (or moto), SQS on a moto server, Kafka on librdkafka's
 mock cluster. Each is a context manager yielding its endpoint; all listen on loopback only.
 
-DynamoDB Local is started by the repository's one launcher (tests/support/dynamodb_local.py),
-imported from the directory of the template; when the jar is missing it is fetched with
-scripts/fetch-dynamodb-local.sh first.
+DynamoDB Local is started by the repository's one launcher (devkit.dynamodb_local); when the jar
+is missing it is fetched with scripts/fetch-dynamodb-local.sh first.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 JAVA_MISSING = (
     "Java is not on PATH: DynamoDB runs on moto instead of DynamoDB Local. moto ignores "
@@ -37,19 +33,14 @@ class Endpoints:
     dynamodb_backend: str
 
 
-def launcher(repo_root: Path) -> Any:
-    """The repository's DynamoDB Local launcher module (one implementation for tests, scripts
-    and this command)."""
-    if str(repo_root) not in sys.path:
-        sys.path.insert(0, str(repo_root))
-    return importlib.import_module("tests.support.dynamodb_local")
-
-
 @contextlib.contextmanager
 def moto_server() -> Iterator[str]:
     """A threaded moto server on a free loopback port (SQS, and DynamoDB with `--backend moto`)."""
+    import logging
+
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     from .ports import free_port
 
     port = free_port()
@@ -64,7 +55,8 @@ def moto_server() -> Iterator[str]:
 @contextlib.contextmanager
 def dynamodb_local(repo_root: Path, say: Callable[[str], None]) -> Iterator[str]:
     """DynamoDB Local through the repository's launcher, fetched first when missing."""
-    module = launcher(repo_root)
+    from devkit import dynamodb_local as module
+
     home = module.dynamodb_local_dir()
     fetch = repo_root / "scripts" / "fetch-dynamodb-local.sh"
     if not (home / "DynamoDBLocal.jar").is_file() and fetch.is_file():

@@ -157,6 +157,7 @@ class KafkaPoller:
         self.retry_pause = retry_pause
         self.stats = KafkaStats()
         self._attempts: dict[tuple[str, int, int], int] = {}
+        self._lag = 1  # unknown until the poller's thread has measured it
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.consumer = Consumer(
@@ -259,7 +260,13 @@ class KafkaPoller:
         self.sqs.send_message(QueueUrl=self.on_failure_url, MessageBody=json.dumps(body))
 
     def lag(self) -> int:
-        """Records not yet committed, over every partition."""
+        """Records not yet committed, over every partition. While the poller runs, the value its
+        thread measured after its last batch (a Kafka consumer serves one thread at a time)."""
+        if self._thread is not None:
+            return self._lag
+        return self._measure_lag()
+
+    def _measure_lag(self) -> int:
         from confluent_kafka import TopicPartition
 
         total = 0
@@ -280,6 +287,7 @@ class KafkaPoller:
         while not self._stop.is_set():
             try:
                 self.poll_once()
+                self._lag = self._measure_lag()
             except Exception as error:
                 self.stats.errors.append(f"{type(error).__name__}: {error}")
                 self._stop.wait(0.5)
