@@ -254,10 +254,10 @@ def test_kafka_invocation_error_retries_the_batch_then_gives_up_to_the_destinati
 def test_schedule_invokes_the_reaper_which_reaps_a_stuck_lease(
     dynamodb_local_endpoint: str, sqs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from devkit.tables import create_inbox_table
     from lambda_inbox.identity import KeyStrategy, identify
     from lambda_inbox.lease import LeasePolicy, LeaseStore
     from lambda_inbox.messages import InboundMessage
-    from devkit.tables import create_inbox_table
 
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
     table = f"inbox-{uuid.uuid4().hex[:8]}"
