@@ -7,6 +7,8 @@ fakes and event builders. Not part of the Lambda layer.
   application's tables and queues with readers of their state.
 - `handlers`: load a function's `app.py`, run an event through a consumer.
 - `events`: SQS and Kafka events, sample events; `payloads`: OrderPlaced and PaymentCaptured.
+- `limits`: the SQS and DynamoDB request limits moto does not enforce, as client hooks.
+- `memory_aws`: DynamoDB tables and SQS queues in memory behind real boto3 clients.
 - `lambda_context`: a fake Lambda context; `faults`: injected faults and crashes;
   `meters`: request counting; `emf`: EMF metric records in captured output.
 """

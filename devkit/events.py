@@ -20,6 +20,7 @@ from typing import Any
 from devkit.offline_aws import ACCOUNT, REGION
 from devkit.paths import EVENTS_DIR
 from lambda_inbox import InboundMessage
+from lambda_inbox.sqs import parse_sqs_event
 
 ORDER_QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:lambda-inbox-OrderEventsQueue"
 ORDER_FIFO_QUEUE_ARN = f"{ORDER_QUEUE_ARN}.fifo"
@@ -154,6 +155,14 @@ def sqs_record_from(
 def sqs_event(*records: Mapping[str, Any]) -> dict[str, Any]:
     """A Lambda SQS event holding `records`."""
     return {"Records": [dict(record) for record in records]}
+
+
+def replayed(dead_letter: Mapping[str, Any], *, arn: str = ORDER_QUEUE_ARN) -> InboundMessage:
+    """The message the SQS adapter reads when `dead_letter` (as ReceiveMessage returns it) is
+    redriven to the queue `arn`: `body` is the original bytes the dead-letter envelope carries,
+    `attributes` the original message attributes."""
+    (message,) = parse_sqs_event(sqs_event(sqs_record_from(dead_letter, arn=arn)))
+    return message
 
 
 def redeliver(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -87,6 +87,8 @@ def record_notification(notification: CustomerNotification, uow: UnitOfWork) -> 
     uow.set_result(outcome="sent")
 
 
+LEASE = LeasePolicy(duration=timedelta(seconds=LEASE_SECONDS), max_attempts=MAX_ATTEMPTS)
+
 consumer = InboxConsumer(
     "customer-notifications",
     model=CustomerNotification,
@@ -94,7 +96,7 @@ consumer = InboxConsumer(
     key="event_id",
     mode="leased",
     side_effect=post_webhook,
-    lease=LeasePolicy(duration=timedelta(seconds=LEASE_SECONDS), max_attempts=MAX_ATTEMPTS),
+    lease=LEASE,
 )
 
 

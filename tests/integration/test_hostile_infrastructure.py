@@ -13,18 +13,12 @@ from collections.abc import Iterator
 import boto3
 import pytest
 
+from devkit.events import sqs_event, sqs_record
+from devkit.lambda_context import FakeLambdaContext
+from devkit.offline_aws import local_client
+from devkit.tables import LocalTables
 from lambda_inbox import InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox.consumer import CLIENT_CONFIG
-from tests.support.tables import LocalTables
-from tests.unit.helpers import sqs_event, sqs_record
-
-
-class LambdaContext:
-    def __init__(self, timeout_seconds: float) -> None:
-        self._ends = time.monotonic() + timeout_seconds
-
-    def get_remaining_time_in_millis(self) -> int:
-        return int((self._ends - time.monotonic()) * 1000)
 
 
 def _serve(server: socket.socket, mode: str, stop: threading.Event) -> None:
@@ -94,7 +88,7 @@ def test_a_hostile_dynamodb_endpoint_cannot_hold_the_function_past_its_deadline(
     )
     records = [sqs_record(json.dumps({"id": f"r-{n}"})) for n in range(5)]
     started = time.monotonic()
-    response = inbox.handle(sqs_event(*records), LambdaContext(timeout))
+    response = inbox.handle(sqs_event(*records), FakeLambdaContext(timeout * 1000))
     elapsed = time.monotonic() - started
     assert elapsed < timeout - 0.1, elapsed
     assert {f["itemIdentifier"] for f in response["batchItemFailures"]} == {
@@ -106,8 +100,6 @@ def test_a_hostile_dynamodb_endpoint_cannot_hold_the_function_past_its_deadline(
 def test_a_hostile_dead_letter_queue_is_reported_in_time_and_nothing_is_lost(
     local_tables: LocalTables, hostile_endpoint: str
 ) -> None:
-    from tests.conftest import local_dynamodb_client
-
     inbox = InboxConsumer(
         "hostile-dlq",
         model=dict,
@@ -116,13 +108,13 @@ def test_a_hostile_dead_letter_queue_is_reported_in_time_and_nothing_is_lost(
         ),
         key="id",
         config=InboxConfig("hostile-dlq", local_tables.inbox, f"{hostile_endpoint}/q/dlq"),
-        dynamodb=local_dynamodb_client(local_tables.endpoint),
+        dynamodb=local_client("dynamodb", local_tables.endpoint),
         sqs=boto3.client("sqs", endpoint_url=hostile_endpoint, config=CLIENT_CONFIG),
     )
     good = sqs_record(json.dumps({"id": "good"}))
     poison = sqs_record("not json")
     started = time.monotonic()
-    response = inbox.handle(sqs_event(good, poison), LambdaContext(3))
+    response = inbox.handle(sqs_event(good, poison), FakeLambdaContext(3_000))
     assert time.monotonic() - started < 2.9
     reported = {failure["itemIdentifier"] for failure in response["batchItemFailures"]}
     assert poison["messageId"] in reported  # never acknowledged without reaching the DLQ

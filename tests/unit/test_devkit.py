@@ -1,8 +1,15 @@
-"""The devkit helpers the other tests rely on: the fake Lambda clock, attribute spellings and
-redeliveries."""
+"""The devkit helpers the other tests rely on: the fake Lambda clock, attribute spellings,
+redeliveries, replayed dead letters, the SQS and DynamoDB limit hooks and the in-memory
+services."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from botocore.exceptions import ClientError, ParamValidationError
+
+from devkit.app_state import AppState
 from devkit.events import (
     binary_attribute,
     kafka_event,
@@ -10,12 +17,20 @@ from devkit.events import (
     lambda_attributes,
     received_attributes,
     redelivery,
+    replayed,
     sqs_event,
     sqs_record,
     string_attribute,
 )
 from devkit.lambda_context import FakeLambdaContext
+from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
+from devkit.memory_aws import MemoryAws
 from devkit.payloads import payment
+from devkit.queues import create_queue
+from devkit.tables import create_domain_table, create_inbox_table
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 
 def test_the_fake_lambda_context_counts_down_on_its_clock() -> None:
@@ -63,3 +78,132 @@ def test_kafka_redelivery_is_every_record_of_a_partition_from_the_first_reported
     assert {
         partition: [r["offset"] for r in records] for partition, records in again["records"].items()
     } == {"payments-0": [2, 3]}
+
+
+def test_the_limit_hooks_refuse_what_sqs_and_dynamodb_refuse_before_moto_sees_it(
+    aws: AppState,
+) -> None:
+    enforce_sqs_limits(aws.sqs)
+    enforce_dynamodb_key_limits(aws.dynamodb)
+    with pytest.raises(ClientError, match="InvalidParameterValue"):
+        aws.sqs.send_message(QueueUrl=aws.dlq_url, MessageBody="a\x00")
+    entries: list[SendMessageBatchRequestEntryTypeDef] = [
+        {"Id": "1", "MessageBody": "fine"},
+        {"Id": "2", "MessageBody": "x", "MessageAttributes": {"a": {"DataType": "String"}}},
+    ]
+    with pytest.raises(ClientError, match="entry '2'"):
+        aws.sqs.send_message_batch(QueueUrl=aws.dlq_url, Entries=entries)
+    with pytest.raises(ClientError, match="TooManyEntriesInBatchRequest"):
+        aws.sqs.send_message_batch(
+            QueueUrl=aws.dlq_url,
+            Entries=[{"Id": str(n), "MessageBody": "m"} for n in range(11)],
+        )
+    aws.sqs.send_message_batch(QueueUrl=aws.dlq_url, Entries=entries[:1])
+    with pytest.raises(ClientError, match="key of 2049 bytes"):
+        aws.dynamodb.put_item(
+            TableName=aws.domain, Item={"pk": {"S": "k" * 2049}, "sk": {"S": "V"}}
+        )
+    with pytest.raises(ClientError, match="not UTF-8"):
+        aws.dynamodb.get_item(TableName=aws.inbox, Key={"pk": {"S": "\ud800"}})
+    assert [letter["Body"] for letter in aws.dead_letters()] == ["fine"]
+
+
+def test_a_replayed_dead_letter_gives_back_its_body_and_attributes(aws: AppState) -> None:
+    aws.sqs.send_message(
+        QueueUrl=aws.dlq_url,
+        MessageBody="plain",
+        MessageAttributes={"trace": {"DataType": "String", "StringValue": "t-1"}},
+    )
+    (letter,) = aws.dead_letters()
+    message = replayed(letter)
+    assert message.body == b"plain"
+    assert message.attributes == {"trace": "t-1"}
+
+
+def memory_state() -> tuple[MemoryAws, AppState]:
+    memory = MemoryAws()
+    dynamodb, sqs = memory.client("dynamodb"), memory.client("sqs")
+    create_inbox_table(dynamodb, "inbox")
+    create_domain_table(dynamodb, "domain")
+    state = AppState(
+        dynamodb,
+        sqs,
+        inbox="inbox",
+        domain="domain",
+        dlq_url=create_queue(sqs, "dlq"),
+        fifo_dlq_url=create_queue(sqs, "dlq.fifo"),
+    )
+    return memory, state
+
+
+def test_memory_aws_answers_conditions_and_transactions_as_dynamodb_does() -> None:
+    _, aws = memory_state()
+    client = aws.dynamodb
+    condition: dict[str, Any] = {
+        "ConditionExpression": "attribute_not_exists(pk) OR expires_at < :now OR #s = :failed",
+        "ExpressionAttributeNames": {"#s": "status"},
+        "ExpressionAttributeValues": {":now": {"N": "100"}, ":failed": {"S": "FAILED"}},
+    }
+    live: dict[str, Any] = {
+        "pk": {"S": "c#k"},
+        "status": {"S": "COMPLETED"},
+        "expires_at": {"N": "200"},
+    }
+    client.put_item(TableName="inbox", Item=live, **condition)
+    with pytest.raises(client.exceptions.ConditionalCheckFailedException):
+        client.put_item(TableName="inbox", Item=live, **condition)
+    domain: dict[str, Any] = {
+        "Put": {"TableName": "domain", "Item": {"pk": {"S": "A"}, "sk": {"S": "V"}}}
+    }
+    inbox: dict[str, Any] = {
+        "Put": {
+            "TableName": "inbox",
+            "Item": live,
+            **condition,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    }
+    with pytest.raises(ClientError) as cancelled:
+        client.transact_write_items(TransactItems=[domain, inbox])  # type: ignore[list-item]
+    assert cancelled.value.response["Error"]["Code"] == "TransactionCanceledException"
+    response: dict[str, Any] = dict(cancelled.value.response)
+    reasons = response["CancellationReasons"]
+    assert [reason["Code"] for reason in reasons] == ["None", "ConditionalCheckFailed"]
+    assert reasons[1]["Item"] == live
+    assert aws.item("A", "V") is None  # all or nothing
+    expired = {**live, "expires_at": {"N": "50"}}
+    client.put_item(TableName="inbox", Item=expired)
+    client.transact_write_items(TransactItems=[domain, inbox])  # type: ignore[list-item]
+    assert aws.item("A", "V") is not None
+    with pytest.raises(ClientError, match="maximum allowed size"):
+        client.put_item(
+            TableName="domain", Item={**domain["Put"]["Item"], "x": {"S": "n" * 410_000}}
+        )
+    with pytest.raises(ClientError, match="key of 2049 bytes"):
+        client.get_item(TableName="inbox", Key={"pk": {"S": "k" * 2049}})
+    with pytest.raises(ParamValidationError):
+        client.put_item(TableName="inbox", Item={"pk": "not an attribute value"})
+
+
+def test_memory_aws_queues_enforce_sqs_limits_and_fifo_deduplication() -> None:
+    memory, aws = memory_state()
+    assert aws.fifo_dlq_url is not None
+    with pytest.raises(ClientError, match="InvalidParameterValue"):
+        aws.sqs.send_message(QueueUrl=aws.dlq_url, MessageBody="")
+    with pytest.raises(ClientError, match="MessageGroupId"):
+        aws.sqs.send_message(QueueUrl=aws.fifo_dlq_url, MessageBody="x")
+    for _ in range(2):
+        aws.sqs.send_message(
+            QueueUrl=aws.fifo_dlq_url,
+            MessageBody="once",
+            MessageGroupId="g",
+            MessageDeduplicationId="d-1",
+            MessageAttributes={"a": {"DataType": "Binary", "BinaryValue": b"\x00\xff"}},
+        )
+    (letter,) = aws.dead_letters(fifo=True)
+    assert letter["Body"] == "once"
+    assert letter["MessageAttributes"]["a"]["BinaryValue"] == b"\x00\xff"
+    assert replayed(letter).body == b"once"
+    aws.sqs.send_message(QueueUrl=aws.dlq_url, MessageBody="kept")
+    assert [m["Body"] for m in memory.drain(aws.dlq_url)] == ["kept"]
+    assert memory.drain(aws.dlq_url) == []

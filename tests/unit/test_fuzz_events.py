@@ -7,9 +7,14 @@ Properties, for every generated batch:
   against SQS's own validation) gives back the record's original bytes when replayed;
 - the valid records of the batch commit.
 
-Each test tries `INBOX_FUZZ_EXAMPLES` examples (default 200, about 1 to 2 minutes per source on
-moto); a long run sets it higher, e.g.
-`INBOX_FUZZ_EXAMPLES=2000 pytest tests/unit/test_fuzz_events.py` (docs/bad-input.md).
+Each test runs twice. On `devkit.memory_aws` (tables and queues in memory behind real boto3
+clients: botocore's parameter validation and the SQS and DynamoDB limits of `devkit.limits` apply,
+only the sending is replaced) it tries `INBOX_FUZZ_EXAMPLES` examples (default 2,000). On moto,
+whose every call costs tens of milliseconds, it tries `INBOX_FUZZ_MOTO_EXAMPLES` (default 10): the
+same properties against moto's own DynamoDB and SQS, so the two stores cannot drift apart
+unnoticed. A long run sets both higher, e.g.
+`INBOX_FUZZ_EXAMPLES=20000 INBOX_FUZZ_MOTO_EXAMPLES=200 pytest tests/unit/test_fuzz_events.py`
+(times in docs/bad-input.md).
 """
 
 from __future__ import annotations
@@ -20,25 +25,28 @@ import itertools
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lambda_inbox import InboxConfig, InboxConsumer, UnitOfWork
+from devkit.app_state import AppState
+from devkit.events import ORDER_FIFO_QUEUE_ARN, ORDER_QUEUE_ARN, replayed
+from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits, sqs_problems
+from devkit.memory_aws import MemoryAws
+from devkit.queues import create_queue, receive_all
+from devkit.tables import create_domain_table, create_inbox_table
+from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.outcomes import MessageResult, Outcome
-from tests.unit.conftest import MotoAws
-from tests.unit.helpers import FIFO_ARN, STANDARD_ARN, drain
-from tests.unit.hostile import (
-    enforce_dynamodb_key_limits,
-    enforce_sqs_limits,
-    recovered_body,
-    sqs_problems,
-)
 
-EXAMPLES = int(os.environ.get("INBOX_FUZZ_EXAMPLES", "200"))
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
+
+EXAMPLES = int(os.environ.get("INBOX_FUZZ_EXAMPLES", "2000"))
+MOTO_EXAMPLES = int(os.environ.get("INBOX_FUZZ_MOTO_EXAMPLES", "10"))
 FUZZ = settings(
-    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,
@@ -104,7 +112,7 @@ def sqs_records(draw: st.DrawFn, fifo: bool, serial: int) -> list[dict[str, Any]
             "attributes": {"ApproximateReceiveCount": "1"},
             "messageAttributes": {},
             "eventSource": "aws:sqs",
-            "eventSourceARN": FIFO_ARN if fifo else STANDARD_ARN,
+            "eventSourceARN": ORDER_FIFO_QUEUE_ARN if fifo else ORDER_QUEUE_ARN,
         }
         if fifo:
             record["attributes"]["MessageGroupId"] = draw(st.sampled_from(["g1", "g2"]))
@@ -216,17 +224,58 @@ def put_item(body: dict[str, Any], uow: UnitOfWork) -> None:
     uow.put("domain", {"pk": f"ITEM#{body['id']}", "sk": "V", "note": str(body.get("note"))})
 
 
-def fuzz_consumer(aws: MotoAws, dlq_url: str) -> tuple[InboxConsumer[Any], list[MessageResult]]:
+@dataclass(frozen=True)
+class Backend:
+    """Where an example's requests go, how many examples run there, and how to empty the
+    tables between examples (keys are unique per example anyway; small tables keep each
+    transaction cheap)."""
+
+    aws: AppState
+    examples: int
+    empty_tables: Callable[[], None]
+    #: Every dead letter of a queue, deleted once read (a FIFO group stays blocked while a
+    #: message of it is in flight), as ReceiveMessage returns them.
+    dead_letters: Callable[[str], list[MessageTypeDef]]
+
+
+@pytest.fixture(params=["memory", "moto"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    if request.param == "memory":
+        memory = MemoryAws()  # devkit.limits enforced on its clients
+        dynamodb, sqs = memory.client("dynamodb"), memory.client("sqs")
+        create_inbox_table(dynamodb, "inbox")
+        create_domain_table(dynamodb, "domain")
+        aws = AppState(
+            dynamodb,
+            sqs,
+            inbox="inbox",
+            domain="domain",
+            dlq_url=create_queue(sqs, "inbox-dlq"),
+            fifo_dlq_url=create_queue(sqs, "inbox-dlq.fifo"),
+        )
+        return Backend(aws, EXAMPLES, memory.clear_items, memory.drain)  # type: ignore[arg-type]
+    aws = request.getfixturevalue("aws")
     enforce_sqs_limits(aws.sqs)
     enforce_dynamodb_key_limits(aws.dynamodb)
-    inbox: InboxConsumer[Any] = InboxConsumer(
-        "fuzz",
-        model=dict,
-        decide=put_item,
-        key="id",
-        config=InboxConfig("fuzz", aws.inbox, dlq_url),
-        dynamodb=aws.dynamodb,
-        sqs=aws.sqs,
+    return Backend(
+        aws,
+        MOTO_EXAMPLES,
+        lambda: empty_moto_tables(aws),
+        lambda url: receive_all(aws.sqs, url, delete=True),
+    )
+
+
+def empty_moto_tables(aws: AppState) -> None:
+    """moto copies every table for each transaction: keeping them small keeps examples fast."""
+    for table, names in ((aws.inbox, ("pk",)), (aws.domain, ("pk", "sk"))):
+        for item in aws.dynamodb.scan(TableName=table)["Items"]:
+            key = {name: item[name] for name in names}
+            aws.dynamodb.delete_item(TableName=table, Key=key)
+
+
+def fuzz_consumer(aws: AppState, dlq_url: str) -> tuple[InboxConsumer[Any], list[MessageResult]]:
+    inbox = aws.consumer(
+        "fuzz", config={"dead_letter_queue_url": dlq_url}, model=dict, decide=put_item, key="id"
     )
     seen: list[MessageResult] = []
     process = inbox.process
@@ -241,7 +290,7 @@ def fuzz_consumer(aws: MotoAws, dlq_url: str) -> tuple[InboxConsumer[Any], list[
 
 
 def check_outcomes(
-    aws: MotoAws,
+    backend: Backend,
     dlq_url: str,
     results: list[MessageResult],
     response: dict[str, Any],
@@ -251,10 +300,8 @@ def check_outcomes(
 ) -> None:
     assert set(response) == {"batchItemFailures"}
     reported = [failure["itemIdentifier"] for failure in response["batchItemFailures"]]
-    letters = drain(aws.sqs, dlq_url)
-    for letter in letters:  # a FIFO group stays blocked while a message of it is in flight
-        aws.sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=letter["ReceiptHandle"])
-    recovered = [recovered_body(letter) for letter in letters]
+    letters = backend.dead_letters(dlq_url)
+    recovered = [replayed(letter).body for letter in letters]
     assert len(results) == len(originals)
     for result in results:
         sequence = result.message.sequence
@@ -269,30 +316,24 @@ def check_outcomes(
             assert outcome is Outcome.COMMITTED, result
     # Nothing failed for lack of a valid request: SQS and DynamoDB accepted every one.
     assert not [r for r in results if r.error_code in ("dead_letter_failed", "inbox_unavailable")]
-    empty_tables(aws)
+    backend.empty_tables()
 
 
-def empty_tables(aws: MotoAws) -> None:
-    """moto copies every table for each transaction: keeping them small keeps examples fast
-    (keys are unique per example anyway)."""
-    for table, names in ((aws.inbox, ("pk",)), (aws.domain, ("pk", "sk"))):
-        for item in aws.dynamodb.scan(TableName=table)["Items"]:
-            key = {name: item[name] for name in names}
-            aws.dynamodb.delete_item(TableName=table, Key=key)
-
-
-def run_sqs(aws: MotoAws, fifo: bool) -> None:
+@pytest.mark.parametrize("fifo", [False, True], ids=["standard", "fifo"])
+def test_fuzz_sqs(backend: Backend, fifo: bool) -> None:
+    aws = backend.aws
     dlq_url = aws.fifo_dlq_url if fifo else aws.dlq_url
+    assert dlq_url is not None
     inbox, seen = fuzz_consumer(aws, dlq_url)
 
-    @FUZZ
+    @settings(FUZZ, max_examples=backend.examples)
     @given(st.data())
     def example(data: st.DataObject) -> None:
         serial = next(_serial)
         records = data.draw(sqs_records(fifo, serial))
         response = inbox.handle({"Records": records})
         check_outcomes(
-            aws,
+            backend,
             dlq_url,
             seen,
             response,
@@ -305,20 +346,14 @@ def run_sqs(aws: MotoAws, fifo: bool) -> None:
     example()
 
 
-def test_fuzz_sqs_standard(aws: MotoAws) -> None:
-    run_sqs(aws, fifo=False)
-
-
-def test_fuzz_sqs_fifo(aws: MotoAws) -> None:
-    run_sqs(aws, fifo=True)
-
-
-def test_fuzz_kafka_msk_and_self_managed(aws: MotoAws) -> None:
+@pytest.mark.parametrize("source", ["aws:kafka", "SelfManagedKafka"], ids=["msk", "self-managed"])
+def test_fuzz_kafka(backend: Backend, source: str) -> None:
+    aws = backend.aws
     inbox, seen = fuzz_consumer(aws, aws.dlq_url)
 
-    @FUZZ
-    @given(st.data(), st.sampled_from(["aws:kafka", "SelfManagedKafka"]))
-    def example(data: st.DataObject, source: str) -> None:
+    @settings(FUZZ, max_examples=backend.examples)
+    @given(st.data())
+    def example(data: st.DataObject) -> None:
         serial = next(_serial)
         drawn = data.draw(kafka_records(serial))
         grouped: dict[str, list[dict[str, Any]]] = {}
@@ -329,7 +364,7 @@ def test_fuzz_kafka_msk_and_self_managed(aws: MotoAws) -> None:
         # The messages come in (topic-partition, offset) order: line the originals up likewise.
         ordered = sorted(drawn, key=lambda entry: (entry[0], entry[1]["offset"]))
         check_outcomes(
-            aws,
+            backend,
             aws.dlq_url,
             seen,
             response,

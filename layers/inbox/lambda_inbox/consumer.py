@@ -12,6 +12,7 @@ batch response Lambda expects for that source.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -71,7 +72,8 @@ class InboxConsumer(Generic[M]):
     Each message is claimed with an `IN_PROGRESS` lease, `side_effect(payload, LeaseContext)`
     runs (its `message_key` is the provider's idempotency key), and the writes of `decide`
     commit only while the lease is still this delivery's. `lease` is a `LeasePolicy` (or its
-    duration). See lease.py.
+    duration). See lease.py. `clock` is the wall clock (epoch seconds) of record times and
+    lease expiries; simulations and tests pass their own.
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class InboxConsumer(Generic[M]):
         mode: Literal["transactional", "leased"] | None = None,
         side_effect: SideEffect[M] | None = None,
         lease: LeasePolicy | timedelta | float | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config or InboxConfig.from_env(name)
         if self.config.consumer != name:
@@ -101,9 +104,10 @@ class InboxConsumer(Generic[M]):
         self.dynamodb: DynamoDBClient = bounded(
             dynamodb or boto3.client("dynamodb", config=CLIENT_CONFIG)
         )
-        dead_letters = None
+        #: Where poison goes (None without `DEAD_LETTER_QUEUE_URL`).
+        self.dead_letter_queue: DeadLetterQueue | None = None
         if self.config.dead_letter_queue_url:
-            dead_letters = DeadLetterQueue(
+            self.dead_letter_queue = DeadLetterQueue(
                 bounded(sqs) if sqs else _sqs_client, self.config.dead_letter_queue_url
             )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
@@ -116,7 +120,7 @@ class InboxConsumer(Generic[M]):
             config=self.config,
             dynamodb=self.dynamodb,
             store=store,
-            dead_letter_queue=dead_letters,
+            dead_letter_queue=self.dead_letter_queue,
             keys=_key_strategy(key),
             decider=Decider(
                 parse=_parser(model),
@@ -126,7 +130,8 @@ class InboxConsumer(Generic[M]):
                 inbox_item=store.item_identity,
             ),
             telemetry=self.telemetry,
-            leases=self._leases(mode, side_effect, lease, store),
+            leases=self._leases(mode, side_effect, lease, store, clock),
+            now=clock,
         )
 
     def _leases(
@@ -135,6 +140,7 @@ class InboxConsumer(Generic[M]):
         side_effect: SideEffect[M] | None,
         lease: LeasePolicy | timedelta | float | None,
         store: InboxStore,
+        clock: Callable[[], float],
     ) -> Leases[M] | None:
         mode = mode or ("leased" if side_effect is not None else "transactional")
         if mode not in ("transactional", "leased"):
@@ -152,7 +158,7 @@ class InboxConsumer(Generic[M]):
             policy=lease_seconds(lease),
             snapshot_bytes=self.config.failed_payload_snapshot_bytes,
         )
-        return Leases(leases, side_effect, telemetry=self.telemetry)
+        return Leases(leases, side_effect, telemetry=self.telemetry, now=clock)
 
     def handle(self, event: Mapping[str, Any], context: Any = None) -> dict[str, Any]:
         """Process an SQS or Kafka batch; returns `{"batchItemFailures": [...]}`.

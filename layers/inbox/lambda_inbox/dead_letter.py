@@ -88,7 +88,8 @@ class DeadLetterQueue:
         self.queue_url = queue_url
 
     @cached_property
-    def _client(self) -> SQSClient:
+    def client(self) -> SQSClient:
+        """The SQS client that sends (built from the factory on first use)."""
         if callable(self._client_or_factory) and not hasattr(
             self._client_or_factory, "send_message"
         ):
@@ -98,7 +99,7 @@ class DeadLetterQueue:
     def send(self, message: InboundMessage, *, message_key: str, code: str, error: str) -> str:
         """Dead-letter `message`; returns the new SQS message id. Raises on failure."""
         request = self.request(message, message_key=message_key, code=code, error=error)
-        return self._client.send_message(**request)["MessageId"]
+        return self.client.send_message(**request)["MessageId"]
 
     def request(
         self, message: InboundMessage, *, message_key: str, code: str, error: str

@@ -105,7 +105,7 @@ def test_a_logical_duplicate_and_a_throttled_merged_update_keep_every_outcome_ri
     assert set(outcomes.values()) == {Outcome.COMMITTED}
     assert aws.balances() == expected
     assert "pay-7" in aws.payment_items()
-    assert aws.payment_items()["pay-7"]["event_id"]["S"] == "evt-99999"
+    assert aws.payment_items()["pay-7"]["event_id"] == "evt-99999"
     merged = [
         item["Update"]
         for transaction in meter.transactions

@@ -1,0 +1,57 @@
+"""Chaos at suite scale: `benchmarks/chaos.py` on the session's DynamoDB Local and moto server.
+
+Orders (SQS), payments (MSK) and notifications (SQS, leased, webhook on 127.0.0.1) with 8
+concurrent consumers, 35% duplicates (same and new transport ids), crashes before and after every
+committing call and before acknowledgement, throttling and conflicts, poison to the DLQs; every
+failed or crashed delivery redelivered until settled. Then, from the tables: nothing lost, nothing
+applied twice, every poison message dead-lettered.
+
+The suite runs `CHAOS_SUITE_DELIVERIES` deliveries (default 20,000: a few minutes
+on a shared 2-core machine, see docs/PERFORMANCE.md); `CHAOS_SEED` changes the seed.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from devkit.chaos import CRASH_KINDS, WORKLOADS, ChaosConfig, run_chaos
+
+pytestmark = pytest.mark.integration
+
+SUITE_DELIVERIES = int(os.environ.get("CHAOS_SUITE_DELIVERIES", "20000"))
+SEED = int(os.environ.get("CHAOS_SEED", "7"))
+
+
+@pytest.mark.timeout(1800)
+def test_chaos_loses_nothing_and_applies_nothing_twice(
+    dynamodb_local_endpoint: str, moto_server_endpoint: str
+) -> None:
+    # More poison and crashes than the benchmark's defaults, so that every crash point is met
+    # at this smaller size too.
+    config = ChaosConfig(
+        deliveries=SUITE_DELIVERIES, seed=SEED, poison=0.03, crash_rate=0.02, consumers=8
+    )
+    result = run_chaos(config, dynamodb_local_endpoint, moto_server_endpoint)
+    summary = result.summary()
+    print(summary)
+
+    assert result.lost == 0, summary
+    assert result.double_applied == 0, summary
+    assert result.verdict.problems == [], summary
+    workload, stats, verdict = result.workload, result.stats, result.verdict
+    # The chaos really happened.
+    duplicates = sum(workload.stream_duplicates.values())
+    assert duplicates >= 0.3 * len(workload.stream)
+    assert 0 < sum(workload.same_id_duplicates.values()) < duplicates
+    dlq_kinds = {kind for kind in CRASH_KINDS if "DLQ" in kind}
+    for kind in set(CRASH_KINDS) - dlq_kinds:
+        assert stats.crashes[kind] > 0, f"no crash {kind!r}\n{summary}"
+    assert sum(stats.crashes[kind] for kind in dlq_kinds) > 0, summary
+    assert sum(stats.throttles.values()) > 0
+    assert stats.conflict_transactions > 0
+    assert sum(stats.deliveries.values()) > len(workload.stream)  # redeliveries happened
+    for name in WORKLOADS:
+        assert verdict.poison_sent[name] > 0
+        assert verdict.dead_lettered[name] == verdict.poison_sent[name], summary
