@@ -1,4 +1,4 @@
-"""Development helpers shared by the tests, `scripts/demo.py` and the benchmarks: local AWS,
+"""Development helpers shared by the tests, `lambda-inbox local` and the benchmarks: local AWS,
 fakes and event builders. Not part of the Lambda layer.
 
 - `offline_aws`: fake credentials, no inherited profile or endpoint; clients for local endpoints.

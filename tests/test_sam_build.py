@@ -37,10 +37,12 @@ def test_the_layer_ships_the_library_and_its_dependencies(layer: Path) -> None:
     assert not (layer / "devkit").exists()  # the development helpers stay out of the layer
 
 
-def test_the_layer_leaves_out_the_command_line(layer: Path) -> None:
-    """lambda_inbox/cli (Typer, Rich) is for operators' machines, not for Lambda."""
-    assert (REPO_ROOT / "layers" / "inbox" / "lambda_inbox" / "cli" / "__init__.py").is_file()
-    assert not (layer / "lambda_inbox" / "cli").exists()
+def test_the_layer_leaves_out_the_operator_tooling(layer: Path) -> None:
+    """lambda_inbox/cli (Typer, Rich) and lambda_inbox/local (the local stack) are for
+    operators' machines, not for Lambda."""
+    for tooling in ("cli", "local"):
+        assert (REPO_ROOT / "layers" / "inbox" / "lambda_inbox" / tooling / "__init__.py").is_file()
+        assert not (layer / "lambda_inbox" / tooling).exists(), tooling
     for package in ("typer", "rich"):
         assert not (layer / package).exists(), package
 

@@ -1,0 +1,8 @@
+"""`lambda-inbox local`: the application of template.yaml running on local services.
+
+Operator tooling (needs the `test` extra: moto server, confluent-kafka), never part of the
+Lambda layer. One module per job: template (read the template), backends (start the services),
+provision (tables, queues, topics), invoker (call the functions), sqs_poller / kafka_poller /
+scheduler (the event source mappings), workload (the demo traffic), report (the result and the
+invariants), stack (wiring them together).
+"""

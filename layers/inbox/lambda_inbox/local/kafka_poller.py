@@ -1,0 +1,308 @@
+"""The Kafka (MSK) event source mapping, emulated on librdkafka's mock cluster.
+
+Rules (those of Lambda's Kafka pollers with partial batch responses):
+- records are read per partition in offset order, from the consumer group's committed offsets
+  (`StartingPosition` TRIM_HORIZON: the earliest record when the group has none);
+- a batch holds up to `BatchSize` records gathered within `MaximumBatchingWindowInSeconds`,
+  grouped by `"<topic>-<partition>"` in the MSK event shape;
+- the invocation failed: every partition of the batch is retried from its first offset;
+- `batchItemFailures` lists `{"topic-partition", "offset"}` items: each partition is committed up
+  to its first failed offset and re-read from it (later records of that partition come again);
+  partitions without failures are committed past their last record; an identifier that names
+  no record of the batch fails the whole batch;
+- after `MaximumRetryAttempts` retries of the same position the batch is given up: its metadata
+  (topic, partition, offsets; never the records) goes to the `OnFailure` destination and the
+  partition moves past it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .invoker import Invocation, Invoker
+from .template import ACCOUNT, REGION, FunctionSpec, KafkaEventSpec
+
+LOCAL_CLUSTER_ARN = f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/local/mock"
+RETRY_PAUSE_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class KafkaRecord:
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes
+    headers: list[tuple[str, bytes]]
+
+    @property
+    def topic_partition(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+def from_message(message: Any) -> KafkaRecord:
+    return KafkaRecord(
+        topic=message.topic(),
+        partition=message.partition(),
+        offset=message.offset(),
+        timestamp=message.timestamp()[1],
+        key=message.key(),
+        value=message.value() or b"",
+        headers=[(name, value or b"") for name, value in message.headers() or []],
+    )
+
+
+def msk_event(records: Sequence[KafkaRecord], bootstrap: str) -> dict[str, Any]:
+    """The Lambda MSK event of a batch."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        raw: dict[str, Any] = {
+            "topic": record.topic,
+            "partition": record.partition,
+            "offset": record.offset,
+            "timestamp": record.timestamp,
+            "timestampType": "CREATE_TIME",
+            "value": base64.b64encode(record.value).decode("ascii"),
+            "headers": [{name: list(value)} for name, value in record.headers],
+        }
+        if record.key is not None:
+            raw["key"] = base64.b64encode(record.key).decode("ascii")
+        grouped.setdefault(record.topic_partition, []).append(raw)
+    return {
+        "eventSource": "aws:kafka",
+        "eventSourceArn": LOCAL_CLUSTER_ARN,
+        "bootstrapServers": bootstrap,
+        "records": grouped,
+    }
+
+
+def next_positions(
+    records: Sequence[KafkaRecord], invocation: Invocation, report_batch_item_failures: bool
+) -> dict[tuple[str, int], int]:
+    """Per (topic, partition) of the batch: the next offset to read (= the offset to commit)."""
+    first: dict[tuple[str, int], int] = {}
+    last: dict[tuple[str, int], int] = {}
+    offsets: dict[str, set[int]] = {}
+    for record in records:
+        key = (record.topic, record.partition)
+        first[key] = min(first.get(key, record.offset), record.offset)
+        last[key] = max(last.get(key, record.offset), record.offset)
+        offsets.setdefault(record.topic_partition, set()).add(record.offset)
+    retry_all = dict(first)
+    if invocation.failed:
+        return retry_all
+    done = {key: offset + 1 for key, offset in last.items()}
+    response = invocation.response
+    if not report_batch_item_failures or not isinstance(response, dict):
+        return done
+    failures = response.get("batchItemFailures")
+    if not failures:
+        return done
+    if not isinstance(failures, list):
+        return retry_all
+    positions = dict(done)
+    for failure in failures:
+        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
+        if not isinstance(identifier, dict):
+            return retry_all
+        topic_partition, offset = identifier.get("topic-partition"), identifier.get("offset")
+        if not isinstance(offset, int) or offset not in offsets.get(str(topic_partition), ()):
+            return retry_all
+        topic, _, partition = str(topic_partition).rpartition("-")
+        key = (topic, int(partition))
+        positions[key] = min(positions[key], offset)
+    return positions
+
+
+@dataclass
+class KafkaStats:
+    invocations: int = 0
+    records: int = 0
+    committed: int = 0
+    retried_records: int = 0
+    failed_invocations: int = 0
+    given_up_batches: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class KafkaPoller:
+    """Polls the event's topics for one function until `stop()`."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        function: FunctionSpec,
+        event: KafkaEventSpec,
+        invoker: Invoker,
+        *,
+        sqs: Any = None,
+        on_failure_url: str | None = None,
+        retry_pause: float = RETRY_PAUSE_SECONDS,
+    ) -> None:
+        from confluent_kafka import Consumer
+
+        self.bootstrap = bootstrap
+        self.function = function
+        self.event = event
+        self.invoker = invoker
+        self.sqs = sqs
+        self.on_failure_url = on_failure_url
+        self.retry_pause = retry_pause
+        self.stats = KafkaStats()
+        self._attempts: dict[tuple[str, int, int], int] = {}
+        self._lag = 1  # unknown until the poller's thread has measured it
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": event.consumer_group,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "latest"
+                if event.starting_position == "LATEST"
+                else "earliest",
+            }
+        )
+        self._assign()
+
+    @property
+    def label(self) -> str:
+        return f"{','.join(self.event.topics)} -> {self.function.logical_id}"
+
+    def _assign(self) -> None:
+        from confluent_kafka import TopicPartition
+
+        partitions = []
+        for topic in self.event.topics:
+            metadata = self.consumer.list_topics(topic, timeout=10)
+            for partition in sorted(metadata.topics[topic].partitions):
+                partitions.append(TopicPartition(topic, partition))
+        committed = self.consumer.committed(partitions, timeout=10)
+        self.consumer.assign(committed)
+
+    def batch(self) -> list[KafkaRecord]:
+        """Up to BatchSize records within the batching window (offset order per partition)."""
+        records: list[KafkaRecord] = []
+        deadline = time.monotonic() + max(self.event.batching_window, 0.05)
+        while len(records) < self.event.batch_size and not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            for message in self.consumer.consume(
+                num_messages=self.event.batch_size - len(records), timeout=min(left, 0.5)
+            ):
+                if message.error() is None:
+                    records.append(from_message(message))
+        return records
+
+    def poll_once(self) -> int:
+        from confluent_kafka import TopicPartition
+
+        records = self.batch()
+        if not records:
+            return 0
+        invocation = self.invoker.invoke(self.function, msk_event(records, self.bootstrap))
+        positions = next_positions(records, invocation, self.event.report_batch_item_failures)
+        self.stats.invocations += 1
+        self.stats.records += len(records)
+        if invocation.failed:
+            self.stats.failed_invocations += 1
+            self.stats.errors.append(str(invocation.error))
+        retried = False
+        for (topic, partition), position in list(positions.items()):
+            mine = [r for r in records if (r.topic, r.partition) == (topic, partition)]
+            if position <= mine[-1].offset:
+                retried = True
+                attempt_key = (topic, partition, position)
+                self._attempts[attempt_key] = self._attempts.get(attempt_key, 0) + 1
+                limit = self.event.maximum_retry_attempts
+                if limit is not None and self._attempts[attempt_key] > limit:
+                    self._give_up(topic, partition, position, mine[-1].offset)
+                    positions[(topic, partition)] = mine[-1].offset + 1
+                    del self._attempts[attempt_key]
+                else:
+                    self.stats.retried_records += sum(1 for r in mine if r.offset >= position)
+            self.stats.committed += sum(1 for r in mine if r.offset < positions[(topic, partition)])
+        offsets = [TopicPartition(t, p, o) for (t, p), o in positions.items()]
+        self.consumer.commit(offsets=offsets, asynchronous=False)
+        for offset in offsets:
+            self.consumer.seek(offset)
+        if retried:
+            self._stop.wait(self.retry_pause)
+        return len(records)
+
+    def _give_up(self, topic: str, partition: int, first: int, last: int) -> None:
+        self.stats.given_up_batches += 1
+        if self.sqs is None or self.on_failure_url is None:
+            return
+        body = {
+            "requestContext": {
+                "condition": "RetryAttemptsExhausted",
+                "functionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function.name}",
+                "approximateInvokeCount": (self.event.maximum_retry_attempts or 0) + 1,
+            },
+            "KafkaBatchInfo": {
+                "batchSize": last - first + 1,
+                "topic": topic,
+                "partition": partition,
+                "firstOffset": first,
+                "lastOffset": last,
+                "eventSourceArn": LOCAL_CLUSTER_ARN,
+            },
+        }
+        self.sqs.send_message(QueueUrl=self.on_failure_url, MessageBody=json.dumps(body))
+
+    def lag(self) -> int:
+        """Records not yet committed, over every partition. While the poller runs, the value its
+        thread measured after its last batch (a Kafka consumer serves one thread at a time)."""
+        if self._thread is not None:
+            return self._lag
+        return self._measure_lag()
+
+    def _measure_lag(self) -> int:
+        from confluent_kafka import TopicPartition
+
+        total = 0
+        assigned: list[Any] = self.consumer.assignment()
+        committed = {
+            (tp.topic, tp.partition): tp.offset
+            for tp in self.consumer.committed(assigned, timeout=5)
+        }
+        for tp in assigned:
+            low, high = self.consumer.get_watermark_offsets(
+                TopicPartition(tp.topic, tp.partition), timeout=5
+            )
+            position = committed.get((tp.topic, tp.partition), -1)
+            total += high - (position if position >= 0 else low)
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.poll_once()
+                self._lag = self._measure_lag()
+            except Exception as error:
+                self.stats.errors.append(f"{type(error).__name__}: {error}")
+                self._stop.wait(0.5)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=self.label, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.consumer.close()
+
+
+def decoded(value: Mapping[str, Any]) -> bytes:
+    """The value of an MSK event record."""
+    return base64.b64decode(value["value"])

@@ -1,0 +1,93 @@
+"""The terminal side of `lambda-inbox local`: live progress, the report, or one JSON document."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from .backends import BackendError
+from .report import Report
+from .run import Options, run
+
+
+def _progress(rows: list[tuple[str, str]]) -> Table:
+    table = Table(title="event sources", show_header=False, box=None, pad_edge=False)
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
+
+
+def print_report(console: Console, report: Report) -> None:
+    d = report.document
+    console.print()
+    console.print(f"[bold]report[/bold] ({d['seconds']} s, {d['invocation']}, {d['dynamodb']})")
+    lines = [
+        ("published", ", ".join(f"{k} {v}" for k, v in d["published"].items())),
+        (
+            "  of which duplicates",
+            ", ".join(f"{k} {v}" for k, v in d["published_duplicates"].items())
+            + f" (Kafka replay {d['kafka_replayed']})",
+        ),
+        ("  of which poison", ", ".join(f"{k} {v}" for k, v in d["poison_published"].items())),
+        ("distinct events", str(d["distinct_events"])),
+        (
+            "delivered",
+            f"{d['shipments']} shipments, {d['rejections']} rejections, "
+            f"{d['payments']} payments, {d['notifications_sent']} notifications",
+        ),
+        ("duplicates suppressed", str(d["duplicates_suppressed"])),
+        ("webhook", f"{d['webhook_calls']} calls for {d['webhook_keys']} Idempotency-Keys"),
+        ("crashes injected", ", ".join(d["crashes"]) or "-"),
+        ("reaper", f"{d['reaper_runs']} runs, {d['reaped']} stuck lease(s) reaped"),
+        ("redriven", ", ".join(f"{k} {v}" for k, v in d["redriven"].items()) or "-"),
+        (
+            "dead-lettered at the end",
+            ", ".join(f"{k} {v}" for k, v in d["dead_lettered_at_end"].items()),
+        ),
+        ("inbox records", ", ".join(f"{k}: {v}" for k, v in d["inbox_records"].items())),
+    ]
+    table = Table(show_header=False, box=None)
+    for name, value in lines:
+        table.add_row(name, value)
+    console.print(table)
+    console.print("[bold]invariants[/bold]")
+    for check in report.checks:
+        mark = "[green]ok[/green]  " if check.ok else "[red]FAIL[/red]"
+        console.print(f"  {mark} {check.name}: {check.detail}")
+    console.print(
+        "[green]every effect happened once per event[/green]"
+        if report.ok
+        else "[red]AN INVARIANT IS BROKEN[/red]"
+    )
+
+
+def run_with_display(options: Options, *, json_output: bool, stdout: TextIO) -> bool:
+    console = Console(file=stdout, stderr=False, highlight=False)
+    messages = Console(stderr=True, highlight=False) if json_output else console
+    say = messages.print
+    try:
+        if json_output:
+            report = run(options, say=say)
+        else:
+            with Live(_progress([]), console=console, refresh_per_second=2) as live:
+
+                def update(rows: list[tuple[str, str]]) -> None:
+                    live.update(_progress(rows))
+
+                report = run(options, say=live.console.print, live=update)
+    except BackendError as error:
+        messages.print(f"error: {error}")
+        return False
+    if json_output:
+        stdout.write(json.dumps(report.document, indent=2, default=_plain) + "\n")
+    else:
+        print_report(console, report)
+    return report.ok
+
+
+def _plain(value: Any) -> Any:
+    return str(value)

@@ -1,0 +1,179 @@
+"""`lambda-inbox local` from start to report: the stack up, the workload through it, the report.
+
+Function logs (Powertools JSON lines, metrics) go to `.cache/local/functions.log` while the
+progress display and the report go to the terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from .report import Report, build_report
+from .stack import LocalStack, running_stack
+from .workload import Workload, running_webhook
+
+SETTLE_SECONDS = 2.0
+
+
+@dataclass
+class Options:
+    template: Path
+    messages: int = 40
+    duration: float = 90.0
+    seed: int = 7
+    backend: str = "dynamodb-local"
+    scale: float = 1 / 30
+    invoke_endpoint: str | None = None
+    keep_running: bool = False
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def function_logs(path: Path) -> Iterator[TextIO]:
+    """sys.stdout -> `path` while the block runs (what in-process functions print)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    terminal = sys.stdout
+    with path.open("w", encoding="utf-8") as log:
+        sys.stdout = log
+        try:
+            yield terminal
+        finally:
+            sys.stdout = terminal
+
+
+def progress_rows(local: LocalStack) -> list[tuple[str, str]]:
+    rows = []
+    for poller in local.sqs_pollers:
+        s = poller.stats
+        rows.append(
+            (
+                poller.label,
+                f"{s.invocations} invocations, {s.records} records, {s.deleted} deleted, "
+                f"{s.failed_records} back to the queue, {s.failed_invocations} failed",
+            )
+        )
+    for kafka in local.kafka_pollers:
+        k = kafka.stats
+        rows.append(
+            (
+                kafka.label,
+                f"{k.invocations} invocations, {k.records} records, {k.committed} committed, "
+                f"{k.retried_records} retried, {k.failed_invocations} failed",
+            )
+        )
+    for scheduler in local.schedulers:
+        rows.append((scheduler.label, f"{scheduler.stats.invocations} runs"))
+    for dlq, _ in local.stack.redrive_pairs():
+        rows.append((dlq.name, f"{local.queue_depth(dlq.url)} messages"))
+    return rows
+
+
+def wait_until_settled(
+    local: LocalStack, deadline: float, done: Callable[[], bool], tick: Callable[[], None]
+) -> bool:
+    """Until nothing is pending (twice in a row, SETTLE_SECONDS apart) and `done()`."""
+    quiet_since: float | None = None
+    while time.monotonic() < deadline:
+        tick()
+        if local.pending() == 0 and done():
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since >= SETTLE_SECONDS:
+                return True
+        else:
+            quiet_since = None
+        time.sleep(0.5)
+    return False
+
+
+def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Report:
+    """The whole run; `live(rows)` is called with the progress rows about twice a second."""
+    started = time.monotonic()
+    deadline = started + options.duration
+    log_path = options.template.resolve().parent / ".cache" / "local" / "functions.log"
+
+    def tick() -> None:
+        if live is not None:
+            live(progress_rows(local))
+
+    workload: Workload
+    with contextlib.ExitStack() as stack:
+        receiver_holder = stack.enter_context(running_webhook_for(options))
+        stack.enter_context(function_logs(log_path))
+        local = stack.enter_context(
+            running_stack(
+                options.template,
+                backend=options.backend,
+                scale=options.scale,
+                invoke_endpoint=options.invoke_endpoint,
+                parameters={"NotifyWebhookUrl": receiver_holder.url, **options.parameters},
+                say=say,
+            )
+        )
+        say(
+            f"DynamoDB ({local.endpoints.dynamodb_backend}): {local.endpoints.dynamodb}   "
+            f"SQS (moto server): {local.endpoints.sqs}   Kafka (mock cluster): "
+            f"{local.endpoints.kafka_bootstrap}"
+        )
+        say(
+            f"from {options.template.name}: {len(local.stack.tables)} tables, "
+            f"{len(local.stack.queues)} queues, topics {', '.join(local.stack.topics) or '-'}, "
+            f"{len(local.runners())} event sources; function logs in {log_path}"
+        )
+        for skipped in local.skipped:
+            say(f"not run locally: {skipped}")
+        workload = Workload(local, messages=options.messages, seed=options.seed)
+        receiver_holder.transient_keys = set(workload.webhook.transient_keys)
+        workload.webhook = receiver_holder
+        workload.inject_crashes()
+        local.start()
+        workload.publish()
+        reaped = lambda: any(  # noqa: E731
+            isinstance(r, dict) and r.get("dead_lettered", 0) > 0
+            for s in local.schedulers
+            for r in s.stats.responses
+        )
+        wait_until_settled(local, deadline, reaped, tick)
+        workload.fix_and_redrive()
+        wait_until_settled(local, deadline + 30, lambda: True, tick)
+        tick()
+        report = build_report(workload, time.monotonic() - started)
+        if options.keep_running:
+            keep_running(local, say)
+    return report
+
+
+@contextlib.contextmanager
+def running_webhook_for(options: Options) -> Iterator[Any]:
+    from .workload import WebhookReceiver
+
+    receiver = WebhookReceiver(set())
+    with running_webhook(receiver):
+        yield receiver
+
+
+def keep_running(local: LocalStack, say: Callable[[str], None]) -> None:
+    """Print the endpoints and the commands to try, then wait for Ctrl-C."""
+    inbox = local.stack.table("InboxTable").name
+    sqs = local.endpoints.sqs
+    order_queue = local.stack.queue("OrderEventsQueue").url
+    say("the stack keeps running (Ctrl-C stops it):")
+    say("  export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1")
+    say(
+        f"  aws --endpoint-url {sqs} sqs send-message --queue-url {order_queue} --message-body '...'"
+    )
+    say(f"  lambda-inbox stats --table {inbox} --endpoint-url {local.endpoints.dynamodb}")
+    say(f"  lambda-inbox failed --table {inbox} --endpoint-url {local.endpoints.dynamodb}")
+    for dlq, source in local.stack.redrive_pairs():
+        say(
+            f"  lambda-inbox redrive --from {dlq.name} --to {source.name} --client-side "
+            f"--endpoint-url {sqs}"
+        )
+    with contextlib.suppress(KeyboardInterrupt):
+        while True:
+            time.sleep(1)

@@ -1,0 +1,183 @@
+"""The SQS event source mapping, emulated on a real queue.
+
+Rules (those of Lambda's SQS pollers):
+- receive up to `BatchSize` messages, waiting up to `MaximumBatchingWindowInSeconds` to fill the
+  batch; the messages stay invisible for the queue's visibility timeout meanwhile;
+- invoke the function with the Lambda SQS event;
+- the invocation failed (error, timeout, crash): nothing is deleted, every message reappears
+  after its visibility timeout;
+- it succeeded without `ReportBatchItemFailures`: every message is deleted;
+- with `ReportBatchItemFailures`: every message is deleted except those listed in
+  `batchItemFailures`; a malformed response (an identifier that is empty or not in the batch)
+  fails the whole batch; an empty or null response is a full success;
+- a message received more than `maxReceiveCount` times is moved to the dead-letter queue by SQS
+  itself (moto server does it on receive, as SQS does).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .invoker import Invocation, Invoker
+from .template import REGION, FunctionSpec, QueueSpec, SqsEventSpec
+
+MAX_RECEIVE = 10
+
+
+def lambda_sqs_record(message: Mapping[str, Any], queue_arn: str) -> dict[str, Any]:
+    """One record of the Lambda SQS event from a ReceiveMessage result."""
+    attributes: dict[str, Any] = {}
+    for name, attribute in (message.get("MessageAttributes") or {}).items():
+        converted: dict[str, Any] = {
+            "dataType": attribute["DataType"],
+            "stringListValues": [],
+            "binaryListValues": [],
+        }
+        if "StringValue" in attribute:
+            converted["stringValue"] = attribute["StringValue"]
+        if "BinaryValue" in attribute:
+            converted["binaryValue"] = base64.b64encode(attribute["BinaryValue"]).decode()
+        attributes[name] = converted
+    body = message.get("Body", "")
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": body,
+        "attributes": dict(message.get("Attributes") or {}),
+        "messageAttributes": attributes,
+        "md5OfBody": message.get("MD5OfBody") or hashlib.md5(body.encode()).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": REGION,
+    }
+
+
+def messages_to_delete(
+    message_ids: Sequence[str], invocation: Invocation, report_batch_item_failures: bool
+) -> list[str]:
+    """The messages the event source mapping deletes after an invocation (the rules above)."""
+    if invocation.failed:
+        return []
+    if not report_batch_item_failures:
+        return list(message_ids)
+    response = invocation.response
+    if response is None or response == {} or response == "":
+        return list(message_ids)
+    if not isinstance(response, dict):
+        return list(message_ids)  # not a partial response: a plain success
+    failures = response.get("batchItemFailures")
+    if failures is None or failures == []:
+        return list(message_ids)
+    if not isinstance(failures, list):
+        return []
+    failed: set[str] = set()
+    for failure in failures:
+        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
+        if not isinstance(identifier, str) or identifier not in message_ids:
+            return []  # malformed: the whole batch failed
+        failed.add(identifier)
+    return [m for m in message_ids if m not in failed]
+
+
+@dataclass
+class PollerStats:
+    invocations: int = 0
+    records: int = 0
+    deleted: int = 0
+    failed_records: int = 0
+    failed_invocations: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class SqsPoller:
+    """Polls one queue for one function event until `stop()`."""
+
+    def __init__(
+        self,
+        sqs: Any,
+        function: FunctionSpec,
+        event: SqsEventSpec,
+        queue: QueueSpec,
+        invoker: Invoker,
+    ) -> None:
+        self.sqs = sqs
+        self.function = function
+        self.event = event
+        self.queue = queue
+        self.invoker = invoker
+        self.stats = PollerStats()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.queue.name} -> {self.function.logical_id}"
+
+    def receive(self) -> list[dict[str, Any]]:
+        """Up to BatchSize messages, waiting at most the batching window to fill the batch."""
+        batch: list[dict[str, Any]] = []
+        deadline = time.monotonic() + self.event.batching_window
+        while len(batch) < self.event.batch_size and not self._stop.is_set():
+            wait = 1 if not batch else max(0, min(1, round(deadline - time.monotonic())))
+            answer = self.sqs.receive_message(
+                QueueUrl=self.queue.url,
+                MaxNumberOfMessages=min(MAX_RECEIVE, self.event.batch_size - len(batch)),
+                WaitTimeSeconds=wait,
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            )
+            received = answer.get("Messages", [])
+            batch.extend(received)
+            if not batch or time.monotonic() >= deadline:
+                break
+        return batch
+
+    def poll_once(self) -> int:
+        """One receive-invoke-delete cycle; returns the number of records invoked with."""
+        messages = self.receive()
+        if not messages:
+            return 0
+        records = [lambda_sqs_record(m, self.queue.arn) for m in messages]
+        invocation = self.invoker.invoke(self.function, {"Records": records})
+        ids = [r["messageId"] for r in records]
+        delete = set(messages_to_delete(ids, invocation, self.event.report_batch_item_failures))
+        handles = [
+            {"Id": str(i), "ReceiptHandle": r["receiptHandle"]}
+            for i, r in enumerate(records)
+            if r["messageId"] in delete
+        ]
+        for start in range(0, len(handles), MAX_RECEIVE):
+            self.sqs.delete_message_batch(
+                QueueUrl=self.queue.url, Entries=handles[start : start + MAX_RECEIVE]
+            )
+        self.stats.invocations += 1
+        self.stats.records += len(records)
+        self.stats.deleted += len(delete)
+        self.stats.failed_records += len(records) - len(delete)
+        if invocation.failed:
+            self.stats.failed_invocations += 1
+            self.stats.errors.append(str(invocation.error))
+        return len(records)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.poll_once()
+            except Exception as error:  # a backend hiccup: keep polling, as Lambda does
+                self.stats.errors.append(f"{type(error).__name__}: {error}")
+                self._stop.wait(0.5)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=self.label, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)

@@ -1,0 +1,169 @@
+"""The local stack: services started, the template provisioned, every function event polled.
+
+`LocalStack` reads template.yaml (with the local parameter overrides below), starts the
+services, creates the tables, queues and topics, loads the functions (or connects to an invoke
+endpoint) and runs one poller per event of the template.
+
+Local parameter overrides (each can be overridden again with `--parameter NAME=VALUE`):
+`MskClusterArn` = the mock cluster (so the Kafka mapping and its failure queue exist) and
+`NotifyLeaseSeconds` = 5 (leases shorter than the scaled visibility timeout, as in AWS).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from .backends import Endpoints, local_services
+from .invoker import EndpointInvoker, InProcessInvoker, Invoker
+from .kafka_poller import LOCAL_CLUSTER_ARN, KafkaPoller
+from .provision import provision
+from .scheduler import Scheduler, UnsupportedSchedule
+from .sqs_poller import SqsPoller
+from .template import REGION, KafkaEventSpec, ScheduleEventSpec, SqsEventSpec, Stack, read_stack
+
+LOCAL_PARAMETERS = {"MskClusterArn": LOCAL_CLUSTER_ARN, "NotifyLeaseSeconds": "5"}
+OFFLINE_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+CLIENT_CONFIG = Config(connect_timeout=2, read_timeout=30, retries={"max_attempts": 3})
+
+
+def client(service: str, endpoint: str) -> Any:
+    make: Any = boto3.client
+    return make(service, endpoint_url=endpoint, region_name=REGION, config=CLIENT_CONFIG)
+
+
+class LocalStack:
+    def __init__(
+        self,
+        stack: Stack,
+        endpoints: Endpoints,
+        invoker: Invoker,
+        *,
+        scale: float,
+        in_process: bool,
+    ) -> None:
+        self.stack = stack
+        self.endpoints = endpoints
+        self.invoker = invoker
+        self.scale = scale
+        self.in_process = in_process
+        self.dynamodb = client("dynamodb", endpoints.dynamodb)
+        self.sqs = client("sqs", endpoints.sqs)
+        self.sqs_pollers: list[SqsPoller] = []
+        self.kafka_pollers: list[KafkaPoller] = []
+        self.schedulers: list[Scheduler] = []
+        self.skipped: list[str] = []
+        for function in stack.functions:
+            for event in function.events:
+                if not event.enabled:
+                    continue
+                if isinstance(event, SqsEventSpec):
+                    queue = stack.queue_by_arn(event.queue_arn)
+                    self.sqs_pollers.append(SqsPoller(self.sqs, function, event, queue, invoker))
+                elif isinstance(event, KafkaEventSpec):
+                    failures = (
+                        stack.queue_by_arn(event.on_failure_arn).url
+                        if event.on_failure_arn
+                        else None
+                    )
+                    self.kafka_pollers.append(
+                        KafkaPoller(
+                            endpoints.kafka_bootstrap,
+                            function,
+                            event,
+                            invoker,
+                            sqs=self.sqs,
+                            on_failure_url=failures,
+                        )
+                    )
+                elif isinstance(event, ScheduleEventSpec):
+                    try:
+                        self.schedulers.append(Scheduler(function, event, invoker, scale))
+                    except UnsupportedSchedule as error:
+                        self.skipped.append(f"{function.logical_id}.{event.name}: {error}")
+
+    def runners(self) -> list[SqsPoller | KafkaPoller | Scheduler]:
+        return [*self.sqs_pollers, *self.kafka_pollers, *self.schedulers]
+
+    def start(self) -> None:
+        for runner in self.runners():
+            runner.start()
+
+    def stop(self) -> None:
+        for runner in reversed(self.runners()):
+            runner.stop()
+
+    def queue_depth(self, url: str) -> int:
+        attributes = self.sqs.get_queue_attributes(
+            QueueUrl=url,
+            AttributeNames=[
+                "ApproximateNumberOfMessages",
+                "ApproximateNumberOfMessagesNotVisible",
+                "ApproximateNumberOfMessagesDelayed",
+            ],
+        )["Attributes"]
+        return sum(int(value) for value in attributes.values())
+
+    def pending(self) -> int:
+        """Messages still to be processed: in the polled queues, and Kafka records not committed."""
+        total = sum(self.queue_depth(p.queue.url) for p in self.sqs_pollers)
+        return total + sum(p.lag() for p in self.kafka_pollers)
+
+
+@contextlib.contextmanager
+def running_stack(
+    template: Path,
+    *,
+    backend: str = "dynamodb-local",
+    scale: float = 1 / 30,
+    invoke_endpoint: str | None = None,
+    parameters: Mapping[str, str] | None = None,
+    say: Callable[[str], None] = print,
+) -> Iterator[LocalStack]:
+    """Services up, template provisioned, functions loaded; pollers not started yet."""
+    for name in list(os.environ):
+        if name.startswith("AWS_ENDPOINT_URL") or name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
+            del os.environ[name]
+    os.environ.update(OFFLINE_ENVIRONMENT)
+    repo_root = template.resolve().parent
+    with local_services(repo_root, backend=backend, say=say) as endpoints:
+        stack = read_stack(
+            template,
+            parameters={**LOCAL_PARAMETERS, **(parameters or {})},
+            sqs_endpoint=endpoints.sqs,
+        )
+        dynamodb = client("dynamodb", endpoints.dynamodb)
+        sqs = client("sqs", endpoints.sqs)
+        provision(
+            stack,
+            dynamodb=dynamodb,
+            sqs=sqs,
+            kafka_bootstrap=endpoints.kafka_bootstrap,
+            scale=scale,
+        )
+        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoints.dynamodb
+        os.environ["AWS_ENDPOINT_URL_SQS"] = endpoints.sqs
+        invoker: Invoker
+        if invoke_endpoint:
+            invoker = EndpointInvoker(invoke_endpoint)
+        else:
+            invoker = InProcessInvoker(stack.functions)
+        local = LocalStack(stack, endpoints, invoker, scale=scale, in_process=not invoke_endpoint)
+        try:
+            yield local
+        finally:
+            local.stop()

@@ -1,0 +1,366 @@
+"""The demo workload of `lambda-inbox local`: producers, faults, a webhook receiver.
+
+- orders on the order queue: producer retries (same event, new message ID), logical duplicates
+  (a new event_id for an order already placed), an order beyond the stock, poison;
+- payments on the Kafka topic: producer retries (the same record again at a new offset), a
+  replay of the first records, poison;
+- notifications on the notification queue, posted to a webhook receiver on 127.0.0.1 that counts
+  calls per Idempotency-Key; it fails some first calls (HTTP 500: transient) and refuses one
+  template (HTTP 422: poison) until the "fix";
+- crashes injected in-process before and after a commit (the invocation dies; the batch comes
+  back);
+- a stuck lease: a notification claimed an hour ago by a delivery that died, reaped by the
+  scheduled reaper and dead-lettered;
+- at the end, the fix: the webhook accepts the refused template and every dead-letter queue is
+  redriven to its source with `lambda-inbox redrive`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .invoker import InjectedCrash, InProcessInvoker, boto_clients
+from .stack import LocalStack
+from .template import KafkaEventSpec
+
+SKUS = ("SKU-RED-MUG", "SKU-BLUE-CAP", "SKU-GREEN-PEN")
+INITIAL_STOCK = 100
+REFUSED_TEMPLATE = "order-delayed"
+
+
+# ---------------------------------------------------------------------------- webhook
+
+
+class WebhookReceiver:
+    """Counts calls per Idempotency-Key; accepts a key once (its own idempotency)."""
+
+    def __init__(self, transient_keys: set[str]) -> None:
+        self.transient_keys = set(transient_keys)
+        self.refuse_template = True
+        self.calls: Counter[str] = Counter()
+        self.accepted: dict[str, bytes] = {}
+        self.url = ""
+        self._lock = threading.Lock()
+
+    def answer(self, key: str, body: bytes) -> int:
+        with self._lock:
+            self.calls[key] += 1
+            if key in self.transient_keys:
+                self.transient_keys.discard(key)
+                return 500
+            if self.refuse_template and json.loads(body).get("template") == REFUSED_TEMPLATE:
+                return 422
+            self.accepted.setdefault(key, body)
+            return 200
+
+
+@contextmanager
+def running_webhook(receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            status = receiver.answer(self.headers.get("Idempotency-Key", ""), body)
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/notify"
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ---------------------------------------------------------------------------- crashes
+
+
+@dataclass
+class CrashPlan:
+    """Crash the Nth TransactWriteItems of a function, before or after it commits."""
+
+    function: str
+    nth: int
+    when: str  # "before" | "after"
+    fired: bool = False
+
+
+class Crashes:
+    def __init__(self, plans: list[CrashPlan]) -> None:
+        self.plans = plans
+        self.count: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def install(self, invoker: InProcessInvoker) -> None:
+        for logical_id, module in invoker.modules.items():
+            for client in boto_clients(module):
+                if client.meta.service_model.service_name != "dynamodb":
+                    continue
+                events = client.meta.events
+                events.register(
+                    "before-call.dynamodb.TransactWriteItems", self._hook(logical_id, "before")
+                )
+                events.register(
+                    "after-call.dynamodb.TransactWriteItems", self._hook(logical_id, "after")
+                )
+
+    def _hook(self, function: str, when: str) -> Any:
+        def hook(**_: Any) -> None:
+            with self._lock:
+                if when == "before":
+                    self.count[function] += 1
+                for plan in self.plans:
+                    if (plan.function, plan.when, plan.fired) == (function, when, False) and (
+                        self.count[function] == plan.nth
+                    ):
+                        plan.fired = True
+                        raise InjectedCrash(f"{function} {when} commit #{plan.nth}")
+
+        return hook
+
+    @property
+    def fired(self) -> list[CrashPlan]:
+        return [plan for plan in self.plans if plan.fired]
+
+
+# ---------------------------------------------------------------------------- producers
+
+
+@dataclass
+class Published:
+    """What the producers sent: every message, and the distinct events behind them."""
+
+    messages: Counter[str] = field(default_factory=Counter)
+    duplicates: Counter[str] = field(default_factory=Counter)
+    poison: Counter[str] = field(default_factory=Counter)
+    orders: dict[str, dict[str, Any]] = field(default_factory=dict)  # event_id -> body
+    payments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notifications: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kafka_replayed: int = 0
+
+
+class Workload:
+    def __init__(self, local: LocalStack, *, messages: int, seed: int) -> None:
+        self.local = local
+        self.messages = messages
+        self.random = random.Random(seed)
+        self.published = Published()
+        orders_queue = next(
+            p.queue for p in local.sqs_pollers if p.function.logical_id == "OrderEventsFunction"
+        )
+        self.order_queue = orders_queue.url
+        self.notification_queue = next(
+            p.queue.url
+            for p in local.sqs_pollers
+            if p.function.logical_id == "CustomerNotificationsFunction"
+        )
+        kafka = [
+            e for f in local.stack.functions for e in f.events if isinstance(e, KafkaEventSpec)
+        ]
+        self.topic = kafka[0].topics[0] if kafka else None
+        count = max(4, messages // 2)
+        self.notification_ids = [f"evt-ntf-{n:04d}" for n in range(count)]
+        transient = {k for n, k in enumerate(self.notification_ids) if n % 4 == 1}
+        self.webhook = WebhookReceiver(transient)
+        self.redriven: dict[str, int] = {}
+        self.crashes: Crashes | None = None
+
+    def inject_crashes(self) -> None:
+        """In-process only: a crash before a commit and after one in each SQS consumer and in the
+        Kafka consumer (the invocation dies; its batch comes back)."""
+        if not isinstance(self.local.invoker, InProcessInvoker):
+            return
+        self.crashes = Crashes(
+            [
+                CrashPlan("OrderEventsFunction", 2, "before"),
+                CrashPlan("OrderEventsFunction", 4, "after"),
+                CrashPlan("PaymentEventsFunction", 1, "after"),
+            ]
+        )
+        self.crashes.install(self.local.invoker)
+
+    # -- setup
+    def seed_stock(self) -> None:
+        table = self.local.stack.table("DomainTable").name
+        for sku in SKUS:
+            self.local.dynamodb.put_item(
+                TableName=table,
+                Item={
+                    "pk": {"S": f"SKU#{sku}"},
+                    "sk": {"S": "STOCK"},
+                    "available": {"N": str(INITIAL_STOCK)},
+                    "reserved": {"N": "0"},
+                },
+            )
+
+    # -- orders
+    def _send(self, queue: str, body: str, kind: str, *, duplicate: bool = False) -> None:
+        self.local.sqs.send_message(QueueUrl=queue, MessageBody=body)
+        self.published.messages[kind] += 1
+        if duplicate:
+            self.published.duplicates[kind] += 1
+
+    def publish_orders(self) -> None:
+        sent: list[str] = []
+        for n in range(self.messages):
+            order: dict[str, Any] = {
+                "event_id": f"evt-ord-{n:04d}",
+                "order_id": f"ord-{n:04d}",
+                "customer_id": f"cust-{n % 7:03d}",
+                "lines": [{"sku": self.random.choice(SKUS), "qty": self.random.randint(1, 3)}],
+                "total_cents": 1000 + n,
+            }
+            if n == 3:
+                order["lines"] = [{"sku": SKUS[0], "qty": 1000}]  # beyond the stock
+            body = json.dumps(order)
+            self.published.orders[order["event_id"]] = order
+            self._send(self.order_queue, body, "orders")
+            sent.append(body)
+            if self.random.random() < 0.15:  # producer retry: same event, new message
+                self._send(self.order_queue, body, "orders", duplicate=True)
+        for n in (0, 5):  # logical duplicates: a new event for an order already placed
+            if n < len(sent):
+                again = json.loads(sent[n]) | {"event_id": f"evt-ord-again-{n:04d}"}
+                self.published.orders[again["event_id"]] = again
+                self._send(self.order_queue, json.dumps(again), "orders", duplicate=True)
+        for body in ("{not json", json.dumps({"event_id": "evt-ord-bad", "order_id": "x"})):
+            self._send(self.order_queue, body, "orders")
+            self.published.poison["orders"] += 1
+
+    # -- payments
+    def publish_payments(self) -> None:
+        if self.topic is None:
+            return
+        from confluent_kafka import Producer
+
+        topic = self.topic
+        producer = Producer({"bootstrap.servers": self.local.endpoints.kafka_bootstrap})
+        records: list[tuple[bytes, bytes]] = []
+
+        def produce(key: bytes, value: bytes, *, duplicate: bool = False) -> None:
+            producer.produce(topic, key=key, value=value)
+            self.published.messages["payments"] += 1
+            if duplicate:
+                self.published.duplicates["payments"] += 1
+
+        for n in range(self.messages):
+            payment: dict[str, Any] = {
+                "event_id": f"evt-pay-{n:04d}",
+                "payment_id": f"pay-{n:04d}",
+                "order_id": f"ord-{n:04d}",
+                "customer_id": f"cust-{n % 7:03d}",
+                "amount_cents": 500 + 10 * n,
+            }
+            self.published.payments[payment["event_id"]] = payment
+            record = (payment["customer_id"].encode(), json.dumps(payment).encode())
+            records.append(record)
+            produce(*record)
+            if self.random.random() < 0.15:
+                produce(*record, duplicate=True)
+        produce(b"cust-bad", b"\xff\xfe not utf-8")
+        produce(b"cust-bad", json.dumps({"event_id": "evt-pay-bad", "amount_cents": 0}).encode())
+        self.published.poison["payments"] += 2
+        producer.flush(10)
+        time.sleep(1.0)
+        for record in records[: max(1, len(records) // 4)]:  # a replay of the first records
+            produce(*record, duplicate=True)
+            self.published.kafka_replayed += 1
+        producer.flush(10)
+
+    # -- notifications
+    def publish_notifications(self) -> None:
+        for n, event_id in enumerate(self.notification_ids):
+            notification = {
+                "event_id": event_id,
+                "customer_id": f"cust-{n % 7:03d}",
+                "order_id": f"ord-{n:04d}",
+                "template": REFUSED_TEMPLATE if n % 6 == 2 else "order-shipped",
+            }
+            self.published.notifications[event_id] = notification
+            body = json.dumps(notification)
+            self._send(self.notification_queue, body, "notifications")
+            if n % 5 == 0:
+                self._send(self.notification_queue, body, "notifications", duplicate=True)
+        self._send(self.notification_queue, json.dumps({"event_id": ""}), "notifications")
+        self.published.poison["notifications"] += 1
+
+    def stuck_lease(self) -> None:
+        """A delivery claimed a notification an hour ago, then died; the message never returns."""
+        from lambda_inbox.identity import KeyStrategy, identify
+        from lambda_inbox.lease import LeasePolicy, LeaseStore
+        from lambda_inbox.messages import InboundMessage
+
+        notification = {
+            "event_id": "evt-ntf-stuck",
+            "customer_id": "cust-000",
+            "order_id": "ord-0000",
+            "template": "order-shipped",
+        }
+        self.published.notifications[notification["event_id"]] = notification
+        message = InboundMessage(
+            "m-stuck", "m-stuck", json.dumps(notification).encode(), "arn:local:notifications", 0
+        )
+        leases = LeaseStore(
+            self.local.dynamodb,
+            table=self.local.stack.table("InboxTable").name,
+            consumer="customer-notifications",
+            policy=LeasePolicy(),
+        )
+        leases.claim(identify(message, KeyStrategy.from_body("event_id")), now=time.time() - 3600)
+
+    def publish(self) -> None:
+        self.seed_stock()
+        self.stuck_lease()
+        threads = [
+            threading.Thread(target=target, daemon=True)
+            for target in (self.publish_orders, self.publish_payments, self.publish_notifications)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    # -- the fix
+    def fix_and_redrive(self) -> None:
+        """The webhook accepts the refused template; every DLQ goes back to its source."""
+        from lambda_inbox.cli.app import run
+
+        self.webhook.refuse_template = False
+        for dlq, source in self.local.stack.redrive_pairs():
+            before = self.local.queue_depth(dlq.url)
+            if before == 0:
+                continue
+            run(
+                [
+                    "redrive",
+                    "--from",
+                    dlq.name,
+                    "--to",
+                    source.name,
+                    "--limit",  # poison comes straight back: move each message once
+                    str(before),
+                    "--client-side",
+                    "--endpoint-url",
+                    self.local.endpoints.sqs,
+                    "--region",
+                    "us-east-1",
+                    "--json",
+                ]
+            )
+            self.redriven[dlq.name] = before

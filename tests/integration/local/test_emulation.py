@@ -1,0 +1,302 @@
+"""The event source mapping rules of `lambda-inbox local`, on the real local backends:
+SQS on a moto server, Kafka on librdkafka's mock cluster, the reaper on DynamoDB Local."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from lambda_inbox.local.backends import kafka_mock_cluster
+from lambda_inbox.local.invoker import InProcessInvoker, Invocation
+from lambda_inbox.local.kafka_poller import KafkaPoller
+from lambda_inbox.local.provision import create_topics
+from lambda_inbox.local.scheduler import Scheduler
+from lambda_inbox.local.sqs_poller import SqsPoller, messages_to_delete
+from lambda_inbox.local.template import (
+    FunctionSpec,
+    KafkaEventSpec,
+    QueueSpec,
+    ScheduleEventSpec,
+    SqsEventSpec,
+)
+
+pytestmark = pytest.mark.integration
+
+Respond = Callable[[Mapping[str, Any]], Invocation]
+
+
+class ScriptedInvoker:
+    """Records each event and answers with `respond(event)`."""
+
+    def __init__(self, respond: Respond) -> None:
+        self.respond = respond
+        self.events: list[Mapping[str, Any]] = []
+
+    def invoke(self, function: FunctionSpec, event: Mapping[str, Any]) -> Invocation:
+        self.events.append(event)
+        return self.respond(event)
+
+
+def ok(response: Any = None) -> Invocation:
+    return Invocation(response, None, 0.0)
+
+
+FUNCTION = FunctionSpec("Fn", "fn", Path("."), "app.handler", 3, 128, {})
+
+
+@pytest.fixture
+def sqs(moto_server_endpoint: str) -> Any:
+    return boto3.client("sqs", endpoint_url=moto_server_endpoint, region_name="us-east-1")
+
+
+def make_queue(sqs: Any, *, visibility: int = 1, max_receive: int = 2) -> tuple[QueueSpec, str]:
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    dlq_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": max_receive})
+    url = sqs.create_queue(
+        QueueName=name,
+        Attributes={"VisibilityTimeout": str(visibility), "RedrivePolicy": redrive},
+    )["QueueUrl"]
+    arn = f"arn:aws:sqs:us-east-1:123456789012:{name}"
+    return QueueSpec("Q", name, url, arn, False, visibility, {}, dlq_arn, max_receive), dlq_url
+
+
+def depth(sqs: Any, url: str) -> int:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]) + int(
+        attributes["ApproximateNumberOfMessagesNotVisible"]
+    )
+
+
+def bodies(event: Mapping[str, Any]) -> list[str]:
+    return [record["body"] for record in event["Records"]]
+
+
+def test_partial_batch_response_deletes_successes_and_failures_come_back(sqs: Any) -> None:
+    queue, dlq_url = make_queue(sqs, max_receive=5)
+    for n in range(4):
+        sqs.send_message(QueueUrl=queue.url, MessageBody=f"m{n}")
+
+    def respond(event: Mapping[str, Any]) -> Invocation:
+        failed = [r["messageId"] for r in event["Records"] if r["body"] == "m2"]
+        return ok({"batchItemFailures": [{"itemIdentifier": m} for m in failed]})
+
+    invoker = ScriptedInvoker(respond)
+    event = SqsEventSpec("E", queue.arn, 10, 0.5, True)
+    poller = SqsPoller(sqs, FUNCTION, event, queue, invoker)
+    assert poller.poll_once() == 4
+    assert sorted(bodies(invoker.events[0])) == ["m0", "m1", "m2", "m3"]
+    record = invoker.events[0]["Records"][0]
+    assert record["eventSource"] == "aws:sqs" and record["eventSourceARN"] == queue.arn
+    assert record["attributes"]["ApproximateReceiveCount"] == "1"
+    assert depth(sqs, queue.url) == 1  # only the failure is left, invisible
+    time.sleep(1.2)  # the visibility timeout
+    assert poller.poll_once() == 1
+    again = invoker.events[1]["Records"][0]
+    assert again["body"] == "m2" and again["attributes"]["ApproximateReceiveCount"] == "2"
+    assert depth(sqs, dlq_url) == 0
+
+
+def test_failing_message_goes_to_the_dlq_after_max_receive_count(sqs: Any) -> None:
+    queue, dlq_url = make_queue(sqs, max_receive=2)
+    sqs.send_message(QueueUrl=queue.url, MessageBody="always fails")
+    invoker = ScriptedInvoker(
+        lambda event: ok(
+            {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
+        )
+    )
+    poller = SqsPoller(sqs, FUNCTION, SqsEventSpec("E", queue.arn, 10, 0, True), queue, invoker)
+    deadline = time.monotonic() + 15
+    while depth(sqs, dlq_url) == 0 and time.monotonic() < deadline:
+        poller.poll_once()
+    assert len(invoker.events) == 2  # maxReceiveCount receives, then SQS moves it
+    assert depth(sqs, dlq_url) == 1 and depth(sqs, queue.url) == 0
+    moved = sqs.receive_message(QueueUrl=dlq_url)["Messages"][0]
+    assert moved["Body"] == "always fails"
+
+
+@pytest.mark.parametrize(
+    "invocation",
+    [
+        Invocation(None, "crashed", 0.0),
+        ok({"batchItemFailures": [{"itemIdentifier": "not-in-the-batch"}]}),
+        ok({"batchItemFailures": [{"itemIdentifier": ""}]}),
+    ],
+    ids=["invocation-error", "unknown-identifier", "empty-identifier"],
+)
+def test_whole_batch_fails(invocation: Invocation) -> None:
+    assert messages_to_delete(["a", "b"], invocation, True) == []
+
+
+def test_success_without_partial_responses_deletes_everything() -> None:
+    failures = ok({"batchItemFailures": [{"itemIdentifier": "a"}]})
+    assert messages_to_delete(["a", "b"], failures, False) == ["a", "b"]
+    assert messages_to_delete(["a", "b"], ok(None), True) == ["a", "b"]
+    assert messages_to_delete(["a", "b"], ok({"batchItemFailures": []}), True) == ["a", "b"]
+
+
+# ---------------------------------------------------------------------------- Kafka
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[str]:
+    with kafka_mock_cluster() as bootstrap:
+        yield bootstrap
+
+
+def produce(bootstrap: str, topic: str, values: list[tuple[int, str]]) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for partition, value in values:
+        producer.produce(topic, value=value.encode(), partition=partition)
+    assert producer.flush(10) == 0
+
+
+def offsets(event: Mapping[str, Any], topic_partition: str) -> list[int]:
+    return [r["offset"] for r in event["records"].get(topic_partition, [])]
+
+
+def kafka_event(topic: str, **overrides: Any) -> KafkaEventSpec:
+    values: dict[str, Any] = {
+        "name": "K",
+        "topics": (topic,),
+        "batch_size": 100,
+        "batching_window": 1.0,
+        "report_batch_item_failures": True,
+        "starting_position": "TRIM_HORIZON",
+        "consumer_group": f"g-{uuid.uuid4().hex[:6]}",
+        "maximum_retry_attempts": 10,
+        "on_failure_arn": None,
+    } | overrides
+    return KafkaEventSpec(**values)
+
+
+def test_kafka_partition_retries_from_the_first_failed_offset(kafka: str) -> None:
+    topic = f"t-{uuid.uuid4().hex[:6]}"
+    create_topics(kafka, [topic])
+    produce(kafka, topic, [(0, f"p0-{n}") for n in range(5)] + [(1, f"p1-{n}") for n in range(3)])
+    calls = 0
+
+    def respond(event: Mapping[str, Any]) -> Invocation:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # offset 2 of partition 0 fails (and offset 4 too: the first one wins)
+            return ok(
+                {
+                    "batchItemFailures": [
+                        {"itemIdentifier": {"topic-partition": f"{topic}-0", "offset": 4}},
+                        {"itemIdentifier": {"topic-partition": f"{topic}-0", "offset": 2}},
+                    ]
+                }
+            )
+        return ok({"batchItemFailures": []})
+
+    invoker = ScriptedInvoker(respond)
+    poller = KafkaPoller(kafka, FUNCTION, kafka_event(topic), invoker, retry_pause=0)
+    try:
+        deadline = time.monotonic() + 20
+        while poller.stats.committed < 8 and time.monotonic() < deadline:
+            poller.poll_once()
+        first = invoker.events[0]
+        assert offsets(first, f"{topic}-0") == [0, 1, 2, 3, 4]
+        assert offsets(first, f"{topic}-1") == [0, 1, 2]
+        assert first["eventSource"] == "aws:kafka"
+        retry = invoker.events[1]
+        assert offsets(retry, f"{topic}-0") == [2, 3, 4]  # re-read from the failed offset
+        assert offsets(retry, f"{topic}-1") == []  # the other partition moved on
+        assert poller.lag() == 0
+    finally:
+        poller.stop()
+
+
+def test_kafka_invocation_error_retries_the_batch_then_gives_up_to_the_destination(
+    kafka: str, sqs: Any
+) -> None:
+    topic = f"t-{uuid.uuid4().hex[:6]}"
+    create_topics(kafka, [topic])
+    produce(kafka, topic, [(0, "a"), (0, "b")])
+    destination = sqs.create_queue(QueueName=f"failures-{uuid.uuid4().hex[:6]}")["QueueUrl"]
+    invoker = ScriptedInvoker(lambda event: Invocation(None, "crashed", 0.0))
+    event = kafka_event(topic, maximum_retry_attempts=2)
+    poller = KafkaPoller(
+        kafka, FUNCTION, event, invoker, sqs=sqs, on_failure_url=destination, retry_pause=0
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while poller.stats.given_up_batches == 0 and time.monotonic() < deadline:
+            poller.poll_once()
+        assert [offsets(e, f"{topic}-0") for e in invoker.events] == [[0, 1]] * 3
+        assert poller.lag() == 0
+        [message] = sqs.receive_message(QueueUrl=destination)["Messages"]
+        info = json.loads(message["Body"])["KafkaBatchInfo"]
+        assert (info["topic"], info["firstOffset"], info["lastOffset"]) == (topic, 0, 1)
+    finally:
+        poller.stop()
+
+
+# ---------------------------------------------------------------------------- schedules
+
+
+def test_schedule_invokes_the_reaper_which_reaps_a_stuck_lease(
+    dynamodb_local_endpoint: str, sqs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from devkit.tables import create_inbox_table
+    from lambda_inbox.identity import KeyStrategy, identify
+    from lambda_inbox.lease import LeasePolicy, LeaseStore
+    from lambda_inbox.messages import InboundMessage
+
+    dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
+    table = f"inbox-{uuid.uuid4().hex[:8]}"
+    create_inbox_table(dynamodb, table)
+    dlq = sqs.create_queue(QueueName=f"ntf-dlq-{uuid.uuid4().hex[:6]}")["QueueUrl"]
+    body = json.dumps({"event_id": "evt-1", "customer_id": "c", "order_id": "o", "template": "t"})
+    message = InboundMessage("m-1", "m-1", body.encode(), "arn:aws:sqs:local:ntf", 0)
+    leases = LeaseStore(
+        dynamodb, table=table, consumer="customer-notifications", policy=LeasePolicy()
+    )
+    leases.claim(identify(message, KeyStrategy.from_body("event_id")), now=time.time() - 3600)
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqs.meta.endpoint_url)
+    reaper = FunctionSpec(
+        "InboxReaperFunction",
+        "reaper",
+        Path(__file__).resolve().parents[3] / "functions" / "inbox_reaper",
+        "app.handler",
+        120,
+        512,
+        {
+            "INBOX_TABLE": table,
+            "INBOX_REAPER_DLQ_URLS": json.dumps({"customer-notifications": dlq}),
+            "INBOX_REAPER_LEASE_GRACE_SECONDS": "1200",
+        },
+    )
+    event = ScheduleEventSpec("Sweep", "rate(5 minutes)", None)
+    scheduler = Scheduler(reaper, event, InProcessInvoker([reaper]), scale=1 / 300)
+    assert scheduler.period == 1
+    scheduler.start()
+    try:
+        deadline = time.monotonic() + 15
+        while scheduler.stats.invocations < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        scheduler.stop()
+    first, second = scheduler.stats.responses[:2]
+    assert (first["reaped"], first["dead_lettered"]) == (1, 1)
+    assert (second["reaped"], second["dead_lettered"]) == (0, 0)
+    [dead] = sqs.receive_message(QueueUrl=dlq)["Messages"]
+    assert json.loads(dead["Body"])["event_id"] == "evt-1"

@@ -1,0 +1,109 @@
+"""The local stack's template reader on the project's template.yaml (no services needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lambda_inbox.local.kafka_poller import LOCAL_CLUSTER_ARN
+from lambda_inbox.local.scheduler import UnsupportedSchedule, rate_seconds, scaled_period
+from lambda_inbox.local.template import (
+    KafkaEventSpec,
+    ScheduleEventSpec,
+    SqsEventSpec,
+    TemplateError,
+    load_template,
+    read_stack,
+)
+
+TEMPLATE = Path(__file__).resolve().parents[3] / "template.yaml"
+SQS = "http://127.0.0.1:9999"
+
+
+def test_short_form_tags_become_long_form() -> None:
+    template = load_template(TEMPLATE)
+    function = template["Resources"]["OrderEventsFunction"]["Properties"]
+    assert function["Environment"]["Variables"]["DEAD_LETTER_QUEUE_URL"] == {
+        "Ref": "OrderEventsDLQ"
+    }
+    assert function["Events"]["OrderEvents"]["Properties"]["Queue"] == {
+        "Fn::GetAtt": ["OrderEventsQueue", "Arn"]
+    }
+
+
+def test_tables_keys_indexes_and_ttl_come_from_the_template() -> None:
+    stack = read_stack(TEMPLATE, sqs_endpoint=SQS)
+    inbox = stack.table("InboxTable")
+    assert inbox.name == "lambda-inbox-InboxTable"
+    assert inbox.key_schema == [{"AttributeName": "pk", "KeyType": "HASH"}]
+    assert [i["IndexName"] for i in inbox.global_secondary_indexes] == ["open-records"]
+    assert inbox.ttl_attribute == "expires_at"
+    domain = stack.table("DomainTable")
+    assert [k["AttributeName"] for k in domain.key_schema] == ["pk", "sk"]
+    assert domain.ttl_attribute is None
+
+
+def test_queues_names_redrive_and_visibility() -> None:
+    stack = read_stack(TEMPLATE, sqs_endpoint=SQS, stack_name="demo")
+    orders = stack.queue("OrderEventsQueue")
+    assert orders.name == "demo-order-events"
+    assert orders.url == f"{SQS}/123456789012/demo-order-events"
+    assert orders.visibility_timeout == 180
+    assert orders.max_receive_count == 5
+    assert orders.dead_letter_arn == stack.queue("OrderEventsDLQ").arn
+    pairs = {(dlq.logical_id, source.logical_id) for dlq, source in stack.redrive_pairs()}
+    assert pairs == {
+        ("OrderEventsDLQ", "OrderEventsQueue"),
+        ("PaymentEventsDLQ", "PaymentReplayQueue"),
+        ("NotificationDLQ", "NotificationQueue"),
+    }
+
+
+def test_parameters_globals_and_refs_make_the_functions_environment() -> None:
+    stack = read_stack(
+        TEMPLATE, sqs_endpoint=SQS, parameters={"FunctionTimeout": "12", "LogLevel": "DEBUG"}
+    )
+    orders = stack.function("OrderEventsFunction")
+    assert orders.timeout == 12
+    assert orders.environment["POWERTOOLS_LOG_LEVEL"] == "DEBUG"
+    assert orders.environment["INBOX_TABLE"] == "lambda-inbox-InboxTable"
+    assert orders.environment["DEAD_LETTER_QUEUE_URL"] == stack.queue("OrderEventsDLQ").url
+    assert orders.code_uri == TEMPLATE.parent / "functions" / "order_events"
+    reaper = stack.function("InboxReaperFunction")
+    assert reaper.timeout == 120  # the function's own Timeout beats Globals
+    urls = json.loads(reaper.environment["INBOX_REAPER_DLQ_URLS"])
+    assert urls["customer-notifications"] == stack.queue("NotificationDLQ").url
+    [event] = orders.events
+    assert event == SqsEventSpec("OrderEvents", stack.queue("OrderEventsQueue").arn, 10, 0.0, True)
+    assert reaper.events == [ScheduleEventSpec("Sweep", "rate(5 minutes)", None)]
+
+
+def test_kafka_mapping_and_its_queue_follow_the_msk_condition() -> None:
+    without = read_stack(TEMPLATE, sqs_endpoint=SQS)
+    assert without.topics == []
+    assert "PaymentMskFailuresQueue" not in {q.logical_id for q in without.queues}
+    stack = read_stack(TEMPLATE, sqs_endpoint=SQS, parameters={"MskClusterArn": LOCAL_CLUSTER_ARN})
+    assert stack.topics == ["payments"]
+    kafka = [
+        e for e in stack.function("PaymentEventsFunction").events if isinstance(e, KafkaEventSpec)
+    ]
+    assert kafka[0].consumer_group == "lambda-inbox-payment-events"
+    assert kafka[0].maximum_retry_attempts == 10
+    assert kafka[0].on_failure_arn == stack.queue("PaymentMskFailuresQueue").arn
+
+
+def test_unknown_parameter_is_refused() -> None:
+    with pytest.raises(TemplateError, match="NoSuchParameter"):
+        read_stack(TEMPLATE, parameters={"NoSuchParameter": "1"})
+
+
+def test_rate_expressions() -> None:
+    assert rate_seconds("rate(5 minutes)") == 300
+    assert rate_seconds("rate(1 hour)") == 3600
+    assert scaled_period("rate(5 minutes)", 1 / 30) == 10
+    with pytest.raises(UnsupportedSchedule):
+        rate_seconds("cron(0 * * * ? *)")
+    with pytest.raises(UnsupportedSchedule):
+        rate_seconds("rate(5 minute)")
