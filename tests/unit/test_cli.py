@@ -221,11 +221,14 @@ def test_reap_rejects_a_malformed_dlq_option(cli: Cli, aws: None) -> None:
     assert "CONSUMER=QUEUE" in run.err
 
 
-def test_local_says_it_is_not_there_yet(cli: Cli) -> None:
-    run = cli("local")
-    assert run.code == 1
-    assert "later version" in run.err
-    assert "make demo" in run.err
+def test_local_refuses_an_unknown_backend_and_a_bad_parameter(cli: Cli) -> None:
+    """Usage errors exit 2 before anything starts (the run itself: tests/integration/local)."""
+    run = cli("local", "--backend", "sqlite")
+    assert run.code == 2
+    assert "--backend" in run.err
+    run = cli("local", "--parameter", "NoEqualsSign")
+    assert run.code == 2
+    assert "NAME=VALUE" in run.err
 
 
 def test_create_table_then_again_fails(cli: Cli, aws: None) -> None:
