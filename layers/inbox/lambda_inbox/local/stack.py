@@ -134,36 +134,50 @@ def running_stack(
     parameters: Mapping[str, str] | None = None,
     say: Callable[[str], None] = print,
 ) -> Iterator[LocalStack]:
-    """Services up, template provisioned, functions loaded; pollers not started yet."""
-    for name in list(os.environ):
-        if name.startswith("AWS_ENDPOINT_URL") or name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
-            del os.environ[name]
-    os.environ.update(OFFLINE_ENVIRONMENT)
-    repo_root = template.resolve().parent
-    with local_services(repo_root, backend=backend, say=say) as endpoints:
-        stack = read_stack(
-            template,
-            parameters={**LOCAL_PARAMETERS, **(parameters or {})},
-            sqs_endpoint=endpoints.sqs,
-        )
-        dynamodb = client("dynamodb", endpoints.dynamodb)
-        sqs = client("sqs", endpoints.sqs)
-        provision(
-            stack,
-            dynamodb=dynamodb,
-            sqs=sqs,
-            kafka_bootstrap=endpoints.kafka_bootstrap,
-            scale=scale,
-        )
-        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoints.dynamodb
-        os.environ["AWS_ENDPOINT_URL_SQS"] = endpoints.sqs
-        invoker: Invoker
-        if invoke_endpoint:
-            invoker = EndpointInvoker(invoke_endpoint)
-        else:
-            invoker = InProcessInvoker(stack.functions)
-        local = LocalStack(stack, endpoints, invoker, scale=scale, in_process=not invoke_endpoint)
-        try:
-            yield local
-        finally:
-            local.stop()
+    """Services up, template provisioned, functions loaded; pollers not started yet.
+
+    The functions read the process environment (endpoints, table names, offline credentials), so
+    the stack sets it while it runs and restores it afterwards.
+    """
+    saved = dict(os.environ)
+    try:
+        for name in list(os.environ):
+            if name.startswith("AWS_ENDPOINT_URL") or name in (
+                "AWS_PROFILE",
+                "AWS_DEFAULT_PROFILE",
+            ):
+                del os.environ[name]
+        os.environ.update(OFFLINE_ENVIRONMENT)
+        repo_root = template.resolve().parent
+        with local_services(repo_root, backend=backend, say=say) as endpoints:
+            stack = read_stack(
+                template,
+                parameters={**LOCAL_PARAMETERS, **(parameters or {})},
+                sqs_endpoint=endpoints.sqs,
+            )
+            dynamodb = client("dynamodb", endpoints.dynamodb)
+            sqs = client("sqs", endpoints.sqs)
+            provision(
+                stack,
+                dynamodb=dynamodb,
+                sqs=sqs,
+                kafka_bootstrap=endpoints.kafka_bootstrap,
+                scale=scale,
+            )
+            os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoints.dynamodb
+            os.environ["AWS_ENDPOINT_URL_SQS"] = endpoints.sqs
+            invoker: Invoker
+            if invoke_endpoint:
+                invoker = EndpointInvoker(invoke_endpoint)
+            else:
+                invoker = InProcessInvoker(stack.functions)
+            local = LocalStack(
+                stack, endpoints, invoker, scale=scale, in_process=not invoke_endpoint
+            )
+            try:
+                yield local
+            finally:
+                local.stop()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
