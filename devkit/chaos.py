@@ -60,7 +60,6 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
 from typing import Any
 
@@ -72,6 +71,7 @@ from devkit.faults import dynamodb_error
 from devkit.handlers import load_function
 from devkit.offline_aws import patched_environ
 from devkit.tables import create_domain_table, create_inbox_table, delete_table, seed_stock
+from lambda_inbox.local.webhook import serve_webhook
 
 ORDERS, PAYMENTS, NOTIFICATIONS = "orders", "payments", "notifications"
 WORKLOADS = (ORDERS, PAYMENTS, NOTIFICATIONS)
@@ -408,30 +408,12 @@ class WebhookReceiver:
 
 @contextlib.contextmanager
 def running_webhook(receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            status = receiver.answer(self.headers.get("Idempotency-Key", ""), body)
-            with contextlib.suppress(OSError):
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+    def answer(key: str, raw: bytes) -> int:
+        return receiver.answer(key, json.loads(raw or b"{}"))
 
-        def log_message(self, format: str, *args: object) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.request_queue_size = 128
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/notify"
-    try:
+    with serve_webhook(answer) as url:
+        receiver.url = url
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # ----------------------------------------------------------------------- meters and faults

@@ -12,7 +12,8 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from lambda_inbox.local.webhook import serve_webhook
 
 Behaviour = str | int
 
@@ -31,6 +32,19 @@ class Webhook:
         with self._lock:
             return self.script.pop(0) if self.script else "ok"
 
+    def answer(self, key: str, body: bytes) -> int:
+        """Count the call, then answer it as the script says."""
+        with self._lock:
+            self.calls[key] += 1
+            self.bodies.append(body)
+        behaviour = self.next_behaviour()
+        if behaviour == "timeout":
+            time.sleep(self.slow_seconds)
+        elif behaviour != "ok":
+            return int(behaviour)
+        self.accept(key)
+        return 200
+
     def accept(self, key: str) -> None:
         with self._lock:
             if self.accepted[key] == 0:
@@ -39,40 +53,6 @@ class Webhook:
 
 @contextmanager
 def running_webhook(webhook: Webhook) -> Iterator[Webhook]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            key = self.headers.get("Idempotency-Key", "")
-            length = int(self.headers.get("Content-Length", "0"))
-            body = self.rfile.read(length)
-            with webhook._lock:
-                webhook.calls[key] += 1
-                webhook.bodies.append(body)
-            behaviour = webhook.next_behaviour()
-            status = 200
-            if behaviour == "timeout":
-                time.sleep(webhook.slow_seconds)
-                webhook.accept(key)
-            elif behaviour == "ok":
-                webhook.accept(key)
-            else:
-                status = int(behaviour)
-            try:
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-            except OSError:  # the client gave up (timeout)
-                pass
-
-        def log_message(self, format: str, *args: object) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    webhook.url = f"http://127.0.0.1:{server.server_address[1]}/notify"
-    try:
+    with serve_webhook(webhook.answer) as url:
+        webhook.url = url
         yield webhook
-    finally:
-        server.shutdown()
-        server.server_close()

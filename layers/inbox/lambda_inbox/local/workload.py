@@ -25,12 +25,12 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .invoker import InjectedCrash, InProcessInvoker, boto_clients
 from .stack import LocalStack
 from .template import KafkaEventSpec
+from .webhook import serve_webhook
 
 SKUS = ("SKU-RED-MUG", "SKU-BLUE-CAP", "SKU-GREEN-PEN")
 INITIAL_STOCK = 100
@@ -65,27 +65,9 @@ class WebhookReceiver:
 
 @contextmanager
 def running_webhook(receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            status = receiver.answer(self.headers.get("Idempotency-Key", ""), body)
-            self.send_response(status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, format: str, *args: object) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/notify"
-    try:
+    with serve_webhook(receiver.answer) as url:
+        receiver.url = url
         yield receiver
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # ---------------------------------------------------------------------------- crashes
