@@ -61,6 +61,8 @@ from devkit.handlers import load_function
 from devkit.offline_aws import use_offline_aws
 from devkit.paths import REPO_ROOT
 from devkit.tables import seed_stock
+from lambda_inbox.local.template import TemplateError
+from lambda_inbox.local.template import load_template as read_template
 from lambda_inbox.store import InboxRecord, Status, utc_iso
 
 TEMPLATE = REPO_ROOT / "template.yaml"
@@ -332,36 +334,12 @@ def listening(host: str, port: int) -> bool:
 # ---------------------------------------------------------------------------- template
 
 
-class _CfnLoader(yaml.SafeLoader):  # type: ignore[misc,unused-ignore]
-    """PyYAML loader for CloudFormation templates: the short-form intrinsics (`!Ref X`,
-    `!GetAtt A.B`, `!Sub ...`, `!If [...]`) become their long form (`{"Ref": "X"}`,
-    `{"Fn::GetAtt": ["A", "B"]}`, ...), which SAM CLI reads as well."""
-
-
-def _intrinsic(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    value: Any
-    if isinstance(node, yaml.ScalarNode):
-        value = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    if suffix in ("Ref", "Condition"):
-        return {suffix: value}
-    if suffix == "GetAtt" and isinstance(value, str):
-        value = value.split(".", 1)
-    return {f"Fn::{suffix}": value}
-
-
-_CfnLoader.add_multi_constructor("!", _intrinsic)
-
-
 def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
-    with path.open() as stream:
-        template = yaml.load(stream, Loader=_CfnLoader)
-    if not isinstance(template, dict) or not isinstance(template.get("Resources"), dict):
-        raise SamLocalError(f"{path} is not a template with Resources")
-    return template
+    """The template as plain data (intrinsics in their long form, which SAM CLI reads too)."""
+    try:
+        return read_template(path)
+    except TemplateError as error:
+        raise SamLocalError(str(error)) from None
 
 
 def _local_architectures(node: Any) -> None:
