@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import signal
 import threading
 import time
@@ -669,12 +670,48 @@ def local(
         list[str] | None,
         typer.Option("--parameter", metavar="NAME=VALUE", help="Template parameter override."),
     ] = None,
+    dynamodb_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--dynamodb-endpoint",
+            metavar="URL",
+            help="Use this running DynamoDB instead of starting one (e.g. for sam local).",
+        ),
+    ] = None,
+    sqs_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--sqs-endpoint",
+            metavar="URL",
+            help="Use this running SQS instead of starting a moto server.",
+        ),
+    ] = None,
+    webhook_listen: Annotated[
+        str,
+        typer.Option(
+            "--webhook-listen",
+            metavar="HOST:PORT",
+            help="Where the demo's webhook receiver listens (port 0: any free one).",
+        ),
+    ] = "127.0.0.1:0",
+    stack_name: Annotated[
+        str,
+        typer.Option(
+            "--stack-name",
+            metavar="NAME",
+            help="Prefix of the resource names (NAME-LogicalId), so stacks can share services.",
+        ),
+    ] = "lambda-inbox",
     json_output: JsonOption = False,
 ) -> None:
     """Run the application of template.yaml locally with the demo workload, then report.
 
     DynamoDB Local, SQS on a moto server and Kafka on librdkafka's mock cluster; tables, queues,
-    topics and event sources come from the template. Exit 0 only if every invariant holds."""
+    topics and event sources come from the template. Exit 0 only if every invariant holds.
+
+    With --invoke-endpoint the functions run behind a Lambda Invoke endpoint such as
+    `sam local start-lambda`: start it with the tables and queues of this stack in its
+    --env-vars (see `make sam-local`), and the DynamoDB and SQS endpoints its containers reach."""
     import sys
     from pathlib import Path
 
@@ -688,6 +725,16 @@ def local(
         if not sep:
             raise typer.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--parameter")
         overrides[name] = value
+    webhook_host, sep, webhook_port = webhook_listen.rpartition(":")
+    if not sep or not webhook_host or not webhook_port.isdigit():
+        raise typer.BadParameter(
+            f"{webhook_listen!r} is not HOST:PORT", param_hint="--webhook-listen"
+        )
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", stack_name):
+        raise typer.BadParameter(
+            "1 to 40 letters, digits, '-' or '_' (it starts queue and table names)",
+            param_hint="--stack-name",
+        )
     path = Path(template)
     if not path.is_file():
         raise typer.BadParameter(f"{path} not found", param_hint="--template")
@@ -711,6 +758,11 @@ def local(
         invoke_endpoint=invoke_endpoint,
         keep_running=keep_running,
         parameters=overrides,
+        dynamodb_endpoint=dynamodb_endpoint,
+        sqs_endpoint=sqs_endpoint,
+        webhook_host=webhook_host,
+        webhook_port=int(webhook_port),
+        stack_name=stack_name,
     )
     ok = run_with_display(options, json_output=json_output, stdout=sys.stdout)
     raise typer.Exit(0 if ok else 1)

@@ -1,5 +1,7 @@
 """The local services: DynamoDB Local (or moto), SQS on a moto server, Kafka on librdkafka's
 mock cluster. Each is a context manager yielding its endpoint; all listen on loopback only.
+DynamoDB and SQS can instead be services already running (`--dynamodb-endpoint`,
+`--sqs-endpoint`): `make sam-local` starts them where its containers reach them.
 
 DynamoDB Local is started by the repository's one launcher (devkit.dynamodb_local); when the jar
 is missing it is fetched with scripts/fetch-dynamodb-local.sh first.
@@ -9,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import socket
 import subprocess
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,17 +95,42 @@ def kafka_mock_cluster(brokers: int = 1) -> Iterator[str]:
         del owner
 
 
+def answering(endpoint: str, what: str) -> str:
+    """`endpoint` if something accepts connections there; else a BackendError naming it."""
+    parsed = urllib.parse.urlsplit(endpoint)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise BackendError(f"{what} endpoint {endpoint!r} is not an http(s) URL")
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        socket.create_connection((parsed.hostname, port), timeout=3).close()
+    except OSError as error:
+        raise BackendError(f"nothing answers at the {what} endpoint {endpoint}: {error}") from None
+    return endpoint
+
+
 @contextlib.contextmanager
 def local_services(
-    repo_root: Path, *, backend: str, say: Callable[[str], None]
+    repo_root: Path,
+    *,
+    backend: str,
+    say: Callable[[str], None],
+    dynamodb_endpoint: str | None = None,
+    sqs_endpoint: str | None = None,
 ) -> Iterator[Endpoints]:
     """Every service of the local stack, stopped on exit. `backend`: dynamodb-local or moto
-    (dynamodb-local falls back to moto with a warning when Java is missing)."""
+    (dynamodb-local falls back to moto with a warning when Java is missing). A given endpoint
+    is used as it is: nothing is started for it, nor stopped."""
     with contextlib.ExitStack() as stack:
-        sqs = stack.enter_context(moto_server())
-        if backend == "dynamodb-local" and not java_available():
-            say(f"warning: {JAVA_MISSING}")
-            backend = "moto"
-        dynamodb = sqs if backend == "moto" else stack.enter_context(dynamodb_local(repo_root, say))
+        sqs = answering(sqs_endpoint, "SQS") if sqs_endpoint else stack.enter_context(moto_server())
+        if dynamodb_endpoint:
+            dynamodb, backend = answering(dynamodb_endpoint, "DynamoDB"), "given endpoint"
+        else:
+            if backend == "dynamodb-local" and not java_available():
+                say(f"warning: {JAVA_MISSING}")
+                backend = "moto"
+            if backend == "moto":
+                dynamodb = stack.enter_context(moto_server()) if sqs_endpoint else sqs
+            else:
+                dynamodb = stack.enter_context(dynamodb_local(repo_root, say))
         kafka = stack.enter_context(kafka_mock_cluster())
         yield Endpoints(dynamodb=dynamodb, sqs=sqs, kafka_bootstrap=kafka, dynamodb_backend=backend)

@@ -24,7 +24,11 @@ def _progress(rows: list[tuple[str, str]]) -> Table:
 def print_report(console: Console, report: Report) -> None:
     d = report.document
     console.print()
-    console.print(f"[bold]report[/bold] ({d['seconds']} s, {d['invocation']}, {d['dynamodb']})")
+    functions = d["invoke_endpoint"] or "in-process"
+    console.print(
+        f"[bold]report[/bold] ({d['seconds']} s; functions {functions}; "
+        f"DynamoDB {d['dynamodb']} {d['dynamodb_endpoint']})"
+    )
     lines = [
         ("published", ", ".join(f"{k} {v}" for k, v in d["published"].items())),
         (
@@ -41,7 +45,11 @@ def print_report(console: Console, report: Report) -> None:
         ),
         ("duplicates suppressed", str(d["duplicates_suppressed"])),
         ("webhook", f"{d['webhook_calls']} calls for {d['webhook_keys']} Idempotency-Keys"),
-        ("crashes injected", ", ".join(d["crashes"]) or "-"),
+        (
+            "crashes injected",
+            ", ".join(d["crashes"])
+            or ("-" if d["invocation"] == "in-process" else "none (in-process runs only)"),
+        ),
         ("reaper", f"{d['reaper_runs']} runs, {d['reaped']} stuck lease(s) reaped"),
         ("redriven", ", ".join(f"{k} {v}" for k, v in d["redriven"].items()) or "-"),
         (

@@ -128,7 +128,9 @@ def build_report(workload: Workload, elapsed: float) -> Report:
     document: dict[str, Any] = {
         "seconds": round(elapsed, 1),
         "invocation": "in-process" if local.in_process else "endpoint",
+        "invoke_endpoint": local.invoke_endpoint,
         "dynamodb": local.endpoints.dynamodb_backend,
+        "dynamodb_endpoint": local.endpoints.dynamodb,
         "published": dict(published.messages),
         "published_duplicates": dict(published.duplicates),
         "kafka_replayed": published.kafka_replayed,

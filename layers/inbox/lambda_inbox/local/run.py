@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from .report import Report, build_report
 from .stack import LocalStack, running_stack
+from .template import DEFAULT_STACK_NAME
 from .workload import Workload, running_webhook
 
 SETTLE_SECONDS = 2.0
@@ -32,6 +33,14 @@ class Options:
     invoke_endpoint: str | None = None
     keep_running: bool = False
     parameters: dict[str, str] = field(default_factory=dict)
+    #: Services already running, used instead of starting DynamoDB Local / the moto server.
+    dynamodb_endpoint: str | None = None
+    sqs_endpoint: str | None = None
+    #: Where the demo's webhook receiver listens (containers reach the host at the bridge).
+    webhook_host: str = "127.0.0.1"
+    webhook_port: int = 0
+    #: Resources are named `{stack_name}-{LogicalId}` (several stacks can share the services).
+    stack_name: str = DEFAULT_STACK_NAME
 
 
 @contextlib.contextmanager
@@ -112,13 +121,22 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
                 scale=options.scale,
                 invoke_endpoint=options.invoke_endpoint,
                 parameters={"NotifyWebhookUrl": receiver_holder.url, **options.parameters},
+                dynamodb_endpoint=options.dynamodb_endpoint,
+                sqs_endpoint=options.sqs_endpoint,
+                stack_name=options.stack_name,
                 say=say,
             )
         )
+        sqs_kind = "given endpoint" if options.sqs_endpoint else "moto server"
         say(
             f"DynamoDB ({local.endpoints.dynamodb_backend}): {local.endpoints.dynamodb}   "
-            f"SQS (moto server): {local.endpoints.sqs}   Kafka (mock cluster): "
+            f"SQS ({sqs_kind}): {local.endpoints.sqs}   Kafka (mock cluster): "
             f"{local.endpoints.kafka_bootstrap}"
+        )
+        say(
+            "functions: "
+            + (f"through {options.invoke_endpoint}" if options.invoke_endpoint else "in-process")
+            + f"; webhook receiver {receiver_holder.url}"
         )
         say(
             f"from {options.template.name}: {len(local.stack.tables)} tables, "
@@ -153,27 +171,39 @@ def running_webhook_for(options: Options) -> Iterator[Any]:
     from .workload import WebhookReceiver
 
     receiver = WebhookReceiver(set())
-    with running_webhook(receiver):
+    with running_webhook(receiver, options.webhook_host, options.webhook_port):
         yield receiver
+
+
+def keep_running_hints(local: LocalStack) -> list[str]:
+    """The shell lines to talk to the running stack. DynamoDB and SQS listen on different
+    endpoints, so they are set per service (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SQS`),
+    which both the AWS CLI and lambda-inbox read; no command needs `--endpoint-url`."""
+    inbox = local.stack.table("InboxTable").name
+    order_queue = local.stack.queue("OrderEventsQueue").url
+    lines = [
+        "export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1",
+        f"export AWS_ENDPOINT_URL_DYNAMODB={local.endpoints.dynamodb}",
+        f"export AWS_ENDPOINT_URL_SQS={local.endpoints.sqs}",
+        f"export INBOX_TABLE={inbox}",
+        f"aws sqs send-message --queue-url {order_queue} --message-body "
+        """'{"event_id": "evt-mine-1", "order_id": "ord-mine-1", "customer_id": "cust-001", """
+        """"lines": [{"sku": "SKU-RED-MUG", "qty": 1}], "total_cents": 1200}'""",
+        "lambda-inbox stats",
+        "lambda-inbox failed",
+    ]
+    lines += [
+        f"lambda-inbox redrive --from {dlq.name} --to {source.name} --client-side"
+        for dlq, source in local.stack.redrive_pairs()
+    ]
+    return lines
 
 
 def keep_running(local: LocalStack, say: Callable[[str], None]) -> None:
     """Print the endpoints and the commands to try, then wait for Ctrl-C."""
-    inbox = local.stack.table("InboxTable").name
-    sqs = local.endpoints.sqs
-    order_queue = local.stack.queue("OrderEventsQueue").url
-    say("the stack keeps running (Ctrl-C stops it):")
-    say("  export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1")
-    say(
-        f"  aws --endpoint-url {sqs} sqs send-message --queue-url {order_queue} --message-body '...'"
-    )
-    say(f"  lambda-inbox stats --table {inbox} --endpoint-url {local.endpoints.dynamodb}")
-    say(f"  lambda-inbox failed --table {inbox} --endpoint-url {local.endpoints.dynamodb}")
-    for dlq, source in local.stack.redrive_pairs():
-        say(
-            f"  lambda-inbox redrive --from {dlq.name} --to {source.name} --client-side "
-            f"--endpoint-url {sqs}"
-        )
+    say("the stack keeps running (Ctrl-C stops it); in another shell:")
+    for line in keep_running_hints(local):
+        say(f"  {line}")
     with contextlib.suppress(KeyboardInterrupt):
         while True:
             time.sleep(1)

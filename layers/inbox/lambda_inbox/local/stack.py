@@ -7,6 +7,8 @@ endpoint) and runs one poller per event of the template.
 Local parameter overrides (each can be overridden again with `--parameter NAME=VALUE`):
 `MskClusterArn` = the mock cluster (so the Kafka mapping and its failure queue exist) and
 `NotifyLeaseSeconds` = 5 (leases shorter than the scaled visibility timeout, as in AWS).
+`read_local_stack` applies them; `make sam-local` reads the stack with it too, so the containers'
+environment names the tables and queues this stack creates.
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from .kafka_poller import LOCAL_CLUSTER_ARN, KafkaPoller
 from .provision import provision
 from .scheduler import Scheduler, UnsupportedSchedule
 from .sqs_poller import SqsPoller
-from .template import REGION, KafkaEventSpec, ScheduleEventSpec, SqsEventSpec, Stack, read_stack
+from .template import (
+    DEFAULT_STACK_NAME,
+    REGION,
+    KafkaEventSpec,
+    ScheduleEventSpec,
+    SqsEventSpec,
+    Stack,
+    read_stack,
+)
 
 LOCAL_PARAMETERS = {"MskClusterArn": LOCAL_CLUSTER_ARN, "NotifyLeaseSeconds": "5"}
 OFFLINE_ENVIRONMENT = {
@@ -39,6 +49,23 @@ OFFLINE_ENVIRONMENT = {
     "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
 }
 CLIENT_CONFIG = Config(connect_timeout=2, read_timeout=30, retries={"max_attempts": 3})
+
+
+def read_local_stack(
+    template: Path,
+    *,
+    sqs_endpoint: str,
+    parameters: Mapping[str, str] | None = None,
+    stack_name: str = DEFAULT_STACK_NAME,
+) -> Stack:
+    """The template's stack with the local parameter overrides, then `parameters`; resources
+    are named `{stack_name}-{LogicalId}`."""
+    return read_stack(
+        template,
+        parameters={**LOCAL_PARAMETERS, **(parameters or {})},
+        sqs_endpoint=sqs_endpoint,
+        stack_name=stack_name,
+    )
 
 
 def client(service: str, endpoint: str) -> Any:
@@ -54,13 +81,15 @@ class LocalStack:
         invoker: Invoker,
         *,
         scale: float,
-        in_process: bool,
+        invoke_endpoint: str | None = None,
     ) -> None:
         self.stack = stack
         self.endpoints = endpoints
         self.invoker = invoker
         self.scale = scale
-        self.in_process = in_process
+        #: None: the functions run in this process.
+        self.invoke_endpoint = invoke_endpoint
+        self.in_process = invoke_endpoint is None
         self.dynamodb = client("dynamodb", endpoints.dynamodb)
         self.sqs = client("sqs", endpoints.sqs)
         self.sqs_pollers: list[SqsPoller] = []
@@ -132,9 +161,13 @@ def running_stack(
     scale: float = 1 / 30,
     invoke_endpoint: str | None = None,
     parameters: Mapping[str, str] | None = None,
+    dynamodb_endpoint: str | None = None,
+    sqs_endpoint: str | None = None,
+    stack_name: str = DEFAULT_STACK_NAME,
     say: Callable[[str], None] = print,
 ) -> Iterator[LocalStack]:
-    """Services up, template provisioned, functions loaded; pollers not started yet.
+    """Services up (or the given running ones), template provisioned, functions loaded; pollers
+    not started yet.
 
     The functions read the process environment (endpoints, table names, offline credentials), so
     the stack sets it while it runs and restores it afterwards.
@@ -149,11 +182,15 @@ def running_stack(
                 del os.environ[name]
         os.environ.update(OFFLINE_ENVIRONMENT)
         repo_root = template.resolve().parent
-        with local_services(repo_root, backend=backend, say=say) as endpoints:
-            stack = read_stack(
-                template,
-                parameters={**LOCAL_PARAMETERS, **(parameters or {})},
-                sqs_endpoint=endpoints.sqs,
+        with local_services(
+            repo_root,
+            backend=backend,
+            say=say,
+            dynamodb_endpoint=dynamodb_endpoint,
+            sqs_endpoint=sqs_endpoint,
+        ) as endpoints:
+            stack = read_local_stack(
+                template, sqs_endpoint=endpoints.sqs, parameters=parameters, stack_name=stack_name
             )
             dynamodb = client("dynamodb", endpoints.dynamodb)
             sqs = client("sqs", endpoints.sqs)
@@ -172,7 +209,7 @@ def running_stack(
             else:
                 invoker = InProcessInvoker(stack.functions)
             local = LocalStack(
-                stack, endpoints, invoker, scale=scale, in_process=not invoke_endpoint
+                stack, endpoints, invoker, scale=scale, invoke_endpoint=invoke_endpoint
             )
             try:
                 yield local

@@ -64,8 +64,10 @@ class WebhookReceiver:
 
 
 @contextmanager
-def running_webhook(receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
-    with serve_webhook(receiver.answer) as url:
+def running_webhook(
+    receiver: WebhookReceiver, host: str = "127.0.0.1", port: int = 0
+) -> Iterator[WebhookReceiver]:
+    with serve_webhook(receiver.answer, host, port) as url:
         receiver.url = url
         yield receiver
 

@@ -1,0 +1,216 @@
+"""`lambda-inbox local` as a whole: the demo through a Lambda Invoke endpoint on services that
+are already running (what `make sam-local` does with `sam local start-lambda`), the moto
+fallback without Java, and the `--keep-running` commands against two endpoints."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devkit.offline_aws import patched_environ
+from devkit.paths import REPO_ROOT
+from lambda_inbox.local.backends import JAVA_MISSING
+from lambda_inbox.local.invoker import InProcessInvoker
+from lambda_inbox.local.ports import free_port
+from lambda_inbox.local.run import Options, keep_running_hints, run
+from lambda_inbox.local.stack import read_local_stack, running_stack
+from lambda_inbox.local.template import FunctionSpec
+from lambda_inbox.local.webhook import webhook_url
+
+pytestmark = pytest.mark.integration
+
+TEMPLATE = REPO_ROOT / "template.yaml"
+INVOKE_PATH = "/2015-03-31/functions/"
+
+
+class InvokeApi:
+    """The Lambda Invoke API on loopback, in front of in-process functions: the stand-in for
+    `sam local start-lambda` (whose containers `make sam-local` drives the same way)."""
+
+    def __init__(self, functions: Sequence[FunctionSpec], invoker: InProcessInvoker) -> None:
+        self.functions = {function.logical_id: function for function in functions}
+        self.invoker = invoker
+        self.calls: Counter[str] = Counter()
+
+    def answer(self, path: str, payload: bytes) -> tuple[int, dict[str, str], bytes]:
+        name = path.removeprefix(INVOKE_PATH).split("/", 1)[0]
+        function = self.functions.get(name)
+        if not path.startswith(INVOKE_PATH) or function is None:
+            return 404, {}, json.dumps({"message": f"no function {name}"}).encode()
+        self.calls[name] += 1
+        invocation = self.invoker.invoke(function, json.loads(payload))
+        if invocation.failed:
+            body = json.dumps({"errorMessage": invocation.error}).encode()
+            return 200, {"X-Amz-Function-Error": "Unhandled"}, body
+        return 200, {}, json.dumps(invocation.response).encode()
+
+
+@contextlib.contextmanager
+def serving(api: InvokeApi) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            payload = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            status, headers, body = api.answer(self.path, payload)
+            self.send_response(status)
+            for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def offline(dynamodb: str, sqs: str) -> dict[str, str | None]:
+    return {
+        "AWS_ENDPOINT_URL_DYNAMODB": dynamodb,
+        "AWS_ENDPOINT_URL_SQS": sqs,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+
+
+def test_the_demo_runs_through_an_invoke_endpoint_on_running_services(
+    dynamodb_local_endpoint: str, moto_server_endpoint: str
+) -> None:
+    stack_name = f"ep-{uuid.uuid4().hex[:6]}"
+    webhook_port = free_port()
+    # What `make sam-local` gives start-lambda's containers: the stack read the way
+    # `lambda-inbox local` reads it, with the endpoints of the running services.
+    stack = read_local_stack(
+        TEMPLATE,
+        sqs_endpoint=moto_server_endpoint,
+        parameters={"NotifyWebhookUrl": webhook_url("127.0.0.1", webhook_port)},
+        stack_name=stack_name,
+    )
+    with patched_environ(offline(dynamodb_local_endpoint, moto_server_endpoint)):
+        api = InvokeApi(stack.functions, InProcessInvoker(stack.functions))
+    said: list[str] = []
+    with serving(api) as endpoint:
+        report = run(
+            Options(
+                template=TEMPLATE,
+                messages=8,
+                invoke_endpoint=endpoint,
+                dynamodb_endpoint=dynamodb_local_endpoint,
+                sqs_endpoint=moto_server_endpoint,
+                webhook_port=webhook_port,
+                stack_name=stack_name,
+            ),
+            say=said.append,
+        )
+    document = report.document
+    failed = [f"{c.name}: {c.detail}" for c in report.checks if not c.ok]
+    assert report.ok, failed
+    assert (document["invocation"], document["invoke_endpoint"]) == ("endpoint", endpoint)
+    assert document["dynamodb_endpoint"] == dynamodb_local_endpoint
+    assert document["crashes"] == []  # crashes are injected in-process only
+    # Every function ran, and only through the endpoint: the emulation's invocations are the
+    # API's calls.
+    assert set(api.calls) == {function.logical_id for function in stack.functions}
+    emulated = sum(runner["invocations"] for runner in document["invocations"].values())
+    assert sum(api.calls.values()) == emulated
+    assert any(f"through {endpoint}" in line for line in said)
+
+
+def test_a_given_endpoint_that_does_not_answer_is_a_clear_error(moto_server_endpoint: str) -> None:
+    from lambda_inbox.local.backends import BackendError
+
+    closed = f"http://127.0.0.1:{free_port()}"
+    with (
+        pytest.raises(BackendError, match=f"nothing answers at the DynamoDB endpoint {closed}"),
+        running_stack(
+            TEMPLATE,
+            dynamodb_endpoint=closed,
+            sqs_endpoint=moto_server_endpoint,
+            say=lambda _: None,
+        ),
+    ):
+        pass
+
+
+def test_the_keep_running_commands_reach_both_endpoints(
+    dynamodb_local_endpoint: str, moto_server_endpoint: str
+) -> None:
+    """DynamoDB and SQS listen on different endpoints: the printed exports set one per service,
+    and the printed commands work with them as they are."""
+    stack_name = f"kr-{uuid.uuid4().hex[:6]}"
+    with running_stack(
+        TEMPLATE,
+        dynamodb_endpoint=dynamodb_local_endpoint,
+        sqs_endpoint=moto_server_endpoint,
+        stack_name=stack_name,
+        say=lambda _: None,
+    ) as local:
+        hints = keep_running_hints(local)
+    exports: dict[str, str] = {}
+    for line in hints:
+        if line.startswith("export "):
+            exports.update(item.split("=", 1) for item in line.removeprefix("export ").split())
+    assert exports["AWS_ENDPOINT_URL_DYNAMODB"] == dynamodb_local_endpoint
+    assert exports["AWS_ENDPOINT_URL_SQS"] == moto_server_endpoint
+    assert not any("--endpoint-url" in line for line in hints)
+    commands = [line.split()[1:] for line in hints if line.startswith("lambda-inbox ")]
+    assert {command[0] for command in commands} == {"stats", "failed", "redrive"}
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("AWS_ENDPOINT")
+    }
+    environment |= exports
+    # The tables and queues outlive the stack on services it did not start.
+    for command in commands:
+        argv = [*command, "--json"]
+        if command[0] == "redrive":
+            argv.append("--dry-run")
+        done = subprocess.run(
+            [sys.executable, "-m", "lambda_inbox.cli", *argv],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, (argv, done.stdout, done.stderr)
+        assert f"{stack_name}-" in done.stdout, (argv, done.stdout)
+
+
+def test_without_java_the_demo_runs_on_moto_and_says_so(tmp_path: Path) -> None:
+    """The whole command as a user runs it, on a PATH without Java: the warning, DynamoDB on
+    moto, and a report whose invariants hold."""
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("AWS_ENDPOINT")
+    }
+    environment["PATH"] = str(Path(sys.executable).parent)  # python, no java
+    environment["PYTHONPATH"] = str(REPO_ROOT / "layers" / "inbox")
+    argv = [sys.executable, "-m", "lambda_inbox.cli", "local", "--messages", "8", "--json"]
+    argv += ["--template", str(TEMPLATE)]
+    done = subprocess.run(
+        argv, env=environment, capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    document: dict[str, Any] = json.loads(done.stdout)
+    assert done.returncode == 0, (document.get("invariants"), done.stderr[-2000:])
+    assert f"warning: {JAVA_MISSING}" in " ".join(done.stderr.split())  # rich wraps lines
+    assert document["dynamodb"] == "moto"
+    assert document["ok"] is True
+    assert document["shipments"] + document["rejections"] == 8  # one per order
