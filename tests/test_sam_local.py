@@ -135,40 +135,20 @@ def test_event_names_are_matched_on_a_word_of_the_code_folder(sam_local: ModuleT
     assert set(unmatched) == {Path("sqs-invoice-single.json"), Path("README.json")}
 
 
-class _RecordingAws:
-    """Stands in for the DynamoDB and SQS clients of `create_stack`: records what it creates."""
+def test_a_phase_gets_the_local_stacks_names_and_values(sam_local: ModuleType) -> None:
+    """A phase's tables, queues and environment come from the local stack's template reader:
+    `<phase>-<LogicalId>` names, parameter defaults, `!Sub` of the queues, the webhook set."""
+    from lambda_inbox.local.template import read_stack
 
-    def __init__(self) -> None:
-        self.tables: list[str] = []
-        self.queues: list[str] = []
-
-    def create_table(self, TableName: str, **_: Any) -> None:
-        self.tables.append(TableName)
-
-    def get_waiter(self, name: str) -> Any:
-        return type("Waiter", (), {"wait": lambda self, **_: None})()
-
-    def update_time_to_live(self, **_: Any) -> None:
-        pass
-
-    def create_queue(self, QueueName: str, **_: Any) -> dict[str, str]:
-        self.queues.append(QueueName)
-        return {"QueueUrl": f"http://127.0.0.1:4566/000000000000/{QueueName}"}
-
-
-def test_the_stack_resolves_parameters_subs_and_overrides(
-    sam_local: ModuleType, derived: dict[str, Any]
-) -> None:
-    aws = _RecordingAws()
     webhook = "http://127.0.0.1:8080/invoke"
-    stack = sam_local.create_stack(
-        "t",
-        derived,
-        sam_local.template_functions(derived),
-        aws,
-        aws,
-        {"NOTIFY_WEBHOOK_URL": webhook},
+    sqs = "http://127.0.0.1:4566"
+    spec = read_stack(
+        REPO / "template.yaml",
+        stack_name="t",
+        parameters={"NotifyWebhookUrl": webhook},
+        sqs_endpoint=sqs,
     )
+    stack = sam_local.stack_of("t", spec)
     reaper = stack.variables["InboxReaperFunction"]
     # !Sub of the DLQs: the local queue URLs in the JSON map the reaper reads.
     assert json.loads(reaper["INBOX_REAPER_DLQ_URLS"]) == {
@@ -176,17 +156,43 @@ def test_the_stack_resolves_parameters_subs_and_overrides(
         "payment-events": stack.queues["PaymentEventsDLQ"],
         "customer-notifications": stack.queues["NotificationDLQ"],
     }
+    assert stack.queues["NotificationDLQ"].startswith(f"{sqs}/")
+    assert stack.queues["NotificationDLQ"].endswith("/t-notifications-dlq")  # its QueueName
+    template = sam_local.load_template(REPO / "template.yaml")
     # !Ref of a parameter: its default.
     assert reaper["INBOX_REAPER_LEASE_GRACE_SECONDS"] == str(
-        derived["Parameters"]["ReaperLeaseGraceSeconds"]["Default"]
+        template["Parameters"]["ReaperLeaseGraceSeconds"]["Default"]
     )
     assert reaper["INBOX_TABLE"] == "t-InboxTable"
     notifications = stack.variables["CustomerNotificationsFunction"]
     assert notifications["NOTIFY_WEBHOOK_URL"] == webhook
     assert notifications["DEAD_LETTER_QUEUE_URL"] == stack.queues["NotificationDLQ"]
-    # Only the functions that declare an overridden variable get it.
     assert "NOTIFY_WEBHOOK_URL" not in stack.variables["OrderEventsFunction"]
-    assert sorted(aws.tables) == ["t-DomainTable", "t-InboxTable"]
+    assert sorted(stack.tables.values()) == ["t-DomainTable", "t-InboxTable"]
+
+
+def test_the_start_lambda_env_vars_name_the_local_stacks_resources() -> None:
+    """What start-lambda's containers get: the endpoints and offline credentials for all, and per
+    function the environment `lambda-inbox local` resolves for the same stack."""
+    from lambda_inbox.local.sam_env import sam_env_vars
+    from lambda_inbox.local.stack import read_local_stack
+
+    stack = read_local_stack(REPO / "template.yaml", sqs_endpoint="http://172.17.0.1:5000")
+    document = sam_env_vars(
+        stack, dynamodb_endpoint="http://172.17.0.1:8000", sqs_endpoint="http://172.17.0.1:5000"
+    )
+    assert document["Parameters"] == {
+        "AWS_ENDPOINT_URL_DYNAMODB": "http://172.17.0.1:8000",
+        "AWS_ENDPOINT_URL_SQS": "http://172.17.0.1:5000",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }
+    assert set(document) == {"Parameters", *(f.logical_id for f in stack.functions)}
+    orders = document["OrderEventsFunction"]
+    assert orders["INBOX_TABLE"] == stack.table("InboxTable").name == "lambda-inbox-InboxTable"
+    assert orders["DEAD_LETTER_QUEUE_URL"] == stack.queue("OrderEventsDLQ").url
+    # The local lease (shorter than the scaled visibility timeout) reaches the container.
+    assert document["CustomerNotificationsFunction"]["NOTIFY_LEASE_SECONDS"] == "5"
 
 
 def test_the_webhook_receiver_counts_calls_per_idempotency_key(sam_local: ModuleType) -> None:

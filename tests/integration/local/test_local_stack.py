@@ -169,7 +169,9 @@ def test_the_keep_running_commands_reach_both_endpoints(
     exports: dict[str, str] = {}
     for line in hints:
         if line.startswith("export "):
-            exports.update(item.split("=", 1) for item in line.removeprefix("export ").split())
+            for item in line.removeprefix("export ").split():
+                name, _, value = item.partition("=")
+                exports[name] = value
     assert exports["AWS_ENDPOINT_URL_DYNAMODB"] == dynamodb_local_endpoint
     assert exports["AWS_ENDPOINT_URL_SQS"] == moto_server_endpoint
     assert not any("--endpoint-url" in line for line in hints)
