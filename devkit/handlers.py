@@ -1,19 +1,10 @@
-"""Load a Lambda function's `app.py` as a fresh, uniquely named module, and drive functions:
-run an event through a consumer, redeliver what a handler reports until it reports nothing, run
-invocations concurrently.
-
-Both example functions have an `app.py`, and handlers read their environment (table names,
-queue URLs, endpoints) at import time, so every call imports the file anew under a new name.
-As in Lambda, the function's own folder is on `sys.path` while it is imported; sibling modules it
-imports from that folder are dropped from `sys.modules` afterwards so the next load is fresh too.
-"""
+"""Load a Lambda function's `app.py` as a fresh, uniquely named module (with the local stack's
+loader, `lambda_inbox.local.invoker.import_fresh`), and drive functions: run an event through a
+consumer, redeliver what a handler reports until it reports nothing, run invocations
+concurrently."""
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import itertools
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,9 +15,9 @@ from devkit.events import redelivery
 from devkit.paths import FUNCTIONS_DIR
 from lambda_inbox import InboxConsumer, MessageResult
 from lambda_inbox.kafka import is_kafka_event, parse_kafka_event
+from lambda_inbox.local.invoker import import_fresh
 from lambda_inbox.sqs import parse_sqs_event
 
-_counter = itertools.count(1)
 T = TypeVar("T")
 #: A Lambda handler: `handler(event, context)`.
 Handler = Callable[[dict[str, Any], Any], Mapping[str, Any]]
@@ -37,44 +28,12 @@ def function_dir(name: str) -> Path:
     return FUNCTIONS_DIR / name
 
 
-def _drop_modules_under(folder: Path) -> None:
-    for mod_name, mod in list(sys.modules.items()):
-        file = getattr(mod, "__file__", None)
-        if file is None:
-            continue
-        try:
-            Path(file).resolve().relative_to(folder)
-        except ValueError:
-            continue
-        if mod_name.startswith("_lambda_fn_"):
-            continue  # modules loaded by load_function keep their unique names
-        del sys.modules[mod_name]
-
-
 def load_function(name: str) -> ModuleType:
-    """Import `functions/<name>/app.py` freshly and return the module."""
-    folder = function_dir(name).resolve()
-    path = folder / "app.py"
+    """Import `functions/<name>/app.py` freshly (the local stack's loader) and return the module."""
+    path = function_dir(name).resolve() / "app.py"
     if not path.is_file():
         raise FileNotFoundError(f"no handler module at {path}")
-    module_name = f"_lambda_fn_{name}_app_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    _drop_modules_under(folder)
-    sys.modules[module_name] = module  # pydantic/dataclasses look the module up by name
-    sys.path.insert(0, str(folder))
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(str(folder))
-        _drop_modules_under(folder)
-    return module
+    return import_fresh(path, label=name)
 
 
 def process(

@@ -24,6 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -89,29 +90,54 @@ def function_environment(variables: Mapping[str, str]) -> Iterator[None]:
                     os.environ[name] = value
 
 
-def load_handler_module(function: FunctionSpec) -> ModuleType:
-    """Import the handler's module from the function's CodeUri under a unique name, with the
-    function's environment set and its folder first on sys.path."""
-    module_file = function.handler.rsplit(".", 1)[0].replace(".", "/") + ".py"
-    path = function.code_uri / module_file
-    name = f"_local_fn_{function.logical_id}_{next(_counter)}"
+MODULE_PREFIX = "_lambda_fn_"
+
+
+def _drop_modules_under(folder: Path) -> None:
+    """Forget the modules imported from `folder` (a function's siblings of its handler), except
+    the handler modules themselves, which keep their unique names."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file is None or name.startswith(MODULE_PREFIX):
+            continue
+        if Path(file).resolve().is_relative_to(folder):
+            del sys.modules[name]
+
+
+def import_fresh(path: Path, *, label: str) -> ModuleType:
+    """Import the file at `path` anew, as a uniquely named module.
+
+    Handlers read their environment (table names, endpoints) at import time, so each load is a
+    new import. As in Lambda, the file's folder is first on `sys.path` while it runs; the sibling
+    modules it imports from there are dropped from `sys.modules` afterwards, so that the next
+    load imports them anew too."""
+    folder = path.parent.resolve()
+    name = f"{MODULE_PREFIX}{label}_{next(_counter)}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    folder = str(function.code_uri)
-    with function_environment(function.environment):
-        sys.path.insert(0, folder)
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-        finally:
-            with contextlib.suppress(ValueError):
-                sys.path.remove(folder)
+    _drop_modules_under(folder)
+    sys.modules[name] = module  # pydantic and dataclasses look the module up by name
+    sys.path.insert(0, str(folder))
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(str(folder))
+        _drop_modules_under(folder)
     return module
+
+
+def load_handler_module(function: FunctionSpec) -> ModuleType:
+    """Import the handler's module from the function's CodeUri with the function's environment
+    set (`import_fresh`)."""
+    module_file = function.handler.rsplit(".", 1)[0].replace(".", "/") + ".py"
+    with function_environment(function.environment):
+        return import_fresh(function.code_uri / module_file, label=function.logical_id)
 
 
 def boto_clients(module: ModuleType) -> list[Any]:
