@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .invoker import Invocation, Invoker
+from .loop import PollingLoop
 from .template import ACCOUNT, REGION, FunctionSpec, KafkaEventSpec
 
 LOCAL_CLUSTER_ARN = f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/local/mock"
@@ -158,8 +158,7 @@ class KafkaPoller:
         self.stats = KafkaStats()
         self._attempts: dict[tuple[str, int, int], int] = {}
         self._lag = 1  # unknown until the poller's thread has measured it
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = PollingLoop(self.label, self._cycle, errors=self.stats.errors)
         self.consumer = Consumer(
             {
                 "bootstrap.servers": bootstrap,
@@ -191,7 +190,7 @@ class KafkaPoller:
         """Up to BatchSize records within the batching window (offset order per partition)."""
         records: list[KafkaRecord] = []
         deadline = time.monotonic() + max(self.event.batching_window, 0.05)
-        while len(records) < self.event.batch_size and not self._stop.is_set():
+        while len(records) < self.event.batch_size and not self._loop.stopping.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 break
@@ -235,7 +234,7 @@ class KafkaPoller:
         for offset in offsets:
             self.consumer.seek(offset)
         if retried:
-            self._stop.wait(self.retry_pause)
+            self._loop.stopping.wait(self.retry_pause)
         return len(records)
 
     def _give_up(self, topic: str, partition: int, first: int, last: int) -> None:
@@ -262,7 +261,7 @@ class KafkaPoller:
     def lag(self) -> int:
         """Records not yet committed, over every partition. While the poller runs, the value its
         thread measured after its last batch (a Kafka consumer serves one thread at a time)."""
-        if self._thread is not None:
+        if self._loop.running:
             return self._lag
         return self._measure_lag()
 
@@ -283,23 +282,15 @@ class KafkaPoller:
             total += high - (position if position >= 0 else low)
         return total
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.poll_once()
-                self._lag = self._measure_lag()
-            except Exception as error:
-                self.stats.errors.append(f"{type(error).__name__}: {error}")
-                self._stop.wait(0.5)
+    def _cycle(self) -> None:
+        self.poll_once()
+        self._lag = self._measure_lag()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.label, daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        self._loop.stop()
         self.consumer.close()
 
 

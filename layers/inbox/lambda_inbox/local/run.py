@@ -141,7 +141,8 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
         say(
             f"from {options.template.name}: {len(local.stack.tables)} tables, "
             f"{len(local.stack.queues)} queues, topics {', '.join(local.stack.topics) or '-'}, "
-            f"{len(local.runners())} event sources; function logs in {log_path}"
+            f"{len(local.runners())} event sources; function logs "
+            + ("where the endpoint writes them" if options.invoke_endpoint else f"in {log_path}")
         )
         for skipped in local.skipped:
             say(f"not run locally: {skipped}")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from .invoker import Invoker
+from .loop import PollingLoop
 from .template import FunctionSpec, ScheduleEventSpec
 
 _UNITS = {"minute": 60, "minutes": 60, "hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
@@ -61,8 +61,9 @@ class Scheduler:
         self.period = scaled_period(event.expression, scale)
         self.payload: dict[str, Any] = json.loads(event.input) if event.input else {}
         self.stats = ScheduleStats()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = PollingLoop(
+            self.label, self.tick, errors=self.stats.errors, interval=self.period, join_timeout=30
+        )
 
     @property
     def label(self) -> str:
@@ -78,15 +79,8 @@ class Scheduler:
             self.stats.responses.append(invocation.response)
         return invocation.response
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.period):
-            self.tick()
-
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.label, daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+        self._loop.stop()

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .invoker import Invocation, Invoker
+from .loop import PollingLoop
 from .template import REGION, FunctionSpec, QueueSpec, SqsEventSpec
 
 MAX_RECEIVE = 10
@@ -112,8 +112,7 @@ class SqsPoller:
         self.queue = queue
         self.invoker = invoker
         self.stats = PollerStats()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = PollingLoop(self.label, self.poll_once, errors=self.stats.errors)
 
     @property
     def label(self) -> str:
@@ -123,7 +122,7 @@ class SqsPoller:
         """Up to BatchSize messages, waiting at most the batching window to fill the batch."""
         batch: list[dict[str, Any]] = []
         deadline = time.monotonic() + self.event.batching_window
-        while len(batch) < self.event.batch_size and not self._stop.is_set():
+        while len(batch) < self.event.batch_size and not self._loop.stopping.is_set():
             wait = 1 if not batch else max(0, min(1, round(deadline - time.monotonic())))
             answer = self.sqs.receive_message(
                 QueueUrl=self.queue.url,
@@ -165,19 +164,8 @@ class SqsPoller:
             self.stats.errors.append(str(invocation.error))
         return len(records)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.poll_once()
-            except Exception as error:  # a backend hiccup: keep polling, as Lambda does
-                self.stats.errors.append(f"{type(error).__name__}: {error}")
-                self._stop.wait(0.5)
-
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.label, daemon=True)
-        self._thread.start()
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        self._loop.stop()
