@@ -1610,6 +1610,22 @@ def remove_stale_containers() -> None:
         say(f"removed {len(listed)} exited Lambda container(s) of an earlier run")
 
 
+def remove_stale_images() -> None:
+    """Remove the images earlier runs left behind: SAM CLI builds a new image with the layer
+    on every run and leaves the previous one untagged (about 185 MB each); they carry the local
+    image's recipe label. Images a container uses are kept."""
+    filters = ["--filter", "dangling=true", "--filter", f"label={IMAGE_LABEL}"]
+    done = run(
+        ["docker", "image", "prune", "--force", *filters],
+        what="docker image prune",
+        timeout=120,
+        capture=True,
+    )
+    reclaimed = re.search(r"Total reclaimed space: (.+)", done.stdout)
+    if reclaimed and not reclaimed.group(1).strip().startswith("0B"):
+        say(f"removed the untagged Lambda images of earlier runs ({reclaimed.group(1).strip()})")
+
+
 def check_container_environments(
     env_vars: Mapping[str, Mapping[str, str]], services: Services
 ) -> None:
@@ -1723,6 +1739,7 @@ def run_all(args: argparse.Namespace, clock: Clock, processes: Processes) -> Non
             )
             check_containers_start(args.image, logs)
             remove_stale_containers()
+            remove_stale_images()
         image_args = ("--skip-pull-image", "--invoke-image", args.image)
 
     sam = SamCli(Path(sys.executable).parent / "sam", sam_environment(py313), image_args)
