@@ -183,7 +183,8 @@ def keep_running_hints(local: LocalStack) -> list[str]:
     inbox = local.stack.table("InboxTable").name
     order_queue = local.stack.queue("OrderEventsQueue").url
     lines = [
-        "export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1",
+        "export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing",
+        "export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1",
         f"export AWS_ENDPOINT_URL_DYNAMODB={local.endpoints.dynamodb}",
         f"export AWS_ENDPOINT_URL_SQS={local.endpoints.sqs}",
         f"export INBOX_TABLE={inbox}",
