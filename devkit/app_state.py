@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from devkit import items, queues
-from devkit.tables import seed_stock
+from devkit.tables import create_domain_table, create_inbox_table, seed_stock
 from lambda_inbox import InboxConfig, InboxConsumer
 
 if TYPE_CHECKING:
@@ -36,6 +36,23 @@ class AppState:
     dlq_url: str
     fifo_dlq_url: str | None = None
     endpoints: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def created(
+        cls, dynamodb: DynamoDBClient, sqs: SQSClient, *, dlq: str = "inbox-dlq"
+    ) -> AppState:
+        """Create the tables `inbox` and `domain` and the dead-letter queues `dlq` and
+        `dlq.fifo` with these clients (moto, or `devkit.memory_aws`)."""
+        create_inbox_table(dynamodb, "inbox")
+        create_domain_table(dynamodb, "domain")
+        return cls(
+            dynamodb,
+            sqs,
+            inbox="inbox",
+            domain="domain",
+            dlq_url=queues.create_queue(sqs, dlq),
+            fifo_dlq_url=queues.create_queue(sqs, f"{dlq}.fifo"),
+        )
 
     def function_environment(self) -> dict[str, str]:
         """What the example functions read at import: INBOX_TABLE, DOMAIN_TABLE,

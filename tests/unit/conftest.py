@@ -18,8 +18,6 @@ from devkit.app_state import AppState
 from devkit.handlers import load_function
 from devkit.offline_aws import REGION
 from devkit.payloads import SAMPLE_SKUS
-from devkit.queues import create_queue
-from devkit.tables import create_domain_table, create_inbox_table
 
 
 @pytest.fixture
@@ -29,16 +27,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AppState]:
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         sqs = boto3.client("sqs", region_name=REGION)
-        create_inbox_table(dynamodb, "inbox")
-        create_domain_table(dynamodb, "domain")
-        state = AppState(
-            dynamodb,
-            sqs,
-            inbox="inbox",
-            domain="domain",
-            dlq_url=create_queue(sqs, "inbox-dlq"),
-            fifo_dlq_url=create_queue(sqs, "inbox-dlq.fifo"),
-        )
+        state = AppState.created(dynamodb, sqs)
         for name, value in state.function_environment().items():
             monkeypatch.setenv(name, value)
         yield state

@@ -26,8 +26,6 @@ from devkit.lambda_context import FakeLambdaContext
 from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 from devkit.memory_aws import MemoryAws
 from devkit.payloads import payment
-from devkit.queues import create_queue
-from devkit.tables import create_domain_table, create_inbox_table
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
@@ -123,16 +121,7 @@ def test_a_replayed_dead_letter_gives_back_its_body_and_attributes(aws: AppState
 def memory_state() -> tuple[MemoryAws, AppState]:
     memory = MemoryAws()
     dynamodb, sqs = memory.client("dynamodb"), memory.client("sqs")
-    create_inbox_table(dynamodb, "inbox")
-    create_domain_table(dynamodb, "domain")
-    state = AppState(
-        dynamodb,
-        sqs,
-        inbox="inbox",
-        domain="domain",
-        dlq_url=create_queue(sqs, "dlq"),
-        fifo_dlq_url=create_queue(sqs, "dlq.fifo"),
-    )
+    state = AppState.created(dynamodb, sqs, dlq="dlq")
     return memory, state
 
 

@@ -36,8 +36,7 @@ from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, ORDER_QUEUE_ARN, replayed
 from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits, sqs_problems
 from devkit.memory_aws import MemoryAws
-from devkit.queues import create_queue, receive_all
-from devkit.tables import create_domain_table, create_inbox_table
+from devkit.queues import receive_all
 from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.outcomes import MessageResult, Outcome
 
@@ -243,16 +242,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     if request.param == "memory":
         memory = MemoryAws()  # devkit.limits enforced on its clients
         dynamodb, sqs = memory.client("dynamodb"), memory.client("sqs")
-        create_inbox_table(dynamodb, "inbox")
-        create_domain_table(dynamodb, "domain")
-        aws = AppState(
-            dynamodb,
-            sqs,
-            inbox="inbox",
-            domain="domain",
-            dlq_url=create_queue(sqs, "inbox-dlq"),
-            fifo_dlq_url=create_queue(sqs, "inbox-dlq.fifo"),
-        )
+        aws = AppState.created(dynamodb, sqs)
         return Backend(aws, EXAMPLES, memory.clear_items, memory.drain)  # type: ignore[arg-type]
     aws = request.getfixturevalue("aws")
     enforce_sqs_limits(aws.sqs)
