@@ -61,7 +61,7 @@ from botocore.config import Config
 
 from devkit.dynamodb_local import dynamodb_local_dir
 from devkit.handlers import load_function
-from devkit.offline_aws import use_offline_aws
+from devkit.offline_aws import patched_environ, use_offline_aws
 from devkit.paths import REPO_ROOT
 from devkit.tables import seed_stock
 from lambda_inbox.local.provision import provision
@@ -908,17 +908,8 @@ def payload_model(code_dir: str, class_name: str) -> Any:
     validation decides what is poison. The module reads table names from its environment when
     imported: placeholders are set for the import only (credentials and region are the fake
     ones `main` set for this process)."""
-    placeholders = {"INBOX_TABLE": "unused", "DOMAIN_TABLE": "unused"}
-    saved = {variable: os.environ.get(variable) for variable in placeholders}
-    os.environ.update(placeholders)
-    try:
+    with patched_environ({"INBOX_TABLE": "unused", "DOMAIN_TABLE": "unused"}):
         return getattr(load_function(code_dir), class_name)
-    finally:
-        for variable, value in saved.items():
-            if value is None:
-                os.environ.pop(variable, None)
-            else:
-                os.environ[variable] = value
 
 
 def parse_payloads(model: Any, events: Iterable[Mapping[str, Any]]) -> tuple[list[Any], int]:
