@@ -20,10 +20,10 @@ help:
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml devkit/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip setuptools wheel
-	$(BIN)/python -m pip install -e '.[dev]'
+	$(BIN)/python -m pip install -e '.[dev]' -e ./devkit
 	@touch $(STAMP)
 
 dynamodb-local:
@@ -58,7 +58,7 @@ test: venv dynamodb-local lint template-lint
 VENV313 := .venv313
 test-py313: dynamodb-local
 	@test -x $(VENV313)/bin/python || "$$(bash scripts/find-python313.sh)/python3.13" -m venv $(VENV313)
-	$(VENV313)/bin/python -m pip install --quiet -e '.[test]'
+	$(VENV313)/bin/python -m pip install --quiet -e '.[test]' -e ./devkit
 	$(VENV313)/bin/pytest -q tests/unit tests/integration
 
 # The application of template.yaml on local services with the demo workload (lambda-inbox local);

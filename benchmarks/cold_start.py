@@ -50,8 +50,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from devkit.handlers import function_dir
-from devkit.offline_aws import OFFLINE_AWS_ENV
 from devkit.paths import REPO_ROOT
+from lambda_inbox_tools.services.offline import OFFLINE_AWS_ENV
 
 PYTHON = sys.executable
 APP = function_dir("order_events") / "app.py"

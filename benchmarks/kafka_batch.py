@@ -31,14 +31,14 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from devkit.dynamodb_local import dynamodb_local_or_exit
 from devkit.events import kafka_event, kafka_record
 from devkit.handlers import load_function
 from devkit.items import balances
 from devkit.meters import RequestMeter, Tally
-from devkit.offline_aws import local_client, use_offline_aws
 from devkit.payloads import payment
 from devkit.tables import create_domain_table, create_inbox_table
+from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_or_exit
+from lambda_inbox_tools.services.offline import local_client, use_offline_aws
 
 POWERTOOLS_ENV = {
     "POWERTOOLS_LOG_LEVEL": "WARNING",

@@ -37,15 +37,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from devkit.dynamodb_local import dynamodb_local_or_exit
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.items import get_item, stock_of
 from devkit.lambda_context import FakeLambdaContext
 from devkit.meters import WRITE_OPERATIONS, RequestMeter, Tally
-from devkit.offline_aws import local_client, use_offline_aws
 from devkit.payloads import order
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
+from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_or_exit
+from lambda_inbox_tools.services.offline import local_client, use_offline_aws
 
 BATCH_SIZE = 10
 INITIAL_STOCK = 1_000

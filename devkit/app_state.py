@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from devkit import items, queues
+from devkit import items
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
 from lambda_inbox import InboxConfig, InboxConsumer
+from lambda_inbox_tools.services import queues
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

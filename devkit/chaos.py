@@ -69,9 +69,9 @@ from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
 from devkit.faults import dynamodb_error
 from devkit.handlers import load_function
-from devkit.offline_aws import patched_environ
 from devkit.tables import create_domain_table, create_inbox_table, delete_table, seed_stock
-from lambda_inbox.local.webhook import serve_webhook
+from lambda_inbox_tools.local.webhook import serve_webhook
+from lambda_inbox_tools.services.offline import patched_environ
 
 ORDERS, PAYMENTS, NOTIFICATIONS = "orders", "payments", "notifications"
 WORKLOADS = (ORDERS, PAYMENTS, NOTIFICATIONS)
@@ -1140,8 +1140,8 @@ def main() -> None:
     )
     from moto.server import ThreadedMotoServer
 
-    from devkit.dynamodb_local import dynamodb_local_or_exit
-    from devkit.offline_aws import use_offline_aws
+    from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_or_exit
+    from lambda_inbox_tools.services.offline import use_offline_aws
 
     use_offline_aws(**POWERTOOLS_ENV)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto server's request log

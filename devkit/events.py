@@ -17,10 +17,10 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from devkit.offline_aws import ACCOUNT, REGION
 from devkit.paths import EVENTS_DIR
 from lambda_inbox import InboundMessage
 from lambda_inbox.sqs import parse_sqs_event
+from lambda_inbox_tools.services.offline import ACCOUNT, REGION
 
 ORDER_QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:lambda-inbox-OrderEventsQueue"
 ORDER_FIFO_QUEUE_ARN = f"{ORDER_QUEUE_ARN}.fifo"

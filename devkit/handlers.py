@@ -1,5 +1,5 @@
 """Load a Lambda function's `app.py` as a fresh, uniquely named module (with the local stack's
-loader, `lambda_inbox.local.invoker.import_fresh`), and drive functions: run an event through a
+loader, `lambda_inbox_tools.local.invoker.import_fresh`), and drive functions: run an event through a
 consumer, redeliver what a handler reports until it reports nothing, run invocations
 concurrently."""
 
@@ -15,8 +15,8 @@ from devkit.events import redelivery
 from devkit.paths import FUNCTIONS_DIR
 from lambda_inbox import InboxConsumer, MessageResult
 from lambda_inbox.kafka import is_kafka_event, parse_kafka_event
-from lambda_inbox.local.invoker import import_fresh
 from lambda_inbox.sqs import parse_sqs_event
+from lambda_inbox_tools.local.invoker import import_fresh
 
 T = TypeVar("T")
 #: A Lambda handler: `handler(event, context)`.

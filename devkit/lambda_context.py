@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from devkit.offline_aws import ACCOUNT, REGION
+from lambda_inbox_tools.services.offline import ACCOUNT, REGION
 
 
 class FakeLambdaContext:

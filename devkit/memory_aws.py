@@ -44,7 +44,7 @@ from botocore.hooks import first_non_none_response
 from botocore.validate import ParamValidator
 
 from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
-from devkit.offline_aws import ACCOUNT, REGION
+from lambda_inbox_tools.services.offline import ACCOUNT, REGION
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -437,7 +437,7 @@ class MemoryAws:
 
     def drain(self, queue_url: str) -> list[dict[str, Any]]:
         """Every visible message of a queue as ReceiveMessage returns them (all attributes), then
-        deleted: what `devkit.queues.receive_all(client, url, delete=True)` reads, without the
+        deleted: what `lambda_inbox_tools.services.queues.receive_all(client, url, delete=True)` reads, without the
         calls."""
         queue = self._queue(queue_url)
         received = self._receive(queue, {"MaxNumberOfMessages": len(queue.messages)})

@@ -10,13 +10,13 @@
 4. Services: DynamoDB Local (`-sharedDb`), a moto server for SQS and a webhook receiver (2xx to
    every POST, calls counted per `Idempotency-Key`), reachable from the containers at the docker
    bridge address. Each phase gets its own tables and queues, created from template.yaml by the
-   local stack's template reader (`lambda_inbox.local`), named `<phase>-<LogicalId>`.
+   local stack's template reader (`lambda_inbox_tools.local`), named `<phase>-<LogicalId>`.
 5. `sam local invoke` of every function with its sample events: `events/<source>-<subject>-*.json`
    goes to the function whose code folder names `<subject>` (`sqs-order-single.json` ->
    `functions/order_events`, `schedule-reaper-run.json` -> `functions/inbox_reaper`). Each
    response is printed and checked, then the tables, queues and webhook calls (SCENARIOS).
 6. `sam local start-lambda --warm-containers EAGER` with the local stack's tables and queues in
-   its `--env-vars` (`lambda_inbox.local.sam_env`), driven by `lambda-inbox local
+   its `--env-vars` (`lambda_inbox_tools.local.sam_env`), driven by `lambda-inbox local
    --invoke-endpoint`: the template's event sources emulated (SQS, Kafka, the reaper's schedule)
    and the demo workload (duplicates, poison, a stuck lease, the redrive) run through the
    containers. Its report is printed; its invariants must hold.
@@ -59,23 +59,23 @@ import yaml  # type: ignore[import-untyped,unused-ignore]
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.config import Config
 
-from devkit.dynamodb_local import dynamodb_local_dir
 from devkit.handlers import load_function
-from devkit.offline_aws import patched_environ, use_offline_aws
 from devkit.paths import REPO_ROOT
 from devkit.tables import seed_stock
-from lambda_inbox.local.provision import provision
-from lambda_inbox.local.sam_env import (
+from lambda_inbox.store import InboxRecord, Status, utc_iso
+from lambda_inbox_tools.local.provision import provision
+from lambda_inbox_tools.local.sam_env import (
     OFFLINE_CREDENTIALS,
     SHARED_VARIABLES,
     sam_env_vars,
     shared_variables,
 )
-from lambda_inbox.local.stack import read_local_stack
-from lambda_inbox.local.template import Stack, TemplateError, read_stack
-from lambda_inbox.local.template import load_template as read_template
-from lambda_inbox.local.webhook import webhook_url
-from lambda_inbox.store import InboxRecord, Status, utc_iso
+from lambda_inbox_tools.local.stack import read_local_stack
+from lambda_inbox_tools.local.template import Stack, TemplateError, read_stack
+from lambda_inbox_tools.local.template import load_template as read_template
+from lambda_inbox_tools.local.webhook import webhook_url
+from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_dir
+from lambda_inbox_tools.services.offline import patched_environ, use_offline_aws
 
 TEMPLATE = REPO_ROOT / "template.yaml"
 EVENTS_DIR = REPO_ROOT / "events"
@@ -738,7 +738,7 @@ def phase_stack(
     name: str, services: Services, dynamodb: Any, sqs: Any, parameters: Mapping[str, str]
 ) -> LocalStack:
     """The tables and queues of template.yaml created for one phase, named `<name>-<LogicalId>`
-    by the local stack's own template reader (`lambda_inbox.local.template`), with the template's
+    by the local stack's own template reader (`lambda_inbox_tools.local.template`), with the template's
     visibility timeouts; the functions' environment resolved against them."""
     try:
         spec = read_stack(
@@ -760,7 +760,7 @@ def stack_of(name: str, spec: Stack) -> LocalStack:
 
 
 def write_env_vars(content: Mapping[str, Mapping[str, str]], path: Path) -> Path:
-    """The `--env-vars` file (`lambda_inbox.local.sam_env`): endpoints and offline credentials
+    """The `--env-vars` file (`lambda_inbox_tools.local.sam_env`): endpoints and offline credentials
     for every function, table names and queue URLs per function."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(content, indent=2) + "\n")
@@ -1688,7 +1688,7 @@ def phase_start_lambda(
     )
     say(f"start-lambda ready on 127.0.0.1:{port} in {took:.1f} s (warm containers: EAGER)")
     check_container_environments(document, services)
-    local = [sys.executable, "-m", "lambda_inbox.cli", "local"]
+    local = [sys.executable, "-m", "lambda_inbox_tools.cli", "local"]
     local += ["--invoke-endpoint", f"http://127.0.0.1:{port}", "--template", str(TEMPLATE)]
     local += ["--dynamodb-endpoint", services.dynamodb_for_containers]
     local += ["--sqs-endpoint", services.sqs]

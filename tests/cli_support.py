@@ -1,5 +1,5 @@
 """Run the `lambda-inbox` command line from tests: in-process through `main` (stdout and stderr
-captured by pytest's `capsys`), or as a separate process (`python -m lambda_inbox.cli`) with this
+captured by pytest's `capsys`), or as a separate process (`python -m lambda_inbox_tools.cli`) with this
 checkout's library first on `PYTHONPATH`."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from devkit.offline_aws import patched_environ
-from lambda_inbox.cli import main
+from lambda_inbox_tools.cli import main
+from lambda_inbox_tools.services.offline import patched_environ
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LIBRARY_DIR = REPO_ROOT / "layers" / "inbox"
@@ -61,7 +61,7 @@ def process_env(**extra: str) -> dict[str, str]:
 
 
 def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "lambda_inbox.cli", *args]
+    return [sys.executable, "-m", "lambda_inbox_tools.cli", *args]
 
 
 def run_process(*args: str, timeout: float = 120, **env: str) -> Run:

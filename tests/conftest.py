@@ -14,10 +14,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from devkit.dynamodb_local import DynamoDBLocalError, running_dynamodb_local
-from devkit.offline_aws import OFFLINE_AWS_ENV, inherited_aws_settings, local_client
-from devkit.queues import running_moto_server
 from devkit.tables import LocalTables, create_domain_table, create_inbox_table, delete_table
+from lambda_inbox_tools.services.dynamodb_local import DynamoDBLocalError, running_dynamodb_local
+from lambda_inbox_tools.services.offline import (
+    OFFLINE_AWS_ENV,
+    inherited_aws_settings,
+    local_client,
+)
+from lambda_inbox_tools.services.queues import running_moto_server
 
 FAKE_AWS_ENV = {
     **OFFLINE_AWS_ENV,

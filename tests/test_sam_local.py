@@ -138,7 +138,7 @@ def test_event_names_are_matched_on_a_word_of_the_code_folder(sam_local: ModuleT
 def test_a_phase_gets_the_local_stacks_names_and_values(sam_local: ModuleType) -> None:
     """A phase's tables, queues and environment come from the local stack's template reader:
     `<phase>-<LogicalId>` names, parameter defaults, `!Sub` of the queues, the webhook set."""
-    from lambda_inbox.local.template import read_stack
+    from lambda_inbox_tools.local.template import read_stack
 
     webhook = "http://127.0.0.1:8080/invoke"
     sqs = "http://127.0.0.1:4566"
@@ -174,8 +174,8 @@ def test_a_phase_gets_the_local_stacks_names_and_values(sam_local: ModuleType) -
 def test_the_start_lambda_env_vars_name_the_local_stacks_resources() -> None:
     """What start-lambda's containers get: the endpoints and offline credentials for all, and per
     function the environment `lambda-inbox local` resolves for the same stack."""
-    from lambda_inbox.local.sam_env import sam_env_vars
-    from lambda_inbox.local.stack import read_local_stack
+    from lambda_inbox_tools.local.sam_env import sam_env_vars
+    from lambda_inbox_tools.local.stack import read_local_stack
 
     stack = read_local_stack(REPO / "template.yaml", sqs_endpoint="http://172.17.0.1:5000")
     document = sam_env_vars(

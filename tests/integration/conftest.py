@@ -14,9 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from devkit.app_state import AppState
-from devkit.offline_aws import local_client
-from devkit.queues import create_queue
 from devkit.tables import LocalTables
+from lambda_inbox_tools.services.offline import local_client
+from lambda_inbox_tools.services.queues import create_queue
 
 
 @pytest.fixture

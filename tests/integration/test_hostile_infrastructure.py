@@ -15,10 +15,10 @@ import pytest
 
 from devkit.events import sqs_event, sqs_record
 from devkit.lambda_context import FakeLambdaContext
-from devkit.offline_aws import local_client
 from devkit.tables import LocalTables
 from lambda_inbox import InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox.consumer import CLIENT_CONFIG
+from lambda_inbox_tools.services.offline import local_client
 
 
 def _serve(server: socket.socket, mode: str, stop: threading.Event) -> None:

@@ -136,8 +136,8 @@ def _arm(stack: Stack, module: ModuleType) -> None:
 
 @pytest.fixture(scope="module")
 def stack(dynamodb_local_endpoint: str) -> Iterator[Stack]:
-    from devkit.offline_aws import local_client
     from devkit.tables import create_domain_table, create_inbox_table, delete_table
+    from lambda_inbox_tools.services.offline import local_client
 
     client = local_client("dynamodb", dynamodb_local_endpoint)
     suffix = uuid.uuid4().hex[:10]

@@ -16,8 +16,8 @@ from moto import mock_aws
 
 from devkit.app_state import AppState
 from devkit.handlers import load_function
-from devkit.offline_aws import REGION
 from devkit.payloads import SAMPLE_SKUS
+from lambda_inbox_tools.services.offline import REGION
 
 
 @pytest.fixture

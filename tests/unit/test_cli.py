@@ -17,23 +17,25 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from lambda_inbox.cli import MISSING_EXTRA
-from lambda_inbox.cli.records import parse_duration
-from lambda_inbox.cli.redrive import (
-    BATCH_BYTES,
+from lambda_inbox.store import InboxRecord, Status
+from lambda_inbox_tools.cli import MISSING_EXTRA
+from lambda_inbox_tools.cli.records import parse_duration
+from lambda_inbox_tools.cli.render import payload_view
+from lambda_inbox_tools.redrive import (
     Mover,
     NativeMoveUnsupported,
-    TokenBucket,
     Where,
+    follow_move_task,
+    start_move_task,
+)
+from lambda_inbox_tools.redrive.mover import (
+    BATCH_BYTES,
+    TokenBucket,
     batches_by_size,
     body_preview,
     fifo_fields,
-    follow_move_task,
     sendable_attributes,
-    start_move_task,
 )
-from lambda_inbox.cli.render import payload_view
-from lambda_inbox.store import InboxRecord, Status
 from tests.cli_support import Cli, process_env, run_process
 
 COMMANDS = ("show", "failed", "reap", "redrive", "stats", "local", "create-table")
@@ -93,7 +95,7 @@ def test_without_the_cli_extra_it_says_what_to_install() -> None:
     # Typer made unimportable, as when `lambda-inbox[cli]` is not installed.
     code = (
         "import sys; sys.modules['typer'] = None\n"
-        "from lambda_inbox.cli import main\n"
+        "from lambda_inbox_tools.cli import main\n"
         "raise SystemExit(main(['failed']))\n"
     )
     done = subprocess.run(

@@ -36,9 +36,9 @@ from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, ORDER_QUEUE_ARN, replayed
 from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits, sqs_problems
 from devkit.memory_aws import MemoryAws
-from devkit.queues import receive_all
 from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox_tools.services.queues import receive_all
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef

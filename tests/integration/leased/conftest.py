@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from devkit.offline_aws import local_client
 from devkit.tables import LocalTables
+from lambda_inbox_tools.services.offline import local_client
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from devkit.items import plain, scan_items
-from devkit.queues import receive_all
+from lambda_inbox_tools.services.queues import receive_all
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

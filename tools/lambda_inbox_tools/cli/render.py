@@ -20,12 +20,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..store import InboxRecord, Status, utc_iso
+from lambda_inbox.store import InboxRecord, Status, utc_iso
+
+from ..redrive import MoveReport
 from .records import OpenSummary, lease_expired
-from .redrive import MoveReport
 
 if TYPE_CHECKING:
-    from ..reaper import ReapSummary
+    from lambda_inbox.reaper import ReapSummary
 
 #: How much of `last_error` a table shows (`show` prints all of it).
 ERROR_CHARS = 100

@@ -23,17 +23,11 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from ..store import get_record
-from .aws import Aws, CliError, Failure, Queue, UsageProblem, queue_arn, queue_depth, resolve_queue
-from .aws import translated as translated_errors
-from .records import (
-    approximate_item_count,
-    attention_records,
-    parse_duration,
-    summarize_open,
-    take,
-)
-from .redrive import (
+from lambda_inbox.store import get_record
+
+from ..aws import Aws, CliError, Failure, Queue, UsageProblem, queue_arn, queue_depth, resolve_queue
+from ..aws import translated as translated_errors
+from ..redrive import (
     NATIVE_MAX_RATE,
     Mover,
     MoveReport,
@@ -41,6 +35,13 @@ from .redrive import (
     Where,
     follow_move_task,
     start_move_task,
+)
+from .records import (
+    approximate_item_count,
+    attention_records,
+    parse_duration,
+    summarize_open,
+    take,
 )
 from .render import (
     Output,
@@ -298,7 +299,7 @@ def reap(
     json_output: JsonOption = False,
 ) -> None:
     """Run one reaper pass: fail stuck leases, dead-letter what will not be redelivered."""
-    from ..reaper import Reaper, ReaperSettings
+    from lambda_inbox.reaper import Reaper, ReaperSettings
 
     with session(
         json_output=json_output, endpoint_url=endpoint_url, region=region, table=table
@@ -781,7 +782,7 @@ def create_table(
     """Create an inbox table (local stacks and tests)."""
     from botocore.exceptions import ClientError
 
-    from ..tables import create_inbox_table
+    from lambda_inbox.tables import create_inbox_table
 
     with session(json_output=json_output, endpoint_url=endpoint_url, region=region) as (out, aws):
         name = require_table(table)

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-from botocore.config import Config
 
+from ..services.offline import LOCAL_CLIENT_CONFIG, OFFLINE_AWS_ENV
+from ..services.queues import queue_depth
 from .backends import Endpoints, local_services
 from .invoker import EndpointInvoker, InProcessInvoker, Invoker
 from .kafka_poller import LOCAL_CLUSTER_ARN, KafkaPoller
@@ -39,16 +40,6 @@ from .template import (
 )
 
 LOCAL_PARAMETERS = {"MskClusterArn": LOCAL_CLUSTER_ARN, "NotifyLeaseSeconds": "5"}
-OFFLINE_ENVIRONMENT = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": REGION,
-    "AWS_REGION": REGION,
-    "AWS_CONFIG_FILE": os.devnull,
-    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-}
-CLIENT_CONFIG = Config(connect_timeout=2, read_timeout=30, retries={"max_attempts": 3})
 
 
 def read_local_stack(
@@ -70,7 +61,7 @@ def read_local_stack(
 
 def client(service: str, endpoint: str) -> Any:
     make: Any = boto3.client
-    return make(service, endpoint_url=endpoint, region_name=REGION, config=CLIENT_CONFIG)
+    return make(service, endpoint_url=endpoint, region_name=REGION, config=LOCAL_CLIENT_CONFIG)
 
 
 class LocalStack:
@@ -137,15 +128,8 @@ class LocalStack:
             runner.stop()
 
     def queue_depth(self, url: str) -> int:
-        attributes = self.sqs.get_queue_attributes(
-            QueueUrl=url,
-            AttributeNames=[
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesDelayed",
-            ],
-        )["Attributes"]
-        return sum(int(value) for value in attributes.values())
+        """Messages in the queue: visible, in flight and delayed."""
+        return queue_depth(self.sqs, url, in_flight=True, delayed=True)
 
     def pending(self) -> int:
         """Messages still to be processed: in the polled queues, and Kafka records not committed."""
@@ -180,10 +164,8 @@ def running_stack(
                 "AWS_DEFAULT_PROFILE",
             ):
                 del os.environ[name]
-        os.environ.update(OFFLINE_ENVIRONMENT)
-        repo_root = template.resolve().parent
+        os.environ.update(OFFLINE_AWS_ENV)
         with local_services(
-            repo_root,
             backend=backend,
             say=say,
             dynamodb_endpoint=dynamodb_endpoint,
