@@ -6,17 +6,17 @@ Returns a JSON summary: reaped, dead_lettered, open, oldest_open_age_seconds, co
 """
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger
 
-from lambda_inbox.consumer import CLIENT_CONFIG
+from lambda_inbox.clients import dynamodb_client
 from lambda_inbox.reaper import Reaper, ReaperSettings, emit_metrics
 
 logger = Logger(service="inbox-reaper")
 settings = ReaperSettings.from_env()
-dynamodb = boto3.client("dynamodb", config=CLIENT_CONFIG)
+dynamodb = dynamodb_client()
 
 
 def _log(message: str, extra: dict[str, Any]) -> None:
@@ -27,14 +27,16 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     dry_run = bool(isinstance(event, dict) and event.get("dry_run"))
     remaining = getattr(context, "get_remaining_time_in_millis", None)
 
-    def time_left() -> float:
-        assert callable(remaining)
-        return float(remaining()) / 1000
+    time_left: Callable[[], float] | None = None
+    if callable(remaining):
+
+        def seconds_left() -> float:
+            return float(remaining()) / 1000
+
+        time_left = seconds_left
 
     reaper = Reaper(dynamodb, settings, log=_log)
-    summary = reaper.reap_once(
-        dry_run=dry_run, time_left=time_left if callable(remaining) else None
-    )
+    summary = reaper.reap_once(dry_run=dry_run, time_left=time_left)
     result = summary.to_dict()
     if not dry_run:
         emit_metrics(summary)

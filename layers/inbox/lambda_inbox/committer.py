@@ -23,7 +23,7 @@ from .outcomes import Outcome
 from .planner import chunk_wave
 from .settle import INBOX_ACTION, Verdict, VerdictKind, settle
 from .store import Status
-from .unit_of_work import merge_commuting
+from .write_actions import merge_commuting
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -15,14 +15,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
-import boto3
-from botocore.config import Config
-
+from .clients import bounded, dynamodb_client, sqs_client
 from .config import InboxConfig
 from .dead_letter import DeadLetterQueue
-from .deadline import Deadline, stop_past_deadline
+from .deadline import Deadline
 from .decision import Decide, Decider, M, OnConditionFailed
 from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
@@ -42,23 +40,6 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
     from .lease import LeasePolicy, Leases, SideEffect
-
-#: botocore retries throttling itself (standard mode); the inbox retries cancellations.
-#: Timeouts and attempts are small because no call may outlive the invocation: every call of the
-#: pipeline also runs under `Deadline.run`, which stops waiting when the Lambda time is up, and
-#: `stop_past_deadline` refuses further attempts after that (docs/bad-input.md, "Infrastructure").
-#: A DynamoDB or SQS call normally answers in milliseconds: 1 s to connect and 3 s to read leave
-#: ample room, and 3 attempts in all bound an abandoned call to about 12 s.
-#: Parameter validation is off: the unit of work has already checked every request, and botocore
-#: re-walking a 100-action transaction costs more CPU than serializing it. DynamoDB still refuses
-#: a bad request (ValidationException), which the inbox dead-letters as `write_rejected`.
-CLIENT_CONFIG = Config(
-    retries={"mode": "standard", "total_max_attempts": 3},
-    connect_timeout=1,
-    read_timeout=3,
-    tcp_keepalive=True,
-    parameter_validation=False,
-)
 
 
 class InboxConsumer(Generic[M]):
@@ -102,14 +83,12 @@ class InboxConsumer(Generic[M]):
             raise ConfigurationError(
                 f"consumer name {name!r} differs from config.consumer {self.config.consumer!r}"
             )
-        self.dynamodb: DynamoDBClient = bounded(
-            dynamodb or boto3.client("dynamodb", config=CLIENT_CONFIG)
-        )
+        self.dynamodb: DynamoDBClient = bounded(dynamodb or dynamodb_client())
         #: Where poison goes (None without `DEAD_LETTER_QUEUE_URL`).
         self.dead_letter_queue: DeadLetterQueue | None = None
         if self.config.dead_letter_queue_url:
             self.dead_letter_queue = DeadLetterQueue(
-                bounded(sqs) if sqs else _sqs_client, self.config.dead_letter_queue_url
+                bounded(sqs) if sqs else sqs_client, self.config.dead_letter_queue_url
             )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         self.sources: Sequence[EventSource] = (
@@ -150,7 +129,7 @@ class InboxConsumer(Generic[M]):
             if side_effect is not None or lease is not None:
                 raise ConfigurationError("side_effect and lease need mode='leased'")
             return None
-        from .lease import Leases, LeaseStore, lease_seconds  # leased consumers only
+        from .lease import Leases, LeaseStore, lease_policy  # leased consumers only
 
         if side_effect is None:
             raise ConfigurationError("mode='leased' needs a side_effect(payload, context)")
@@ -158,7 +137,7 @@ class InboxConsumer(Generic[M]):
             self.dynamodb,
             table=store.table,
             consumer=store.consumer,
-            policy=lease_seconds(lease),
+            policy=lease_policy(lease),
             snapshot_bytes=self.config.failed_payload_snapshot_bytes,
         )
         return Leases(leases, side_effect, telemetry=self.telemetry, now=clock)
@@ -176,25 +155,6 @@ class InboxConsumer(Generic[M]):
     def process(self, messages: list[InboundMessage], context: Any = None) -> list[MessageResult]:
         """Run the processing model on already-parsed messages (for custom sources and tests)."""
         return self.pipeline.process(messages, Deadline.from_context(context, self.config.retry))
-
-
-def _sqs_client() -> SQSClient:
-    return bounded(boto3.client("sqs", config=CLIENT_CONFIG))
-
-
-C = TypeVar("C")
-
-
-def bounded(client: C) -> C:
-    """`client` with the `stop_past_deadline` hook: no attempt of a call that `Deadline.run`
-    bounds starts after its deadline (retries included). Idempotent."""
-    events = getattr(getattr(client, "meta", None), "events", None)
-    if events is not None:
-        events.register_first("before-send", stop_past_deadline, unique_id=_HOOK_ID)
-    return client
-
-
-_HOOK_ID = "lambda-inbox-stop-past-deadline"
 
 
 def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:

@@ -15,10 +15,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .dead_letter import is_sqs_text
 from .errors import MalformedRecord
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
+from .sqs_envelope import is_sqs_text
 
 EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka")
 

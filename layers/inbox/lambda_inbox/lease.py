@@ -25,33 +25,18 @@ message with `attempts_exhausted` instead.
 
 from __future__ import annotations
 
-import math
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .decision import short_error
-from .errors import ConfigurationError, ErrorCode, PoisonMessage
+from .errors import ErrorCode, PoisonMessage
+from .lease_policy import LeasePolicy, lease_policy
 from .outcomes import Outcome
-from .store import (
-    PARTITION_KEY,
-    TTL_ATTRIBUTE,
-    InboxRecord,
-    Status,
-    get_record,
-    open_index_pk,
-    open_index_shard,
-    record_pk,
-    utc_iso,
-)
+from .store.leases import Claim, ClaimState, LeaseStore
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-
     from .dead_letter import DeadLettering
     from .deadline import Deadline
     from .decision import Decision
@@ -60,30 +45,21 @@ if TYPE_CHECKING:
     from .report import BatchReport
     from .triage import Triage
 
+__all__ = [
+    "LEASE_LOST_DETAIL",
+    "Claim",
+    "ClaimState",
+    "LeaseContext",
+    "LeasePolicy",
+    "LeaseStore",
+    "Leases",
+    "SideEffect",
+    "lease_lost",
+    "lease_policy",
+]
+
 M = TypeVar("M")
-#: Optimistic claim rounds before a contended key is reported `in_progress`.
-_CLAIM_ROUNDS = 3
 LEASE_LOST_DETAIL = "the lease was lost before completion (taken over or reaped); nothing committed"
-
-
-@dataclass(frozen=True)
-class LeasePolicy:
-    """How long a claim holds a message, and how many claims a message gets.
-
-    Keep `duration` above the side effect's worst-case time and below the source queue's
-    visibility timeout, so a redelivery finds the lease expired and can take over.
-    """
-
-    duration: timedelta = timedelta(seconds=60)
-    max_attempts: int = 5
-    #: Release the lease at once after a transient failure (default: keep it until it expires).
-    release_on_failure: bool = False
-
-    def __post_init__(self) -> None:
-        if self.duration <= timedelta(0):
-            raise ConfigurationError("LeasePolicy.duration must be positive")
-        if self.max_attempts < 1:
-            raise ConfigurationError("LeasePolicy.max_attempts must be >= 1")
 
 
 @dataclass(frozen=True)
@@ -109,140 +85,6 @@ class LeaseContext:
 
 
 SideEffect = Callable[[M, LeaseContext], object]
-
-
-class ClaimState(StrEnum):
-    CLAIMED = "claimed"
-    COMPLETED = "completed"
-    HELD = "held"
-    EXHAUSTED = "exhausted"
-
-
-@dataclass(frozen=True)
-class Claim:
-    state: ClaimState
-    owner: str = ""
-    attempt: int = 0
-    lease_expires_at: float = 0.0
-    #: The stored record that decided a state other than CLAIMED.
-    record: InboxRecord | None = None
-
-
-class LeaseStore:
-    """Claims and releases leases on inbox records of one consumer."""
-
-    def __init__(
-        self,
-        client: DynamoDBClient,
-        *,
-        table: str,
-        consumer: str,
-        policy: LeasePolicy,
-        snapshot_bytes: int = 8 * 1024,
-    ) -> None:
-        self._client = client
-        self.table = table
-        self.consumer = consumer
-        self.policy = policy
-        self._snapshot_bytes = snapshot_bytes
-
-    def claim(self, delivery: Delivery, *, now: float) -> Claim:
-        """Claim `delivery`'s key: read the record (strongly consistent), then write the lease
-        on condition that the record is still what was read (optimistic, a few rounds)."""
-        for _ in range(_CLAIM_ROUNDS):
-            record = get_record(self._client, self.table, self.consumer, delivery.key)
-            names = {"#status": "status", "#owner": "owner"}
-            values: dict[str, Any] = {}
-            attempt = 1
-            if record is None or not record.is_live(now):
-                condition = f"attribute_not_exists({PARTITION_KEY}) OR {TTL_ATTRIBUTE} < :now"
-                values[":now"] = {"N": str(int(now))}
-                names = {}
-            elif record.status is Status.COMPLETED:
-                return Claim(ClaimState.COMPLETED, record=record)
-            elif record.status is Status.FAILED:  # a replay after a fix: a fresh start
-                condition = "#status = :failed"
-                values[":failed"] = {"S": Status.FAILED.value}
-                names = {"#status": "status"}
-            else:
-                if (record.lease_expires_at or 0.0) >= now:
-                    return Claim(ClaimState.HELD, record=record)
-                if record.attempts >= self.policy.max_attempts:
-                    return Claim(ClaimState.EXHAUSTED, attempt=record.attempts, record=record)
-                attempt = record.attempts + 1
-                condition = "#status = :in_progress AND #owner = :old_owner"
-                values[":in_progress"] = {"S": Status.IN_PROGRESS.value}
-                values[":old_owner"] = {"S": record.owner or ""}
-            owner = uuid.uuid4().hex
-            expires = now + self.policy.duration.total_seconds()
-            body = delivery.message.body
-            snapshot = body[: self._snapshot_bytes]
-            item = InboxRecord(
-                consumer=self.consumer,
-                message_key=delivery.key,
-                status=Status.IN_PROGRESS,
-                fingerprint=delivery.fingerprint,
-                source=delivery.message.source,
-                delivery_id=delivery.message.delivery_id,
-                attempts=attempt,
-                lease_expires_at=expires,
-                owner=owner,
-                payload_snapshot=snapshot,
-                payload_truncated=len(body) > len(snapshot),
-                open_since=utc_iso(expires),
-            ).to_item()
-            request: dict[str, Any] = {
-                "TableName": self.table,
-                "Item": item,
-                "ConditionExpression": condition,
-            }
-            if names:
-                request["ExpressionAttributeNames"] = names
-            if values:
-                request["ExpressionAttributeValues"] = values
-            try:
-                self._client.put_item(**request)
-            except self._client.exceptions.ConditionalCheckFailedException:
-                continue  # someone else wrote the record in between: look again
-            return Claim(ClaimState.CLAIMED, owner, attempt, expires)
-        return Claim(ClaimState.HELD)
-
-    def fail_attempt(
-        self, message_key: str, owner: str, *, code: str, error: str, now: float
-    ) -> bool:
-        """Record a transient failure on our lease; release it when the policy says so.
-
-        Returns False when the lease is no longer ours (nothing written)."""
-        pk = record_pk(self.consumer, message_key)
-        expression = "SET error_code = :code, last_error = :error"
-        values: dict[str, Any] = {
-            ":code": {"S": code},
-            ":error": {"S": error[:1024] or code},
-            ":in_progress": {"S": Status.IN_PROGRESS.value},
-            ":owner": {"S": owner},
-        }
-        names = {"#status": "status", "#owner": "owner"}
-        if self.policy.release_on_failure:
-            expression += ", lease_expires_at = :released, #open_pk = :open_pk, #open_sk = :since"
-            values[":released"] = {"N": f"{now:.3f}"}
-            values[":open_pk"] = {
-                "S": open_index_pk(Status.IN_PROGRESS, open_index_shard(pk)),
-            }
-            values[":since"] = {"S": utc_iso(now)}
-            names["#open_pk"] = "gsi_open_pk"
-            names["#open_sk"] = "gsi_open_sk"
-        try:
-            self._client.update_item(
-                TableName=self.table,
-                Key={PARTITION_KEY: {"S": pk}},
-                UpdateExpression=expression,
-                ConditionExpression="#status = :in_progress AND #owner = :owner",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
 
 
 class Leases(Generic[M]):
@@ -389,16 +231,3 @@ def lease_lost(
         },
     )
     report.record(delivery, Outcome.FAILED, ErrorCode.LEASE_LOST, LEASE_LOST_DETAIL)
-
-
-def lease_seconds(lease: LeasePolicy | timedelta | float | None) -> LeasePolicy:
-    """A `LeasePolicy` from what `InboxConsumer(lease=...)` accepts."""
-    if lease is None:
-        return LeasePolicy()
-    if isinstance(lease, LeasePolicy):
-        return lease
-    if isinstance(lease, timedelta):
-        return LeasePolicy(duration=lease)
-    if isinstance(lease, (int, float)) and math.isfinite(lease):
-        return LeasePolicy(duration=timedelta(seconds=lease))
-    raise ConfigurationError(f"lease must be a LeasePolicy, a timedelta or seconds, not {lease!r}")

@@ -18,7 +18,7 @@ from .commit import (
     CommitAttempt,
     CommitStatus,
 )
-from .unit_of_work import ConditionFailures, FailedCondition, WriteAction, deserialize_item
+from .write_actions import ConditionFailures, FailedCondition, WriteAction, deserialize_item
 
 #: Marks the inbox record's action in a transaction's owner map.
 INBOX_ACTION = -1

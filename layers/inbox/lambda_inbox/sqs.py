@@ -7,29 +7,16 @@ the first failed record, that record and every later one are reported and not pr
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .config import FifoFailureMode
 from .errors import MalformedRecord
-from .messages import AttributeValue, InboundMessage
+from .messages import InboundMessage
 from .outcomes import MessageResult
+from .sqs_envelope import body_bytes, original_attributes
 
 EVENT_SOURCE = "aws:sqs"
-#: Set on dead-lettered messages whose body is not the original text: how to get the original
-#: bytes back (`base64`, `empty`, `zlib+base64`, `truncated+base64`; see `dead_letter`).
-BODY_ENCODING_ATTRIBUTE = "inbox-body-encoding"
-#: SHA-256 (hex) and length of the original body, when the dead letter holds only its start.
-BODY_DIGEST_ATTRIBUTE = "inbox-body-sha256"
-BODY_BYTES_ATTRIBUTE = "inbox-body-bytes"
-#: The body of a dead letter whose original had no bytes (SQS refuses an empty body).
-EMPTY_BODY = "(empty)"
-#: Data type of a String attribute value sent JSON-encoded because SQS would refuse it as it is.
-ESCAPED_STRING = "String.inbox-escaped"
 
 
 class SqsSource:
@@ -94,11 +81,11 @@ def _to_message(record: object, sequence: int, fifo_mode: FifoFailureMode) -> In
     scope: str | None = None
     if source.endswith(".fifo"):
         scope = f"{source}#{group_id}" if fifo_mode == "skip-group" else source
-    original = _original_attributes(_mapping(record.get("messageAttributes")))
+    original = original_attributes(_mapping(record.get("messageAttributes")))
     strings = {
         name: value["StringValue"] for name, value in original.items() if "StringValue" in value
     }
-    body, decode_error = _body_bytes(record.get("body"), strings)
+    body, decode_error = body_bytes(record.get("body"), strings)
     return InboundMessage(
         item_identifier=message_id,
         delivery_id=message_id,
@@ -120,59 +107,6 @@ def _mapping(value: object) -> Mapping[str, Any]:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _body_bytes(body: object, attributes: Mapping[str, str]) -> tuple[bytes, str | None]:
-    """The body's bytes, decoded from a dead letter's envelope when it carries one; with the
-    reason it cannot be used, if any."""
-    if not isinstance(body, str):
-        return b"", None
-    encoding = attributes.get(BODY_ENCODING_ATTRIBUTE)
-    try:
-        if encoding == "empty" and body == EMPTY_BODY:
-            return b"", None
-        if encoding == "base64":
-            return base64.b64decode(body, validate=True), None
-        if encoding == "zlib+base64":
-            return zlib.decompress(base64.b64decode(body, validate=True)), None
-        if encoding == "truncated+base64":
-            size = attributes.get(BODY_BYTES_ATTRIBUTE, "?")
-            return (
-                base64.b64decode(body, validate=True),
-                f"the dead letter holds only the start of the original body ({size} bytes)",
-            )
-    except (binascii.Error, ValueError, zlib.error):
-        pass  # not an envelope after all: the body as delivered
-    return body.encode("utf-8", errors="surrogatepass"), None
-
-
-def _original_attributes(raw: Mapping[str, Any]) -> dict[str, AttributeValue]:
-    """Lambda's message attribute shape -> SendMessage's, so dead-lettering copies them as-is.
-    A value escaped by dead-lettering (`String.inbox-escaped`) is decoded back to the original."""
-    converted: dict[str, AttributeValue] = {}
-    for name, value in raw.items():
-        if not isinstance(value, dict):
-            continue
-        data_type = value.get("dataType") or value.get("DataType") or "String"
-        if not isinstance(data_type, str):
-            data_type = "String"
-        string = value.get("stringValue")
-        if isinstance(string, str):
-            if data_type == ESCAPED_STRING:
-                try:
-                    decoded = json.loads(string)
-                except (ValueError, RecursionError):
-                    decoded = None
-                if isinstance(decoded, str):
-                    string, data_type = decoded, "String"
-            converted[str(name)] = {"DataType": data_type, "StringValue": string}
-        elif isinstance(value.get("binaryValue"), str):
-            try:
-                binary = base64.b64decode(value["binaryValue"])
-            except (binascii.Error, ValueError):
-                continue
-            converted[str(name)] = {"DataType": data_type, "BinaryValue": binary}
-    return converted
 
 
 def sqs_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str, Any]]]:

@@ -5,140 +5,49 @@ Handlers never call DynamoDB themselves: they describe `put` / `update` / `delet
 Everything DynamoDB would reject is checked on the spot, with an error that names the action:
 placeholders, value types, one action per item, 100 actions, 400 KB per item, 4 MB per call.
 
-An update *commutes* when its order against other such updates of the item cannot matter: an
-`UpdateExpression` of `ADD` clauses only, every value a number, no condition (see
-`commuting_shape`). Group commit may merge the commuting updates of several messages on one
-item into a single action of summed values (docs/concepts.md, "Commuting updates").
+Updates that commute (`ADD` of numbers only, no condition) are marked so, and group commit may
+merge them (`write_actions`, docs/concepts.md "Commuting updates").
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
-from functools import cached_property
-from typing import Any, Literal
-
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from decimal import Decimal
+from typing import Any
 
 from .config import MAX_ITEM_BYTES, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
 from .errors import UnitOfWorkError
+from .write_actions import (
+    ActionKind,
+    ConditionFailures,
+    FailedCondition,
+    WriteAction,
+    check_placeholders,
+    commuting_shape,
+    item_size,
+    key_of,
+    merge_commuting,
+    serialize,
+)
 
-ActionKind = Literal["Put", "Update", "Delete", "ConditionCheck"]
+__all__ = [
+    "DEFAULT_KEY_ATTRIBUTES",
+    "MAX_HANDLER_ACTIONS",
+    "MAX_HANDLER_BYTES",
+    "ConditionFailures",
+    "FailedCondition",
+    "UnitOfWork",
+    "WriteAction",
+    "merge_commuting",
+]
+
 DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
 #: Actions left to the handler: one slot of every transaction holds the inbox record.
 MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1
 #: Bytes left to the handler per message; the inbox record is small but not free.
 MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024
-
-_NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
-#: `ADD path :value[, path :value ...]` and nothing else (paths may be nested: `a.b`, `#n[0]`).
-_ADD_ONLY = re.compile(
-    r"\s*ADD\s+[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+"
-    r"(\s*,\s*[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+)*\s*",
-    re.IGNORECASE,
-)
-_VALUE_PLACEHOLDER = re.compile(r":[A-Za-z0-9_]+")
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
-
-
-def serialize(value: Any, *, where: str) -> dict[str, Any]:
-    """Python value -> DynamoDB attribute value, with an error that says where it failed."""
-    try:
-        return dict(_serializer.serialize(value))
-    except TypeError as error:
-        hint = " (use int or Decimal for numbers)" if isinstance(value, float) else ""
-        raise UnitOfWorkError(f"{where}: {error}{hint}") from None
-
-
-def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _deserializer.deserialize(value) for name, value in item.items()}
-
-
-def attribute_size(value: Mapping[str, Any]) -> int:
-    """DynamoDB's size of one attribute value (close enough to plan limits)."""
-    (kind, inner), *_ = value.items()
-    if kind in ("S", "B"):
-        return len(inner.encode("utf-8")) if isinstance(inner, str) else len(inner)
-    if kind == "N":
-        return len(str(inner)) // 2 + 2
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind in ("SS", "NS", "BS"):
-        return sum(attribute_size({kind[0]: member}) for member in inner)
-    if kind == "L":
-        return 3 + sum(attribute_size(member) + 1 for member in inner)
-    return 3 + sum(len(k.encode("utf-8")) + attribute_size(v) + 1 for k, v in inner.items())
-
-
-def item_size(item: Mapping[str, Mapping[str, Any]]) -> int:
-    return sum(len(name.encode("utf-8")) + attribute_size(value) for name, value in item.items())
-
-
-@dataclass(frozen=True)
-class WriteAction:
-    """One action of a transaction, already serialized to DynamoDB's wire format."""
-
-    kind: ActionKind
-    table: str
-    key: Mapping[str, Any]
-    request: Mapping[str, Any]
-    label: str
-    size: int
-    #: Commutes with other updates of the same item and shape (see `commuting_shape`).
-    commutes: bool = False
-
-    @cached_property
-    def merge_shape(self) -> str | None:
-        """What commuting updates must share to merge into one action: the update expression and
-        its names (values are summed per placeholder). None for an action that never merges."""
-        if not self.commutes:
-            return None
-        names = self.request.get("ExpressionAttributeNames") or {}
-        return json.dumps([self.request["UpdateExpression"], names], sort_keys=True)
-
-    @cached_property
-    def item_identity(self) -> str:
-        """Identifies the item this action touches (DynamoDB allows one action per item)."""
-        return self.table + "|" + json.dumps(self.key, sort_keys=True)
-
-    def transact_item(self) -> dict[str, Any]:
-        return {self.kind: dict(self.request)}
-
-
-@dataclass(frozen=True)
-class FailedCondition:
-    """A domain action whose condition did not hold, with the item as it stood (if returned)."""
-
-    action: WriteAction
-    item: Mapping[str, Any] | None
-
-    @property
-    def label(self) -> str:
-        return self.action.label
-
-
-@dataclass(frozen=True)
-class ConditionFailures:
-    """What the handler learns when its conditions fail: which actions, and the current items."""
-
-    failed: tuple[FailedCondition, ...]
-
-    @property
-    def labels(self) -> frozenset[str]:
-        return frozenset(failure.label for failure in self.failed)
-
-    def __contains__(self, label: object) -> bool:
-        return label in self.labels
-
-    def __iter__(self) -> Iterator[FailedCondition]:
-        return iter(self.failed)
-
-    def any_startswith(self, prefix: str) -> bool:
-        return any(label.startswith(prefix) for label in self.labels)
 
 
 @dataclass
@@ -321,7 +230,7 @@ class UnitOfWork:
         expressions = " ".join(
             request.get(part, "") for part in ("UpdateExpression", "ConditionExpression")
         )
-        _check_placeholders(where, expressions, names or {}, values or {})
+        check_placeholders(where, expressions, names or {}, values or {})
         if names:
             request["ExpressionAttributeNames"] = dict(names)
         if values:
@@ -340,7 +249,7 @@ class UnitOfWork:
         action = WriteAction(
             kind=kind,
             table=table,
-            key=_key_of(request, key),
+            key=key_of(request, key),
             request=request,
             label=label or f"{kind.lower()}:{table}:{json.dumps(key, sort_keys=True, default=str)}",
             size=size,
@@ -354,70 +263,3 @@ class UnitOfWork:
         self._items.add(action.item_identity)
         self._actions.append(action)
         self._bytes += size
-
-
-def commuting_shape(
-    expression: str, condition: str | None, values: Mapping[str, Any] | None
-) -> str | None:
-    """None when an update commutes with every other update of the same expression on its item;
-    otherwise why not. It commutes when the expression is `ADD` clauses only (no SET, REMOVE or
-    DELETE), every value is a number (int or Decimal), and there is no condition: its effect is
-    to add constants, whatever the item holds and whatever other such updates ran before."""
-    if condition is not None:
-        return "it has a condition"
-    if not _ADD_ONLY.fullmatch(expression):
-        return "its expression is not `ADD path :value, ...` only"
-    if not values or any(
-        not isinstance(value, (int, Decimal)) or isinstance(value, bool)
-        for value in values.values()
-    ):
-        return "not every value it adds is a number"
-    return None
-
-
-def merge_commuting(transact_item: Mapping[str, Any], action: WriteAction) -> dict[str, Any]:
-    """`transact_item` (an `Update` of the same item and merge shape as `action`) with
-    `action`'s values added to its own, placeholder by placeholder: applying the merged update
-    once has the effect of applying each of them, in any order. The sums are exact."""
-    if action.merge_shape is None:
-        raise UnitOfWorkError(f"{action.label}: this update does not commute")
-    request = dict(transact_item["Update"])
-    values = dict(request["ExpressionAttributeValues"])
-    with localcontext() as context:
-        context.prec = 1000  # DynamoDB numbers have 38 digits within 10^-130..10^126: exact
-        for placeholder, value in action.request["ExpressionAttributeValues"].items():
-            total = Decimal(values[placeholder]["N"]) + Decimal(value["N"])
-            values[placeholder] = {"N": str(total)}
-    request["ExpressionAttributeValues"] = values
-    return {"Update": request}
-
-
-def _key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> dict[str, Any]:
-    """The serialized key of the touched item (Puts carry it inside their item)."""
-    if "Key" in request:
-        return dict(request["Key"])
-    return {name: request["Item"][name] for name in key}
-
-
-def _check_placeholders(
-    where: str, expressions: str, names: Mapping[str, str], values: Mapping[str, Any]
-) -> None:
-    # Malformed names first: they can never appear in an expression, so they would otherwise
-    # be reported as merely unused.
-    for placeholders, pattern, form in (
-        (names, _NAME_PLACEHOLDER, "#name"),
-        (values, _VALUE_PLACEHOLDER, ":value"),
-    ):
-        for placeholder in placeholders:
-            if not pattern.fullmatch(placeholder):
-                raise UnitOfWorkError(f"{where}: {placeholder!r} is not a '{form}' placeholder")
-    used_names = set(_NAME_PLACEHOLDER.findall(expressions))
-    used_values = set(_VALUE_PLACEHOLDER.findall(expressions))
-    for kind, used, defined in (
-        ("name", used_names, set(names)),
-        ("value", used_values, set(values)),
-    ):
-        if missing := sorted(used - defined):
-            raise UnitOfWorkError(f"{where}: expression {kind} placeholders not defined: {missing}")
-        if unused := sorted(defined - used):
-            raise UnitOfWorkError(f"{where}: expression {kind}s defined but never used: {unused}")

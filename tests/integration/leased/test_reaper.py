@@ -17,7 +17,7 @@ from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
 from lambda_inbox.identity import KeyStrategy, identify
-from lambda_inbox.lease import ClaimState, LeasePolicy, LeaseStore
+from lambda_inbox.lease_policy import LeasePolicy
 from lambda_inbox.reaper import Reaper, ReaperSettings, ReapSummary
 from lambda_inbox.sqs import SqsSource
 from lambda_inbox.store import (
@@ -30,6 +30,7 @@ from lambda_inbox.store import (
     open_index_pk,
     utc_iso,
 )
+from lambda_inbox.store.leases import ClaimState, LeaseStore
 from lambda_inbox_tools.services.offline import local_client
 from tests.integration.leased.helpers import attribute, drain
 

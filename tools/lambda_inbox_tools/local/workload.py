@@ -287,8 +287,9 @@ class Workload:
     def stuck_lease(self) -> None:
         """A delivery claimed a notification an hour ago, then died; the message never returns."""
         from lambda_inbox.identity import KeyStrategy, identify
-        from lambda_inbox.lease import LeasePolicy, LeaseStore
+        from lambda_inbox.lease_policy import LeasePolicy
         from lambda_inbox.messages import InboundMessage
+        from lambda_inbox.store.leases import LeaseStore
 
         notification = {
             "event_id": "evt-ntf-stuck",

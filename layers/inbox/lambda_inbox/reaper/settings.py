@@ -1,0 +1,73 @@
+"""The reaper's settings: where it looks and where it sends, read from the Lambda environment."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from ..errors import ConfigurationError
+
+
+@dataclass(frozen=True)
+class ReaperSettings:
+    """Where the reaper looks and where it sends; `from_env` reads the Lambda environment."""
+
+    table: str
+    #: Dead-letter queue URL per consumer name.
+    dead_letter_queues: Mapping[str, str] = field(default_factory=dict)
+    #: For consumers not in `dead_letter_queues`.
+    default_dead_letter_queue: str | None = None
+    lease_grace: timedelta = timedelta(minutes=15)
+    page_size: int = 100
+    claim_timeout: timedelta = timedelta(minutes=5)
+    stop_margin: timedelta = timedelta(seconds=5)
+
+    def __post_init__(self) -> None:
+        if not self.table:
+            raise ConfigurationError("the reaper needs the inbox table (set INBOX_TABLE)")
+        if not 1 <= self.page_size <= 1000:
+            raise ConfigurationError("page_size must be between 1 and 1000")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ReaperSettings:
+        """`INBOX_TABLE` (required), `INBOX_REAPER_DLQ_URLS` (JSON object consumer -> queue URL),
+        `DEAD_LETTER_QUEUE_URL` (any other consumer), `INBOX_REAPER_LEASE_GRACE_SECONDS` (900),
+        `INBOX_REAPER_PAGE_SIZE` (100), `INBOX_REAPER_CLAIM_SECONDS` (300),
+        `INBOX_REAPER_STOP_MARGIN_SECONDS` (5)."""
+        env = os.environ if environ is None else environ
+        queues: dict[str, str] = {}
+        raw = env.get("INBOX_REAPER_DLQ_URLS", "").strip()
+        if raw:
+            try:
+                parsed = json.loads(raw)
+            except json.JSONDecodeError as error:
+                raise ConfigurationError(f"INBOX_REAPER_DLQ_URLS is not JSON: {error}") from None
+            if not isinstance(parsed, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in parsed.items()
+            ):
+                raise ConfigurationError("INBOX_REAPER_DLQ_URLS must map consumer names to URLs")
+            queues = {name: url for name, url in parsed.items() if url}
+
+        def seconds(name: str, default: float) -> timedelta:
+            text = env.get(name, "")
+            try:
+                return timedelta(seconds=float(text)) if text else timedelta(seconds=default)
+            except ValueError:
+                raise ConfigurationError(f"{name} must be a number of seconds") from None
+
+        page = env.get("INBOX_REAPER_PAGE_SIZE", "")
+        return cls(
+            table=env.get("INBOX_TABLE", ""),
+            dead_letter_queues=queues,
+            default_dead_letter_queue=env.get("DEAD_LETTER_QUEUE_URL") or None,
+            lease_grace=seconds("INBOX_REAPER_LEASE_GRACE_SECONDS", 900),
+            page_size=int(page) if page.isdigit() else 100,
+            claim_timeout=seconds("INBOX_REAPER_CLAIM_SECONDS", 300),
+            stop_margin=seconds("INBOX_REAPER_STOP_MARGIN_SECONDS", 5),
+        )
+
+    def queue_for(self, consumer: str) -> str | None:
+        return self.dead_letter_queues.get(consumer) or self.default_dead_letter_queue

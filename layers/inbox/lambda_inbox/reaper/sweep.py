@@ -1,0 +1,212 @@
+"""One sweep of the open-records index: reap expired leases, dead-letter what never comes back.
+
+The route of a record, the concurrency rules and the stop before the deadline are in this
+package's docstring; the conditional writes are the store's (`store.reaping`).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..dead_letter import DeadLetterQueue
+from ..decision import short_error
+from ..errors import ErrorCode
+from ..messages import InboundMessage
+from ..store import OPEN_INDEX_SHARDS, InboxRecord, Status, open_records_of_shard
+from ..store.reaping import ReaperClaims
+from .settings import ReaperSettings
+from .summary import ConsumerCounts, ReapSummary
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sqs import SQSClient
+
+LEASE_EXPIRED_REASON = "the lease expired and the message was not delivered again"
+
+
+class Reaper:
+    """One inbox table's reaper. `reap_once()` is one sweep; the Lambda handler and
+    `lambda-inbox reap [--dry-run]` both call it."""
+
+    def __init__(
+        self,
+        dynamodb: DynamoDBClient,
+        settings: ReaperSettings,
+        *,
+        sqs: SQSClient | Callable[[], SQSClient] | None = None,
+        now: Callable[[], float] = time.time,
+        log: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self._dynamodb = dynamodb
+        self.settings = settings
+        self._sqs = sqs or _default_sqs
+        self._queues: dict[str, DeadLetterQueue] = {}
+        self._now = now
+        self._log = log or (lambda message, extra: None)
+        self._claims = ReaperClaims(
+            dynamodb,
+            settings.table,
+            token=uuid.uuid4().hex,
+            claim_seconds=settings.claim_timeout.total_seconds(),
+        )
+
+    def reap_once(
+        self, *, dry_run: bool = False, time_left: Callable[[], float] | None = None
+    ) -> ReapSummary:
+        """One sweep over every shard of the open-records index.
+
+        `time_left` (seconds, e.g. from the Lambda context) makes the sweep stop
+        `stop_margin` before the deadline, with `complete` False.
+        """
+        summary = ReapSummary(dry_run=dry_run)
+        margin = self.settings.stop_margin.total_seconds()
+        seen: set[str] = set()
+        for record in self._open_records():
+            if time_left is not None and time_left() < margin:
+                summary.complete = False
+                self._log("reaper stopped before the deadline", {"open": summary.open})
+                return summary
+            if record.pk not in seen:
+                seen.add(record.pk)
+                self._visit(record, summary, dry_run)
+        return summary
+
+    run = reap_once
+
+    def _open_records(self) -> Iterator[InboxRecord]:
+        """Leases first, then failures; shards in an order that rotates every minute, so no
+        shard is always last when a run stops at its deadline."""
+        start = int(self._now() // 60) % OPEN_INDEX_SHARDS
+        for status in (Status.IN_PROGRESS, Status.FAILED):
+            for n in range(OPEN_INDEX_SHARDS):
+                yield from open_records_of_shard(
+                    self._dynamodb,
+                    self.settings.table,
+                    status,
+                    (start + n) % OPEN_INDEX_SHARDS,
+                    newest_first=False,
+                    page_size=self.settings.page_size,
+                )
+
+    def _visit(self, record: InboxRecord, summary: ReapSummary, dry_run: bool) -> None:
+        now = self._now()
+        counts = summary.count_open(record.consumer, age=now - _epoch(record.open_since, now))
+        if record.status is Status.IN_PROGRESS:
+            counts.in_progress += 1
+            expired_at = record.lease_expires_at or 0.0
+            if expired_at + self.settings.lease_grace.total_seconds() >= now:
+                return  # a live lease, or one the next delivery may still claim
+            if not dry_run and not self._reap(record, now):
+                return
+            summary.reaped += 1
+            counts.reaped += 1
+            if dry_run:
+                self._would_dead_letter(record, summary, counts)
+                return
+            failed = replace(
+                record,
+                status=Status.FAILED,
+                error_code=ErrorCode.LEASE_EXPIRED.value,
+                last_error=LEASE_EXPIRED_REASON,
+            )
+            self._send(failed, summary, counts, claimed=True)
+            return
+        counts.failed += 1
+        if record.dead_lettered_at:
+            return
+        if dry_run:
+            self._would_dead_letter(record, summary, counts)
+            return
+        self._send(record, summary, counts, claimed=False)
+
+    def _would_dead_letter(
+        self, record: InboxRecord, summary: ReapSummary, counts: ConsumerCounts
+    ) -> None:
+        if self.settings.queue_for(record.consumer) is None:
+            summary.undeliverable += 1
+        else:
+            summary.dead_lettered += 1
+            counts.dead_lettered += 1
+
+    def _reap(self, record: InboxRecord, now: float) -> bool:
+        code, reason = ErrorCode.LEASE_EXPIRED.value, LEASE_EXPIRED_REASON
+        if not self._claims.reap_lease(record, code=code, reason=reason, now=now):
+            return False  # taken over, completed or reaped by another run meanwhile
+        self._log("lease reaped", {"consumer": record.consumer, "message_key": record.message_key})
+        return True
+
+    def _send(
+        self, record: InboxRecord, summary: ReapSummary, counts: ConsumerCounts, *, claimed: bool
+    ) -> None:
+        queue_url = self.settings.queue_for(record.consumer)
+        if queue_url is None:
+            summary.undeliverable += 1
+            self._log("no dead-letter queue for this consumer", {"consumer": record.consumer})
+            if claimed:
+                self._claims.settle(record, dead_lettered=False, now=self._now())
+            return
+        if not claimed and not self._claims.claim(record, now=self._now()):
+            return  # another run holds it, or it is done
+        try:
+            self._queue(queue_url).send(
+                message_of(record),
+                message_key=record.message_key,
+                code=record.error_code or ErrorCode.LEASE_EXPIRED.value,
+                error=record.last_error or record.error_code or "",
+            )
+        except Exception as error:
+            summary.errors += 1
+            self._log(
+                "reaper could not dead-letter the record; the next run retries",
+                {"message_key": record.message_key, "error": short_error(error)},
+            )
+            self._claims.settle(record, dead_lettered=False, now=self._now())
+            return
+        summary.dead_lettered += 1
+        counts.dead_lettered += 1
+        self._claims.settle(record, dead_lettered=True, now=self._now())
+
+    def _queue(self, url: str) -> DeadLetterQueue:
+        if url not in self._queues:
+            self._queues[url] = DeadLetterQueue(self._sqs, url)
+        return self._queues[url]
+
+
+def message_of(record: InboxRecord) -> InboundMessage:
+    """The message as the reaper can rebuild it: the payload snapshot taken at claim time."""
+    extra: dict[str, Any] = {
+        "inbox-consumer": {"DataType": "String", "StringValue": record.consumer},
+    }
+    if record.payload_truncated:
+        extra["inbox-payload-truncated"] = {"DataType": "String", "StringValue": "true"}
+    body = record.payload_snapshot or b""
+    if not body:
+        extra["inbox-payload-missing"] = {"DataType": "String", "StringValue": "true"}
+    return InboundMessage(
+        item_identifier=None,
+        delivery_id=record.delivery_id or record.pk,
+        body=body,
+        source=record.source or "",
+        sequence=0,
+        dead_letter_attributes=extra,
+    )
+
+
+def _epoch(iso: str | None, default: float) -> float:
+    if not iso:
+        return default
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return default
+
+
+def _default_sqs() -> SQSClient:
+    from ..clients import sqs_client
+
+    return sqs_client()

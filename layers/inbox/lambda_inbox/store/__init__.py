@@ -1,0 +1,47 @@
+"""The inbox table's one gateway: every attribute name, key format and conditional write of the
+inbox record lives in this package.
+
+- `record`: the record, its key and the open-records index layout (read both ways).
+- `inbox`: the consumer's reads and writes (duplicate filter, the transaction's inbox `Put`, the
+  FAILED record of a dead-lettered message).
+- `open_index`: reads of the sparse open-records index, every shard.
+- `leases`: leased mode's claim and failed-attempt writes (loaded by leased consumers only).
+- `reaping`: the reaper's claims and marks (loaded by the reaper only).
+"""
+
+from .inbox import BATCH_GET_LIMIT, InboxStore, get_record
+from .open_index import open_records, open_records_of_shard
+from .record import (
+    OPEN_INDEX_PK,
+    OPEN_INDEX_SHARDS,
+    OPEN_INDEX_SK,
+    OPEN_RECORDS_INDEX,
+    PARTITION_KEY,
+    TTL_ATTRIBUTE,
+    InboxRecord,
+    Status,
+    open_index_pk,
+    open_index_shard,
+    record_pk,
+    utc_iso,
+)
+
+__all__ = [
+    "BATCH_GET_LIMIT",
+    "OPEN_INDEX_PK",
+    "OPEN_INDEX_SHARDS",
+    "OPEN_INDEX_SK",
+    "OPEN_RECORDS_INDEX",
+    "PARTITION_KEY",
+    "TTL_ATTRIBUTE",
+    "InboxRecord",
+    "InboxStore",
+    "Status",
+    "get_record",
+    "open_index_pk",
+    "open_index_shard",
+    "open_records",
+    "open_records_of_shard",
+    "record_pk",
+    "utc_iso",
+]

@@ -1,0 +1,210 @@
+"""The consumer's side of the inbox table: the duplicate filter's batch read, the inbox `Put` of
+every transaction, the FAILED record of a dead-lettered message, and one record by key.
+
+Every attribute name and condition of these writes is here or in `record`; leased mode's writes
+are in `leases`, the reaper's in `reaping`, the index reads in `open_index`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .record import PARTITION_KEY, TTL_ATTRIBUTE, InboxRecord, Status, record_pk, utc_iso
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from ..config import InboxConfig
+    from ..messages import InboundMessage
+
+BATCH_GET_LIMIT = 100
+_BATCH_GET_ROUNDS = 8
+#: What the duplicate filter reads of each record.
+_FILTER_ATTRIBUTES = ("message_key", "status", "fingerprint", TTL_ATTRIBUTE)
+
+
+class InboxStore:
+    """Reads and writes the inbox records of one consumer."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        *,
+        table: str,
+        consumer: str,
+        retention_seconds: float,
+        snapshot_bytes: int = 8 * 1024,
+    ) -> None:
+        self._client = client
+        self.table = table
+        self.consumer = consumer
+        self._retention = retention_seconds
+        self._snapshot_bytes = snapshot_bytes
+
+    @classmethod
+    def from_config(cls, client: DynamoDBClient, config: InboxConfig) -> InboxStore:
+        return cls(
+            client,
+            table=config.inbox_table,
+            consumer=config.consumer,
+            retention_seconds=config.retention.total_seconds(),
+            snapshot_bytes=config.failed_payload_snapshot_bytes,
+        )
+
+    def pk(self, message_key: str) -> str:
+        return record_pk(self.consumer, message_key)
+
+    def item_identity(self, message_key: str) -> str:
+        """Names the inbox item the way the planner names items (one action per item)."""
+        return f"{self.table}|{self.pk(message_key)}"
+
+    def fetch(self, message_keys: Iterable[str], *, now: float) -> dict[str, InboxRecord]:
+        """Live records by message key: one eventually consistent `BatchGetItem` per 100 keys.
+
+        Missing, expired and unprocessed-after-retries keys are simply absent: the conditional put
+        at commit time is the real guard, this read only makes duplicates cheap.
+        """
+        pending = [{PARTITION_KEY: {"S": self.pk(key)}} for key in dict.fromkeys(message_keys)]
+        names = {f"#a{index}": name for index, name in enumerate(_FILTER_ATTRIBUTES)}
+        records: dict[str, InboxRecord] = {}
+        for start in range(0, len(pending), BATCH_GET_LIMIT):
+            request: dict[str, Any] = {
+                self.table: {
+                    "Keys": pending[start : start + BATCH_GET_LIMIT],
+                    "ProjectionExpression": ", ".join([PARTITION_KEY, *names]),
+                    "ExpressionAttributeNames": names,
+                }
+            }
+            for round_number in range(_BATCH_GET_ROUNDS):
+                response = self._client.batch_get_item(RequestItems=request)
+                for item in response.get("Responses", {}).get(self.table, []):
+                    record = InboxRecord.from_item(item)
+                    if record.is_live(now):
+                        records[record.message_key] = record
+                request = dict(response.get("UnprocessedKeys") or {})
+                if not request:
+                    break
+                time.sleep(min(0.05 * 2**round_number, 1.0))
+        return records
+
+    def completion_put(
+        self,
+        message: InboundMessage,
+        message_key: str,
+        fingerprint: str,
+        result: Mapping[str, Any],
+        *,
+        now: float,
+        lease_owner: str | None = None,
+    ) -> dict[str, Any]:
+        """The inbox `Put` of a transaction: succeeds only if no live, completed record exists.
+
+        A FAILED record is claimable, so a message replayed after a fix is processed again.
+        Leased mode (`lease_owner` given): succeeds only while the record is still this owner's
+        IN_PROGRESS lease.
+        """
+        record = InboxRecord(
+            consumer=self.consumer,
+            message_key=message_key,
+            status=Status.COMPLETED,
+            fingerprint=fingerprint,
+            source=message.source,
+            completed_at=utc_iso(now),
+            expires_at=int(now + self._retention),
+            result=json.dumps(result, sort_keys=True, default=str) if result else None,
+        )
+        if lease_owner is not None:
+            return {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": record.to_item(),
+                    "ConditionExpression": "#status = :in_progress AND #owner = :owner",
+                    "ExpressionAttributeNames": {"#status": "status", "#owner": "owner"},
+                    "ExpressionAttributeValues": {
+                        ":in_progress": {"S": Status.IN_PROGRESS.value},
+                        ":owner": {"S": lease_owner},
+                    },
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            }
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": record.to_item(),
+                "ConditionExpression": (
+                    f"attribute_not_exists({PARTITION_KEY}) OR {TTL_ATTRIBUTE} < :now "
+                    "OR #status = :failed"
+                ),
+                "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": {
+                    ":now": {"N": str(int(now))},
+                    ":failed": {"S": Status.FAILED.value},
+                },
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
+
+    def mark_failed(
+        self,
+        message: InboundMessage,
+        message_key: str,
+        fingerprint: str,
+        *,
+        error_code: str,
+        error: str,
+        now: float,
+        dead_lettered: bool = True,
+    ) -> bool:
+        """Record a message as FAILED (no TTL: an incident artifact, kept until resolved).
+
+        Never overwrites a live COMPLETED record; returns False when one exists.
+        """
+        body = message.body
+        snapshot = body[: self._snapshot_bytes]
+        record = InboxRecord(
+            consumer=self.consumer,
+            message_key=message_key,
+            status=Status.FAILED,
+            fingerprint=fingerprint,
+            source=message.source,
+            delivery_id=message.delivery_id,
+            error_code=error_code,
+            last_error=error[:1024] or error_code,
+            failed_at=utc_iso(now),
+            payload_snapshot=snapshot,
+            payload_truncated=len(body) > len(snapshot),
+            dead_lettered_at=utc_iso(now) if dead_lettered else None,
+            open_since=utc_iso(now),
+        )
+        try:
+            self._client.put_item(
+                TableName=self.table,
+                Item=record.to_item(),
+                ConditionExpression=(
+                    f"attribute_not_exists({PARTITION_KEY}) OR #status <> :completed "
+                    f"OR {TTL_ATTRIBUTE} < :now"
+                ),
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={
+                    ":completed": {"S": Status.COMPLETED.value},
+                    ":now": {"N": str(int(now))},
+                },
+            )
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+
+def get_record(
+    client: DynamoDBClient, table: str, consumer: str, message_key: str
+) -> InboxRecord | None:
+    """One record by consumer and key (strongly consistent), expired or not."""
+    item = client.get_item(
+        TableName=table,
+        Key={PARTITION_KEY: {"S": record_pk(consumer, message_key)}},
+        ConsistentRead=True,
+    ).get("Item")
+    return InboxRecord.from_item(item) if item is not None else None

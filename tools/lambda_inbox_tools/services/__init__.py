@@ -1,0 +1,1 @@
+"""The local services (DynamoDB Local, a moto server) and their clients: one copy of each helper."""
