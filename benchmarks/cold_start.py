@@ -5,7 +5,7 @@
 
 Programs, each a fresh interpreter:
 
-- floor:      `import boto3, pydantic; boto3.client("dynamodb")`, the design's floor. pydantic 2
+- floor:      `import boto3, pydantic; boto3.client("dynamodb")`, the project's floor. pydantic 2
               imports lazily, so this loads almost none of pydantic;
 - floor+pydantic: the floor plus `from pydantic import BaseModel, ConfigDict, Field` (the names
               both handlers import): the floor with pydantic actually loaded;
@@ -31,7 +31,7 @@ count on every run whatever else the machine does, so small differences are visi
 cumulative stages that split the inbox handler's cost: pydantic loaded, Powertools Logger and
 Metrics imported, `lambda_inbox` imported, the handler module.
 
-The design target: inbox overhead <= 25% of the Powertools reference overhead over the floor.
+The target: inbox overhead <= 25% of the Powertools reference overhead over the floor.
 The ratio is reported over each of the three floors.
 """
 

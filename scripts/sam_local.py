@@ -960,7 +960,7 @@ def seed_orders(context: CheckContext) -> None:
 
 
 def check_orders(context: CheckContext) -> list[str]:
-    """order-events (design section 7): replay the valid orders in delivery order against the
+    """order-events (docs/architecture.md, the example application): replay the valid orders in delivery order against the
     seeded stock (a duplicate event_id or an order_id seen before changes nothing) and compare
     the result with the domain table: one SHIPMENT or REJECTION per order, stock reserved exactly
     once (available + reserved = seeded, reserved = the quantities of the shipments)."""
@@ -1031,7 +1031,7 @@ def check_orders(context: CheckContext) -> list[str]:
 
 
 def check_payments(context: CheckContext) -> list[str]:
-    """payment-events (design section 7): one PAYMENT item per distinct payment of the events
+    """payment-events (docs/architecture.md, the example application): one PAYMENT item per distinct payment of the events
     (first event_id wins; a duplicate event_id or a second event for a payment changes nothing),
     and every customer's BALANCE is the sum and the count of its PAYMENT items."""
     model = payload_model("payment_events", "PaymentCaptured")
@@ -1094,7 +1094,7 @@ def check_payments(context: CheckContext) -> list[str]:
 
 
 def check_notifications(context: CheckContext) -> list[str]:
-    """customer-notifications (design section 7, leased mode): for every distinct event_id of the
+    """customer-notifications (docs/architecture.md, the example application; leased mode): for every distinct event_id of the
     valid notifications, one NOTIFICATION item (`SENT`, the first delivery's order and template)
     and exactly one webhook call carrying `Idempotency-Key: <event_id>` and the notification's
     body, whatever the duplicates in the batches; no call for poison,
@@ -1207,7 +1207,7 @@ def seed_reaper(context: CheckContext) -> None:
 
 
 def check_reaper(context: CheckContext) -> list[str]:
-    """inbox-reaper (design section 5): every response is a JSON object with integer `reaped`,
+    """inbox-reaper (docs/concepts.md, the reaper): every response is a JSON object with integer `reaped`,
     `dead_lettered` and `open`; over all runs the seeded stuck lease was reaped and dead-lettered
     exactly once (the first run; later runs find nothing to do); the record is FAILED
     `lease_expired` with `dead_lettered_at`; its payload is in the consumer's DLQ; and the last

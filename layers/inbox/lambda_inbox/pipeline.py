@@ -1,4 +1,4 @@
-"""The processing model for one batch, whatever the source (DESIGN section 2), in order:
+"""The processing model for one batch, whatever the source (docs/architecture.md), in order:
 
 1. identify each message (key, fingerprint; poison if unreadable),
 2. skip known duplicates with one eventually consistent read of the inbox keys,

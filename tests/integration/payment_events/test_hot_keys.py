@@ -1,5 +1,5 @@
 """Hot keys on DynamoDB Local: commuting BALANCE updates of many payments merge into one action
-per transaction, with the request budget of DESIGN section 9, exact balances, and the right
+per transaction, with the request budget of docs/PERFORMANCE.md, exact balances, and the right
 outcome for each message when a merged transaction is cancelled."""
 
 from __future__ import annotations

@@ -1,0 +1,148 @@
+"""The package boundaries of docs/architecture.md: the library loads none of the tooling, devkit
+is imported by nothing shipped, and no module imports itself back through others (imports inside
+functions included). Fast: one interpreter and a parse of the sources, no build."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = {
+    "lambda_inbox": ROOT / "layers" / "inbox" / "lambda_inbox",
+    "lambda_inbox_tools": ROOT / "tools" / "lambda_inbox_tools",
+    "devkit": ROOT / "devkit",
+}
+#: Top-level modules `import lambda_inbox` must never load.
+#: What git ignores (bytecode, an editable install's metadata).
+IGNORED = ("__pycache__", ".egg-info")
+TOOLING = ("lambda_inbox_tools", "devkit", "typer", "rich", "moto", "yaml", "confluent_kafka")
+
+
+def loaded_by(statement: str) -> list[str]:
+    """The modules a fresh interpreter has loaded after `statement`, with only the library on
+    the path (as in the layer)."""
+    code = f"import sys; {statement}; import json; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        env={"PYTHONPATH": f"{PACKAGES['lambda_inbox'].parent}:{_site_packages()}"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return list(json.loads(done.stdout))
+
+
+def _site_packages() -> str:
+    import pydantic
+
+    return str(Path(pydantic.__file__).parents[1])
+
+
+def test_import_lambda_inbox_loads_none_of_the_tooling() -> None:
+    modules = loaded_by("import lambda_inbox")
+    assert "lambda_inbox" in modules
+    leaked = [m for m in modules if m.partition(".")[0] in TOOLING]
+    assert leaked == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from lambda_inbox import LeasePolicy",
+        "import lambda_inbox.reaper",
+        "import lambda_inbox.store.leases, lambda_inbox.store.reaping, lambda_inbox.tables",
+    ],
+)
+def test_no_library_module_loads_the_tooling(statement: str) -> None:
+    leaked = [m for m in loaded_by(statement) if m.partition(".")[0] in TOOLING]
+    assert leaked == []
+
+
+def test_the_layer_folder_holds_the_library_only() -> None:
+    library = PACKAGES["lambda_inbox"]
+    folders = sorted(p.name for p in library.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders == ["reaper", "store"]
+    assert sorted(p.name for p in library.parent.iterdir() if not p.name.endswith(IGNORED)) == [
+        "Makefile",
+        "lambda_inbox",
+        "requirements.txt",
+    ]
+
+
+def module_imports() -> dict[str, set[str]]:
+    """Every module of the three packages -> the modules of the three packages it imports,
+    anywhere in its source (functions included, `TYPE_CHECKING` blocks excluded)."""
+    modules: dict[str, Path] = {}
+    for package, folder in PACKAGES.items():
+        for path in folder.rglob("*.py"):
+            parts = path.relative_to(folder).with_suffix("").parts
+            name = ".".join((package, *parts))
+            modules[name.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        graph[name] = {
+            target
+            for imported in _imports(ast.parse(path.read_text()), name, is_package)
+            if (target := _known(imported, modules)) is not None and target != name
+        }
+    return graph
+
+
+def _imports(tree: ast.Module, module: str, is_package: bool) -> list[str]:
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(child) for child in ast.walk(node))
+    found: list[str] = []
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            prefix = base[: len(base) - node.level + 1] if node.level else []
+            parent = ".".join([*prefix, *([node.module] if node.module else [])])
+            found.append(parent)
+            found.extend(f"{parent}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _known(imported: str, modules: dict[str, Path]) -> str | None:
+    while imported and imported not in modules:
+        imported = imported.rpartition(".")[0]
+    return imported or None
+
+
+def test_no_import_circles() -> None:
+    graph = module_imports()
+    circles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        for target in sorted(graph[node]):
+            if target in path:
+                circles.append([*path[path.index(target) :], target])
+            elif target not in done:
+                visit(target, [*path, target])
+        done.add(node)
+
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start not in done:
+            visit(start, [start])
+    assert circles == []
+
+
+def test_nothing_shipped_imports_devkit() -> None:
+    graph = module_imports()
+    shipped = [m for m in graph if not m.startswith("devkit")]
+    assert [m for m in shipped if any(t.startswith("devkit") for t in graph[m])] == []
+    library = [m for m in graph if m.startswith("lambda_inbox.") or m == "lambda_inbox"]
+    assert [m for m in library if any(t.startswith("lambda_inbox_tools") for t in graph[m])] == []
