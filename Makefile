@@ -11,10 +11,12 @@ DYNAMODB_LOCAL_DIR ?= .cache/dynamodb-local
 export SAM_CLI_TELEMETRY := 0
 export DYNAMODB_LOCAL_DIR
 
-.PHONY: help venv dynamodb-local lint template-lint build test test-py313 demo sam-local clean
+.PHONY: help venv dynamodb-local lint template-lint build check test test-py313 demo sam-local clean
 
 help:
-	@echo "targets: venv dynamodb-local lint template-lint build test test-py313 demo sam-local clean"
+	@echo "targets: venv dynamodb-local lint template-lint build check test test-py313 demo sam-local clean"
+	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under a minute"
+	@echo "  test:  everything (what CI runs)"
 	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
 	@echo "             (installs docker.io and debootstrap with apt when missing; needs root)"
 
@@ -32,7 +34,7 @@ dynamodb-local:
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict layers/inbox/lambda_inbox
+	$(BIN)/mypy --strict layers/inbox/lambda_inbox tools/lambda_inbox_tools
 	@# Each function is its own root (as in Lambda), so check each app.py with its folder on the path.
 	@for app in functions/*/app.py; do \
 		echo "mypy $$app"; \
@@ -51,8 +53,14 @@ build: venv
 	echo "sam build with $$py313/python3.13"; \
 	PATH="$$py313:$$PATH" $(abspath $(BIN))/sam build --template-file template.yaml
 
+# The inner loop: lint, then the tests that start no service (moto, fakes, in-memory AWS; fuzzing
+# at 100 examples per source), on both cores.
+check: venv lint
+	INBOX_FUZZ_EXAMPLES=100 $(BIN)/pytest -q -n 2 --dist worksteal -m "not integration and not build"
+
+# The whole suite on both cores (each worker starts its own DynamoDB Local).
 test: venv dynamodb-local lint template-lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist worksteal
 
 # The suite (unit and integration) on the Lambda runtime's Python, in its own virtualenv.
 VENV313 := .venv313

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +24,7 @@ from lambda_inbox_tools.services.offline import (
 )
 from lambda_inbox_tools.services.queues import running_moto_server
 
+INTEGRATION_TESTS = Path(__file__).resolve().parent / "integration"
 FAKE_AWS_ENV = {
     **OFFLINE_AWS_ENV,
     "POWERTOOLS_METRICS_NAMESPACE": "LambdaInboxTests",
@@ -47,6 +49,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _session_env.undo()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of tests/integration, and every test that starts DynamoDB Local whatever its
+    folder, is an integration test: `-m "not integration"` (and `make check`) never start Java."""
+    for item in items:
+        in_folder = item.path.is_relative_to(INTEGRATION_TESTS)
+        if in_folder or "dynamodb_local_endpoint" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="session", autouse=True)

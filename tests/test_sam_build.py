@@ -11,6 +11,8 @@ import pytest
 
 from devkit.paths import REPO_ROOT
 
+pytestmark = pytest.mark.build
+
 BUILD = REPO_ROOT / ".aws-sam" / "build"
 ELF_MACHINE_AARCH64 = 183
 
@@ -37,13 +39,15 @@ def test_the_layer_ships_the_library_and_its_dependencies(layer: Path) -> None:
     assert not (layer / "devkit").exists()  # the development helpers stay out of the layer
 
 
-def test_the_layer_leaves_out_the_operator_tooling(layer: Path) -> None:
-    """lambda_inbox/cli (Typer, Rich) and lambda_inbox/local (the local stack) are for
-    operators' machines, not for Lambda."""
-    for tooling in ("cli", "local"):
-        assert (REPO_ROOT / "layers" / "inbox" / "lambda_inbox" / tooling / "__init__.py").is_file()
-        assert not (layer / "lambda_inbox" / tooling).exists(), tooling
-    for package in ("typer", "rich"):
+def test_the_layer_is_the_library_folder_as_it_is(layer: Path) -> None:
+    """The layer ships layers/inbox/lambda_inbox unchanged (no stripping step), and none of the
+    operator's tooling (lambda_inbox_tools, Typer, Rich, moto) or devkit."""
+    source = REPO_ROOT / "layers" / "inbox" / "lambda_inbox"
+    shipped = {
+        p.relative_to(layer / "lambda_inbox") for p in (layer / "lambda_inbox").rglob("*.py")
+    }
+    assert shipped == {p.relative_to(source) for p in source.rglob("*.py")}
+    for package in ("lambda_inbox_tools", "devkit", "typer", "rich", "moto", "yaml"):
         assert not (layer / package).exists(), package
 
 

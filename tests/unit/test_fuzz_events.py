@@ -9,12 +9,11 @@ Properties, for every generated batch:
 
 Each test runs twice. On `devkit.memory_aws` (tables and queues in memory behind real boto3
 clients: botocore's parameter validation and the SQS and DynamoDB limits of `devkit.limits` apply,
-only the sending is replaced) it tries `INBOX_FUZZ_EXAMPLES` examples (default 2,000). On moto,
+only the sending is replaced) it tries `INBOX_FUZZ_EXAMPLES` examples (default 500). On moto,
 whose every call costs tens of milliseconds, it tries `INBOX_FUZZ_MOTO_EXAMPLES` (default 10): the
 same properties against moto's own DynamoDB and SQS, so the two stores cannot drift apart
-unnoticed. A long run sets both higher, e.g.
-`INBOX_FUZZ_EXAMPLES=20000 INBOX_FUZZ_MOTO_EXAMPLES=200 pytest tests/unit/test_fuzz_events.py`
-(times in docs/bad-input.md).
+unnoticed. A long run is a command: `.venv/bin/python benchmarks/fuzz.py --examples 20000
+--moto-examples 200` (times in docs/bad-input.md).
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ from lambda_inbox_tools.services.queues import receive_all
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
-EXAMPLES = int(os.environ.get("INBOX_FUZZ_EXAMPLES", "2000"))
+EXAMPLES = int(os.environ.get("INBOX_FUZZ_EXAMPLES", "500"))
 MOTO_EXAMPLES = int(os.environ.get("INBOX_FUZZ_MOTO_EXAMPLES", "10"))
 FUZZ = settings(
     deadline=None,

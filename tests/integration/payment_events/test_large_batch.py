@@ -58,7 +58,9 @@ def test_thousand_record_batch(aws: AppState, customers: int, transactions: int)
     assert counts["BatchGetItem"] == RECORDS // 100  # one read per 100 keys
     assert counts["TransactWriteItems"] == transactions
     assert set(counts) == {"BatchGetItem", "TransactWriteItems"}
-    assert sum(counts.values()) <= (35 if customers == 10 else 42)  # docs/PERFORMANCE.md: the Kafka request budget
+    assert sum(counts.values()) <= (
+        35 if customers == 10 else 42
+    )  # docs/PERFORMANCE.md: the Kafka request budget
     assert_no_item_twice_per_transaction(meter)
     assert aws.balances() == expected
     assert len(aws.payment_items()) == RECORDS

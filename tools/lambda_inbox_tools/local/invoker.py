@@ -96,11 +96,12 @@ MODULE_PREFIX = "_lambda_fn_"
 def _drop_modules_under(folder: Path) -> None:
     """Forget the modules imported from `folder` (a function's siblings of its handler), except
     the handler modules themselves, which keep their unique names."""
+    prefix = os.path.join(folder, "")  # `folder` is resolved, and so is its place on sys.path
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if file is None or name.startswith(MODULE_PREFIX):
             continue
-        if Path(file).resolve().is_relative_to(folder):
+        if os.path.abspath(file).startswith(prefix):
             del sys.modules[name]
 
 
