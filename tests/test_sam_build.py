@@ -4,6 +4,8 @@ Lambda, so missing .pyc files would be compiled again on every cold start)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 from pathlib import Path
 
@@ -19,10 +21,21 @@ ELF_MACHINE_AARCH64 = 183
 
 @pytest.fixture(scope="module")
 def layer() -> Path:
-    done = subprocess.run(
-        ["make", "-s", "build"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    """`make build`, once per test run: under pytest-xdist the first worker builds while the
+    other waits on the lock, then finds the run's mark and uses that build."""
+    BUILD.parent.mkdir(exist_ok=True)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
+    built = BUILD.parent / f".built-by-{run}"
+    with (BUILD.parent / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not built.exists():
+            for stale in BUILD.parent.glob(".built-by-*"):
+                stale.unlink()
+            done = subprocess.run(
+                ["make", "-s", "build"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=900
+            )
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+            built.touch()
     return BUILD / "InboxLayer" / "python"
 
 

@@ -1,35 +1,33 @@
-"""`make sam-local` (scripts/sam_local.py): the derived template `sam local` runs, and which
+"""`make sam-local` (scripts/sam_local.py over devkit.sam_local): the derived template `sam local` runs, and which
 sample events each function gets. No container is started here; `make sam-local` runs them."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import urllib.request
 from pathlib import Path
-from types import ModuleType
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from devkit.paths import REPO_ROOT as REPO
+from devkit.sam_local import derived_template, scenarios, services, settings
+from devkit.sam_local.processes import Processes
+from devkit.sam_local.services import start_webhook_receiver
 
 
 @pytest.fixture(scope="module")
-def sam_local() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "sam_local_script", REPO / "scripts" / "sam_local.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+def sam_local() -> SimpleNamespace:
+    """The names of devkit.sam_local's modules that scripts/sam_local.py runs, in one namespace."""
+    names: dict[str, Any] = {}
+    for module in (settings, derived_template, services, scenarios):
+        names.update(vars(module))
+    return SimpleNamespace(**names)
 
 
 @pytest.fixture(scope="module")
-def derived(sam_local: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def derived(sam_local: SimpleNamespace, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     target = tmp_path_factory.mktemp("aws-sam-local")
     template = sam_local.load_template(REPO / "template.yaml")
     result: dict[str, Any] = sam_local.derive_local_template(
@@ -56,7 +54,7 @@ def test_the_derived_template_runs_everything_on_x86_64(derived: dict[str, Any])
 
 
 def test_every_function_declares_the_local_variables(
-    sam_local: ModuleType, derived: dict[str, Any]
+    sam_local: SimpleNamespace, derived: dict[str, Any]
 ) -> None:
     functions = resources_of(derived, "AWS::Serverless::Function")
     assert functions
@@ -90,7 +88,7 @@ def test_intrinsics_keep_their_long_form(derived: dict[str, Any]) -> None:
 
 
 def test_every_sample_event_goes_to_exactly_one_function(
-    sam_local: ModuleType, derived: dict[str, Any]
+    sam_local: SimpleNamespace, derived: dict[str, Any]
 ) -> None:
     functions = sam_local.template_functions(derived)
     events, unmatched = sam_local.match_events(functions, sam_local.sample_event_files())
@@ -111,7 +109,7 @@ def test_every_sample_event_goes_to_exactly_one_function(
 
 
 def test_every_function_with_events_has_a_table_check(
-    sam_local: ModuleType, derived: dict[str, Any]
+    sam_local: SimpleNamespace, derived: dict[str, Any]
 ) -> None:
     functions = sam_local.template_functions(derived)
     events, _ = sam_local.match_events(functions, sam_local.sample_event_files())
@@ -120,7 +118,7 @@ def test_every_function_with_events_has_a_table_check(
         assert function.code_dir in sam_local.SCENARIOS, function.code_dir
 
 
-def test_event_names_are_matched_on_a_word_of_the_code_folder(sam_local: ModuleType) -> None:
+def test_event_names_are_matched_on_a_word_of_the_code_folder(sam_local: SimpleNamespace) -> None:
     functions = [
         sam_local.LocalFunction("NotifyFunction", "customer_notifications", {}),
         sam_local.LocalFunction("ReaperFunction", "inbox_reaper", {}),
@@ -135,7 +133,7 @@ def test_event_names_are_matched_on_a_word_of_the_code_folder(sam_local: ModuleT
     assert set(unmatched) == {Path("sqs-invoice-single.json"), Path("README.json")}
 
 
-def test_a_phase_gets_the_local_stacks_names_and_values(sam_local: ModuleType) -> None:
+def test_a_phase_gets_the_local_stacks_names_and_values(sam_local: SimpleNamespace) -> None:
     """A phase's tables, queues and environment come from the local stack's template reader:
     `<phase>-<LogicalId>` names, parameter defaults, `!Sub` of the queues, the webhook set."""
     from lambda_inbox_tools.local.template import read_stack
@@ -195,23 +193,21 @@ def test_the_start_lambda_env_vars_name_the_local_stacks_resources() -> None:
     assert document["CustomerNotificationsFunction"]["NOTIFY_LEASE_SECONDS"] == "5"
 
 
-def test_the_webhook_receiver_counts_calls_per_idempotency_key(sam_local: ModuleType) -> None:
-
-    receiver = sam_local.WebhookReceiver("127.0.0.1")
-    receiver.start()
+def test_the_webhook_receiver_records_every_call_with_its_idempotency_key() -> None:
+    processes = Processes()
+    receiver = start_webhook_receiver(processes, "127.0.0.1")
     try:
         for key in ("evt-1", "evt-2", "evt-1"):
             request = urllib.request.Request(
-                receiver.url("phase"),
+                receiver.url,
                 data=json.dumps({"order_id": key}).encode(),
                 method="POST",
                 headers={"Idempotency-Key": key, "Content-Type": "application/json"},
             )
             with urllib.request.urlopen(request, timeout=5) as answer:
-                assert 200 <= answer.status < 300
-        calls = receiver.calls("phase")
+                assert answer.status == 202
+        calls = receiver.calls()
     finally:
-        receiver.stop()
+        processes.stop_all()
     assert [call.idempotency_key for call in calls] == ["evt-1", "evt-2", "evt-1"]
     assert calls[1].body == {"order_id": "evt-2"}
-    assert receiver.calls("other") == []

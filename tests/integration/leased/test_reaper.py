@@ -5,6 +5,7 @@ over the open-records index shards."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import Counter
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from devkit.emf import emf_records
+from devkit.emf import emf_records, metric_value
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
@@ -241,7 +242,12 @@ def test_handler_returns_a_json_summary_with_only_the_table_set(
     assert json.loads(json.dumps(result)) == result
     assert (result["reaped"], result["dead_lettered"], result["open"]) == (1, 0, 1)
     assert result["undeliverable"] == 1 and result["complete"] is True
-    metrics = [r for r in emf_records(capsys.readouterr().out) if "Reaped" in r]
-    assert metrics and metrics[0]["Reaped"] == 1 and metrics[0]["OldestOpenRecordAge"] >= 0
+    output = capsys.readouterr().out
+    metrics = [r for r in emf_records(output) if "Reaped" in r]
+    assert metrics and metric_value(metrics[0], "Reaped") == 1
+    assert metric_value(metrics[0], "OldestOpenRecordAge") >= 0
+    assert metrics[0]["service"] == os.environ["POWERTOOLS_SERVICE_NAME"]  # the dimension
+    per_consumer = [r for r in emf_records(output) if r.get("consumer") == CONSUMER]
+    assert per_consumer and metric_value(per_consumer[0], "OpenRecords") == 1
     stuck = get_record(tables.client, tables.inbox, CONSUMER, "stuck")
     assert stuck is not None and stuck.status is Status.FAILED and not stuck.dead_lettered_at

@@ -8,21 +8,21 @@ balances add up, every poison message ends in a dead-letter queue, nothing is le
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
-
+from ..services.items import scan_plain
+from .invariants import (
+    DomainState,
+    OrderExpectation,
+    PaymentExpectation,
+    Problems,
+    check_notifications,
+    check_orders,
+    check_payments,
+)
 from .workload import INITIAL_STOCK, SKUS, Workload
-
-_deserialize = TypeDeserializer().deserialize
-
-
-def scan(dynamodb: Any, table: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    for page in dynamodb.get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
-        items.extend({k: _deserialize(v) for k, v in item.items()} for item in page["Items"])
-    return items
 
 
 @dataclass
@@ -45,8 +45,8 @@ class Report:
 def build_report(workload: Workload, elapsed: float) -> Report:
     local = workload.local
     published = workload.published
-    inbox = scan(local.dynamodb, local.stack.table("InboxTable").name)
-    domain = scan(local.dynamodb, local.stack.table("DomainTable").name)
+    inbox = scan_plain(local.dynamodb, local.stack.table("InboxTable").name)
+    domain = scan_plain(local.dynamodb, local.stack.table("DomainTable").name)
     statuses: Counter[tuple[str, str]] = Counter(
         (str(item.get("consumer", "")), str(item.get("status", ""))) for item in inbox
     )
@@ -55,57 +55,56 @@ def build_report(workload: Workload, elapsed: float) -> Report:
     def check(name: str, ok: bool, detail: str) -> None:
         checks.append(Check(name, ok, detail))
 
-    # orders
-    shipments = [i for i in domain if i["sk"] == "SHIPMENT"]
-    rejections = [i for i in domain if i["sk"] == "REJECTION"]
-    orders = {o["order_id"] for o in published.orders.values()}
-    decided = [i["pk"][6:] for i in shipments + rejections]
-    check(
-        "one shipment or rejection per order",
-        sorted(decided) == sorted(orders),
-        f"{len(shipments)} shipments + {len(rejections)} rejections for {len(orders)} orders",
-    )
-    stock_ok = True
-    for sku in SKUS:
-        item = next(i for i in domain if i["pk"] == f"SKU#{sku}")
-        shipped = sum(
-            int(line["qty"]) for s in shipments for line in s["lines"] if line["sku"] == sku
-        )
-        available, reserved = int(item["available"]), int(item["reserved"])
-        stock_ok = stock_ok and available + reserved == INITIAL_STOCK and reserved == shipped
-    check("stock adds up", stock_ok, "available + reserved = initial, reserved = shipped")
-
-    # payments
-    payment_items = [i for i in domain if str(i["sk"]).startswith("PAYMENT#")]
-    expected = {p["payment_id"] for p in published.payments.values()}
-    check(
-        "one payment item per payment",
-        sorted(i["sk"][8:] for i in payment_items) == sorted(expected),
-        f"{len(payment_items)} items for {len(expected)} payments",
-    )
-    balances_ok = True
-    for balance in (i for i in domain if i["sk"] == "BALANCE"):
-        mine = [int(i["amount_cents"]) for i in payment_items if i["pk"] == balance["pk"]]
-        balances_ok = balances_ok and (
-            int(balance["balance_cents"]) == sum(mine) and int(balance["payments"]) == len(mine)
-        )
-    check("balances add up", balances_ok, "balance = sum of payments, count = payments")
-
-    # notifications
-    sent = [i for i in domain if str(i["sk"]).startswith("NOTIFICATION#")]
-    notified = {i["sk"][13:] for i in sent}
-    wanted = set(published.notifications)
-    accepted = set(workload.webhook.accepted)
-    check(
-        "one notification per event, after the redrive",
-        notified == wanted,
-        f"{len(notified)} NOTIFICATION items for {len(wanted)} notifications",
+    # the example application's effects, exactly once (local/invariants.py)
+    state = DomainState.read(domain)
+    orders = check_orders(
+        state, order_expectations(published.orders), dict.fromkeys(SKUS, INITIAL_STOCK)
     )
     check(
-        "webhook accepted every notification, each under its own key",
-        accepted == wanted,
-        f"{len(accepted)} keys accepted, {sum(workload.webhook.calls.values())} calls",
+        "one shipment or rejection per order, stock adds up",
+        orders.ok,
+        _detail(
+            orders,
+            (
+                f"{sum('SHIPMENT' in r for r in state.orders.values())} shipments + "
+                f"{sum('REJECTION' in r for r in state.orders.values())} rejections for "
+                f"{len({o['order_id'] for o in published.orders.values()})} orders; available + "
+                "reserved = initial, reserved = shipped"
+            ),
+        ),
     )
+    payments = check_payments(state, payment_expectations(published.payments))
+    check(
+        "one payment item per payment, balances add up",
+        payments.ok,
+        _detail(payments, (f"{len(state.payments)} payment items, {len(state.balances)} balances")),
+    )
+    wanted = {
+        event_id: {
+            "pk": f"CUSTOMER#{n['customer_id']}",
+            "status": "SENT",
+            "order_id": n["order_id"],
+            "template": n["template"],
+        }
+        for event_id, n in published.notifications.items()
+    }
+    applied = dict.fromkeys(workload.webhook.accepted, 1)
+    notifications = check_notifications(state, wanted, applied)
+    check(
+        "one notification and one accepted webhook key per event, after the redrive",
+        notifications.ok,
+        _detail(
+            notifications,
+            (
+                f"{len(state.notifications)} NOTIFICATION items and {len(applied)} keys accepted "
+                f"({sum(workload.webhook.calls.values())} calls) for {len(wanted)} notifications"
+            ),
+        ),
+    )
+    shipments = [r["SHIPMENT"] for r in state.orders.values() if "SHIPMENT" in r]
+    rejections = [r["REJECTION"] for r in state.orders.values() if "REJECTION" in r]
+    payment_items = list(state.payments.values())
+    sent = list(state.notifications.values())
 
     # dead letters and what is left
     dead = {dlq.name: local.queue_depth(dlq.url) for dlq, _ in local.stack.redrive_pairs()}
@@ -166,3 +165,39 @@ def build_report(workload: Workload, elapsed: float) -> Report:
     }
     document["ok"] = all(c.ok for c in checks)
     return Report(document, checks)
+
+
+def order_expectations(published: Mapping[str, Mapping[str, Any]]) -> dict[str, OrderExpectation]:
+    """The demo's orders (event_id -> payload) as expectations: either outcome may happen, the
+    producers race for the stock."""
+    lines: dict[str, Counter[str]] = {}
+    events: dict[str, set[str]] = {}
+    for event_id, order in published.items():
+        order_id = str(order["order_id"])
+        if order_id not in lines:
+            lines[order_id] = Counter()
+            for line in order["lines"]:
+                lines[order_id][str(line["sku"])] += int(line["qty"])
+        events.setdefault(order_id, set()).add(event_id)
+    return {
+        order_id: OrderExpectation(None, lines[order_id], frozenset(events[order_id]))
+        for order_id in lines
+    }
+
+
+def payment_expectations(
+    published: Mapping[str, Mapping[str, Any]],
+) -> dict[str, PaymentExpectation]:
+    payments: dict[str, PaymentExpectation] = {}
+    for event_id, payment in published.items():
+        payment_id = str(payment["payment_id"])
+        known = payments.get(payment_id)
+        events = (known.event_ids if known else frozenset()) | {event_id}
+        payments[payment_id] = PaymentExpectation(
+            str(payment["customer_id"]), int(payment["amount_cents"]), events
+        )
+    return payments
+
+
+def _detail(problems: Problems, summary: str) -> str:
+    return summary if problems.ok else "; ".join(problems.all()[:5])

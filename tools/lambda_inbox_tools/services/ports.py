@@ -5,8 +5,8 @@ from __future__ import annotations
 import socket
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on `host` right now ("0.0.0.0": on every interface)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
