@@ -1,0 +1,32 @@
+"""DynamoDB tables and SQS queues in memory, answering real boto3 clients: for tests that make
+thousands of calls (property-based fuzzing), where moto's per-call cost dominates.
+
+`MemoryAws().client("dynamodb" | "sqs")` is an ordinary botocore client: the caller's parameters
+go through botocore's own validation and serialization, the hooks of `devkit.limits` (always
+registered: whatever SQS or DynamoDB would refuse is refused), and any hook the caller registers;
+only the sending is replaced. A `before-call` hook answers from memory, in the parsed shape
+botocore returns, and errors are botocore's modelled exceptions (`ConditionalCheckFailedException`,
+`TransactionCanceledException` with `CancellationReasons`, `ValidationException`).
+
+What it answers, and how far:
+
+- DynamoDB: `CreateTable` / `DescribeTable` / `DeleteTable` / `UpdateTimeToLive` (key schema
+  only; indexes and TTL accepted and ignored), `GetItem`, `PutItem`, `DeleteItem` (with
+  `ConditionExpression`), `BatchGetItem` (top-level `ProjectionExpression`), `Scan` (one page, no
+  filter) and `TransactWriteItems` (`Put`, `Delete`, `ConditionCheck`; all or nothing, one action
+  per item, at most 100). Condition expressions: `attribute_exists`, `attribute_not_exists`,
+  `=`, `<>`, `<`, `<=`, `>`, `>=` on top-level attributes, `AND`, `OR`, `NOT`, parentheses.
+  Refused as DynamoDB refuses them: items beyond 400 KB, missing or empty key attributes, text
+  that is not UTF-8. `UpdateItem` / `Update` and anything else raise `NotImplementedError`: use
+  moto or DynamoDB Local for them. Reads are always consistent; `ClientRequestToken` is ignored.
+- SQS: `CreateQueue`, `SendMessage`, `SendMessageBatch`, `ReceiveMessage`, `DeleteMessage`,
+  `DeleteMessageBatch`, `GetQueueAttributes` (message counts). FIFO queues (name ending in
+  `.fifo`) need a group id and a deduplication id, and drop a message whose deduplication id was
+  seen in the last 5 minutes, as SQS does. A received message stays invisible until deleted,
+  unless received with `VisibilityTimeout=0`.
+"""
+
+from .service import MemoryAws
+from .values import MemoryAwsError, item_size
+
+__all__ = ["MemoryAws", "MemoryAwsError", "item_size"]
