@@ -13,17 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from .commit import CommitAttempt, CommitStatus, PreparedTransaction, send
+from .commit import CommitAttempt, CommitStatus, send
 from .decision import Decider, Decision
-from .errors import DeadlineReached, ErrorCode, HandlerFailed, PoisonMessage
+from .errors import DeadlineReached, ErrorCode
 from .outcomes import Outcome
 from .planner import chunk_wave
-from .settle import INBOX_ACTION, Verdict, VerdictKind, settle
-from .store import Status
-from .write_actions import merge_commuting
+from .settle import VerdictKind, settle
+from .transactions import Transaction, build_transaction
+from .verdicts import FinalVerdicts
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -40,18 +39,6 @@ M = TypeVar("M")
 #: Verdicts that leave a decision without an outcome yet.
 _UNSETTLED = frozenset({VerdictKind.TRANSIENT, VerdictKind.SPLIT, VerdictKind.BYSTANDER})
 DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
-
-
-@dataclass
-class Transaction(Generic[M]):
-    """Decisions that commit together, and the request that commits them."""
-
-    decisions: list[Decision[M]]
-    request: PreparedTransaction
-    #: For each transact item: (index of its decision, index of its action or INBOX_ACTION).
-    owners: list[tuple[int, int]]
-    #: Transact items that merge the commuting updates of several decisions: every owner.
-    shared: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 class Committer(Generic[M]):
@@ -74,9 +61,14 @@ class Committer(Generic[M]):
         self._dynamodb = dynamodb
         self._store = store
         self._config = config
-        self._decider = decider
         self._triage = triage
-        self._dead_letters = dead_letters
+        self._verdicts = FinalVerdicts(
+            decider=decider,
+            triage=triage,
+            dead_letters=dead_letters,
+            report=report,
+            telemetry=telemetry,
+        )
         self._report = report
         self._deadline = deadline
         self._telemetry = telemetry
@@ -114,45 +106,13 @@ class Committer(Generic[M]):
             if not self._report.skip_if_blocked(decision.delivery)
         ]
         return [
-            self._transaction(group)
+            build_transaction(self._store, group, now=self._now())
             for group in chunk_wave(
                 live,
                 max_actions=self._config.max_transaction_actions,
                 max_messages=self._config.max_group_messages,
             )
         ]
-
-    def _transaction(self, decisions: list[Decision[M]]) -> Transaction[M]:
-        now = self._now()
-        items: list[dict[str, Any]] = []
-        owners: list[tuple[int, int]] = []
-        # Commuting updates of one item and shape: one action of summed values, many owners.
-        merges: dict[tuple[str, str], int] = {}
-        shared: dict[int, list[tuple[int, int]]] = {}
-        for index, decision in enumerate(decisions):
-            delivery = decision.delivery
-            items.append(
-                self._store.completion_put(
-                    delivery.message,
-                    delivery.key,
-                    delivery.fingerprint,
-                    decision.uow.result,
-                    now=now,
-                    lease_owner=decision.lease_owner,
-                )
-            )
-            owners.append((index, INBOX_ACTION))
-            for position, action in enumerate(decision.uow.actions):
-                shape = action.merge_shape
-                if shape is not None:
-                    slot = merges.setdefault((action.item_identity, shape), len(items))
-                    if slot < len(items):
-                        items[slot] = merge_commuting(items[slot], action)
-                        shared.setdefault(slot, [owners[slot]]).append((index, position))
-                        continue
-                items.append(action.transact_item())
-                owners.append((index, position))
-        return Transaction(decisions, PreparedTransaction(items), owners, shared)
 
     def _send_all(
         self, transactions: list[Transaction[M]]
@@ -190,7 +150,7 @@ class Committer(Generic[M]):
                 return [transaction], [], True
             return [], live, True
         if kinds == {VerdictKind.SPLIT}:  # find the culprit: every message alone
-            return [self._transaction([decision]) for decision in decisions], [], False
+            return [self._alone(decision) for decision in decisions], [], False
         regroup: list[Decision[M]] = []
         alone: list[Transaction[M]] = []
         backoff = False
@@ -198,60 +158,17 @@ class Committer(Generic[M]):
             if verdict.kind in _UNSETTLED and self._report.skip_if_blocked(decision.delivery):
                 continue  # an earlier record of its ordering scope failed in this very attempt
             if verdict.kind is VerdictKind.SPLIT:  # owned a refused merged update
-                alone.append(self._transaction([decision]))
+                alone.append(self._alone(decision))
             elif verdict.kind is VerdictKind.TRANSIENT:
                 backoff = True
                 if self._count_attempt(decision, attempt):
                     regroup.append(decision)
-            elif self._settle(decision, verdict):
+            elif self._verdicts.act(decision, verdict):
                 regroup.append(decision)
         return alone, regroup, backoff
 
-    def _settle(self, decision: Decision[M], verdict: Verdict) -> bool:
-        """Record a final verdict; True when the decision goes back for another attempt."""
-        delivery = decision.delivery
-        kind = verdict.kind
-        if kind is VerdictKind.COMMITTED:
-            outcome = Outcome.BUSINESS_OUTCOME if decision.rounds else Outcome.COMMITTED
-            self._report.record(delivery, outcome, detail=verdict.detail)
-        elif kind is VerdictKind.UNAVAILABLE:
-            code = ErrorCode.DYNAMODB_UNAVAILABLE
-            self._report.record(delivery, Outcome.FAILED, code, verdict.detail)
-        elif kind is VerdictKind.REJECTED:
-            poison = PoisonMessage(verdict.detail, code=ErrorCode.WRITE_REJECTED)
-            self._dead_letters.dead_letter(delivery, poison)
-        elif kind is VerdictKind.INBOX_TAKEN:
-            self._inbox_taken(decision, verdict)
-        elif kind is VerdictKind.CONDITION_FAILED:
-            assert verdict.failures is not None
-            return self._redecide(decision, verdict)
-        else:  # BYSTANDER of another message's failure
-            return True
-        return False
-
-    def _inbox_taken(self, decision: Decision[M], verdict: Verdict) -> None:
-        stored = verdict.stored or {}
-        if decision.lease_owner is not None:  # leased mode: see lease.py
-            from .lease import lease_lost  # leased mode only: not loaded at cold start
-
-            return lease_lost(decision.delivery, stored, self._report, self._telemetry)
-        if stored.get("status") == Status.IN_PROGRESS.value:
-            detail = "another delivery holds a lease on this message"
-            self._report.record(decision.delivery, Outcome.FAILED, ErrorCode.IN_PROGRESS, detail)
-            return
-        self._triage.settle_against(decision.delivery, stored.get("fingerprint"))
-
-    def _redecide(self, decision: Decision[M], verdict: Verdict) -> bool:
-        assert verdict.failures is not None
-        try:
-            self._decider.redecide(decision, verdict.failures)
-        except PoisonMessage as poison:
-            self._dead_letters.dead_letter(decision.delivery, poison)
-            return False
-        except HandlerFailed as error:
-            self._report.record(decision.delivery, Outcome.FAILED, error.code, str(error))
-            return False
-        return True
+    def _alone(self, decision: Decision[M]) -> Transaction[M]:
+        return build_transaction(self._store, [decision], now=self._now())
 
     def _count_attempt(self, decision: Decision[M], attempt: CommitAttempt) -> bool:
         decision.attempts += 1

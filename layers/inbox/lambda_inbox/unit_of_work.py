@@ -14,22 +14,22 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
-from .config import MAX_ITEM_BYTES, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
+from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
 from .errors import UnitOfWorkError
 from .write_actions import (
     ActionKind,
     ConditionFailures,
     FailedCondition,
     WriteAction,
-    check_placeholders,
     commuting_shape,
+    complete_request,
     item_size,
     key_of,
     merge_commuting,
-    serialize,
+    serialized_item,
+    serialized_key,
 )
 
 __all__ = [
@@ -87,21 +87,9 @@ class UnitOfWork:
         label: str | None = None,
     ) -> None:
         """Create or replace an item; `condition` e.g. `attribute_not_exists(pk)`."""
-        where = f"put on {table}"
-        key = {name: item[name] for name in self.key_attributes if name in item}
-        if not key:
-            raise UnitOfWorkError(
-                f"{where}: the item has none of the key attributes {self.key_attributes}"
-            )
-        serialized = {
-            name: serialize(value, where=f"{where}, {name!r}") for name, value in item.items()
-        }
-        size = item_size(serialized)
-        if size > MAX_ITEM_BYTES:
-            raise UnitOfWorkError(
-                f"{where}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
-            )
+        key, serialized = serialized_item(f"put on {table}", item, self.key_attributes)
         request: dict[str, Any] = {"TableName": table, "Item": serialized}
+        size = item_size(serialized)
         self._add("Put", table, key, request, condition, names, values, label, size)
 
     def update(
@@ -128,17 +116,9 @@ class UnitOfWork:
         if commutes and why_not is not None:
             raise UnitOfWorkError(f"{where}: commutes=True, but {why_not}")
         request: dict[str, Any] = {"TableName": table, "UpdateExpression": expression}
-        self._add_keyed(
-            "Update",
-            table,
-            key,
-            request,
-            condition,
-            names,
-            values,
-            label,
-            commutes=commutes is not False and why_not is None,
-        )
+        size = keyed(request, where, key)
+        merges = commutes is not False and why_not is None
+        self._add("Update", table, key, request, condition, names, values, label, size, merges)
 
     def delete(
         self,
@@ -151,7 +131,8 @@ class UnitOfWork:
         label: str | None = None,
     ) -> None:
         request: dict[str, Any] = {"TableName": table}
-        self._add_keyed("Delete", table, key, request, condition, names, values, label)
+        size = keyed(request, f"delete on {table}", key)
+        self._add("Delete", table, key, request, condition, names, values, label, size)
 
     def condition_check(
         self,
@@ -167,44 +148,8 @@ class UnitOfWork:
         if not condition or not condition.strip():
             raise UnitOfWorkError(f"condition_check on {table}: the condition is empty")
         request: dict[str, Any] = {"TableName": table}
-        self._add_keyed("ConditionCheck", table, key, request, condition, names, values, label)
-
-    def _add_keyed(
-        self,
-        kind: ActionKind,
-        table: str,
-        key: Mapping[str, Any],
-        request: dict[str, Any],
-        condition: str | None,
-        names: Mapping[str, str] | None,
-        values: Mapping[str, Any] | None,
-        label: str | None,
-        *,
-        commutes: bool = False,
-    ) -> None:
-        where = f"{kind.lower()} on {table}"
-        if not key:
-            raise UnitOfWorkError(f"{where}: the key is empty")
-        serialized_key = {}
-        for name, value in key.items():
-            if not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
-                raise UnitOfWorkError(
-                    f"{where}: key attribute {name!r} must be a string, number or bytes"
-                )
-            serialized_key[name] = serialize(value, where=f"{where}, key {name!r}")
-        request["Key"] = serialized_key
-        self._add(
-            kind,
-            table,
-            dict(key),
-            request,
-            condition,
-            names,
-            values,
-            label,
-            item_size(serialized_key),
-            commutes=commutes,
-        )
+        size = keyed(request, f"conditioncheck on {table}", key)
+        self._add("ConditionCheck", table, key, request, condition, names, values, label, size)
 
     def _add(
         self,
@@ -217,28 +162,10 @@ class UnitOfWork:
         values: Mapping[str, Any] | None,
         label: str | None,
         size: int,
-        *,
         commutes: bool = False,
     ) -> None:
         where = f"{kind.lower()} on {table}"
-        if not table:
-            raise UnitOfWorkError(f"{where}: the table name is empty")
-        if condition is not None:
-            if not condition.strip():
-                raise UnitOfWorkError(f"{where}: the condition is empty")
-            request["ConditionExpression"] = condition
-        expressions = " ".join(
-            request.get(part, "") for part in ("UpdateExpression", "ConditionExpression")
-        )
-        check_placeholders(where, expressions, names or {}, values or {})
-        if names:
-            request["ExpressionAttributeNames"] = dict(names)
-        if values:
-            request["ExpressionAttributeValues"] = {
-                placeholder: serialize(value, where=f"{where}, {placeholder}")
-                for placeholder, value in values.items()
-            }
-            size += item_size(request["ExpressionAttributeValues"])
+        size += complete_request(where, request, condition, names, values)
         if len(self._actions) >= MAX_HANDLER_ACTIONS:
             raise UnitOfWorkError(
                 f"{where}: a message may write at most {MAX_HANDLER_ACTIONS} items "
@@ -263,3 +190,9 @@ class UnitOfWork:
         self._items.add(action.item_identity)
         self._actions.append(action)
         self._bytes += size
+
+
+def keyed(request: dict[str, Any], where: str, key: Mapping[str, Any]) -> int:
+    """Put the serialized `key` into `request`; its size."""
+    request["Key"] = serialized_key(where, key)
+    return item_size(request["Key"])

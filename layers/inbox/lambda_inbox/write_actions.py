@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
 
 ActionKind = Literal["Put", "Update", "Delete", "ConditionCheck"]
@@ -195,3 +196,63 @@ def check_placeholders(
             raise UnitOfWorkError(f"{where}: expression {kind} placeholders not defined: {missing}")
         if unused := sorted(defined - used):
             raise UnitOfWorkError(f"{where}: expression {kind}s defined but never used: {unused}")
+
+
+def serialized_item(
+    where: str, item: Mapping[str, Any], key_attributes: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The key (Python values) and the serialized item of a `put`, within DynamoDB's 400 KB."""
+    key = {name: item[name] for name in key_attributes if name in item}
+    if not key:
+        raise UnitOfWorkError(f"{where}: the item has none of the key attributes {key_attributes}")
+    serialized = {
+        name: serialize(value, where=f"{where}, {name!r}") for name, value in item.items()
+    }
+    size = item_size(serialized)
+    if size > MAX_ITEM_BYTES:
+        raise UnitOfWorkError(f"{where}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}")
+    return key, serialized
+
+
+def serialized_key(where: str, key: Mapping[str, Any]) -> dict[str, Any]:
+    """A key of strings, numbers or bytes, serialized."""
+    if not key:
+        raise UnitOfWorkError(f"{where}: the key is empty")
+    serialized = {}
+    for name, value in key.items():
+        if not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
+            raise UnitOfWorkError(
+                f"{where}: key attribute {name!r} must be a string, number or bytes"
+            )
+        serialized[name] = serialize(value, where=f"{where}, key {name!r}")
+    return serialized
+
+
+def complete_request(
+    where: str,
+    request: dict[str, Any],
+    condition: str | None,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, Any] | None,
+) -> int:
+    """Add the condition and the expression names and values to `request`, every placeholder
+    checked; returns the bytes the values add."""
+    if not request.get("TableName"):
+        raise UnitOfWorkError(f"{where}: the table name is empty")
+    if condition is not None:
+        if not condition.strip():
+            raise UnitOfWorkError(f"{where}: the condition is empty")
+        request["ConditionExpression"] = condition
+    expressions = " ".join(
+        request.get(part, "") for part in ("UpdateExpression", "ConditionExpression")
+    )
+    check_placeholders(where, expressions, names or {}, values or {})
+    if names:
+        request["ExpressionAttributeNames"] = dict(names)
+    if not values:
+        return 0
+    request["ExpressionAttributeValues"] = {
+        placeholder: serialize(value, where=f"{where}, {placeholder}")
+        for placeholder, value in values.items()
+    }
+    return item_size(request["ExpressionAttributeValues"])

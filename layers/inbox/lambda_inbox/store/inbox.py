@@ -116,35 +116,8 @@ class InboxStore:
             expires_at=int(now + self._retention),
             result=json.dumps(result, sort_keys=True, default=str) if result else None,
         )
-        if lease_owner is not None:
-            return {
-                "Put": {
-                    "TableName": self.table,
-                    "Item": record.to_item(),
-                    "ConditionExpression": "#status = :in_progress AND #owner = :owner",
-                    "ExpressionAttributeNames": {"#status": "status", "#owner": "owner"},
-                    "ExpressionAttributeValues": {
-                        ":in_progress": {"S": Status.IN_PROGRESS.value},
-                        ":owner": {"S": lease_owner},
-                    },
-                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                }
-            }
         return {
-            "Put": {
-                "TableName": self.table,
-                "Item": record.to_item(),
-                "ConditionExpression": (
-                    f"attribute_not_exists({PARTITION_KEY}) OR {TTL_ATTRIBUTE} < :now "
-                    "OR #status = :failed"
-                ),
-                "ExpressionAttributeNames": {"#status": "status"},
-                "ExpressionAttributeValues": {
-                    ":now": {"N": str(int(now))},
-                    ":failed": {"S": Status.FAILED.value},
-                },
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            }
+            "Put": {"TableName": self.table, "Item": record.to_item(), **_claim(now, lease_owner)}
         }
 
     def mark_failed(
@@ -208,3 +181,30 @@ def get_record(
         ConsistentRead=True,
     ).get("Item")
     return InboxRecord.from_item(item) if item is not None else None
+
+
+def _claim(now: float, lease_owner: str | None) -> dict[str, Any]:
+    """The condition of a completion `Put`: the record is absent, expired or FAILED; in leased
+    mode, still the IN_PROGRESS lease of `lease_owner`. The old item comes back on failure, so
+    the classifier can tell a duplicate from a lost lease."""
+    if lease_owner is not None:
+        return {
+            "ConditionExpression": "#status = :in_progress AND #owner = :owner",
+            "ExpressionAttributeNames": {"#status": "status", "#owner": "owner"},
+            "ExpressionAttributeValues": {
+                ":in_progress": {"S": Status.IN_PROGRESS.value},
+                ":owner": {"S": lease_owner},
+            },
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+    return {
+        "ConditionExpression": (
+            f"attribute_not_exists({PARTITION_KEY}) OR {TTL_ATTRIBUTE} < :now OR #status = :failed"
+        ),
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {
+            ":now": {"N": str(int(now))},
+            ":failed": {"S": Status.FAILED.value},
+        },
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }
