@@ -19,6 +19,7 @@ from lambda_inbox_tools.services.offline import patched_environ
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LIBRARY_DIR = REPO_ROOT / "layers" / "inbox"
+TOOLS_DIR = REPO_ROOT / "tools"
 #: Wide enough that Rich never wraps a line the tests look for.
 COLUMNS = "200"
 
@@ -54,7 +55,9 @@ def process_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("INBOX_TABLE", None)
     path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(LIBRARY_DIR) + (os.pathsep + path if path else "")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(LIBRARY_DIR), str(TOOLS_DIR), *([path] if path else [])]
+    )
     env["COLUMNS"] = COLUMNS
     env.update(extra)
     return env

@@ -65,6 +65,7 @@ from .services import (
 from .settings import (
     ANY_INTERFACE,
     BUILD_TIMEOUT,
+    CHECKOUT_PATH,
     ELF_MACHINE_X86_64,
     IMAGE_TIMEOUT,
     LAYER_PLATFORM,
@@ -104,7 +105,7 @@ def make_plan(template: Mapping[str, Any], event_files: Sequence[Path]) -> Plan:
         elif function.code_dir not in SCENARIOS:
             plan.warnings.append(
                 f"{function.logical_id}: responses checked, no table check for functions/"
-                f"{function.code_dir} (add one to SCENARIOS in scripts/sam_local.py)"
+                f"{function.code_dir} (add one to SCENARIOS in devkit/sam_local/scenarios.py)"
             )
     for path, reason in unmatched.items():
         plan.warnings.append(f"events/{path.name}: not invoked: {reason}")
@@ -286,7 +287,7 @@ def phase_start_lambda(
         what="lambda-inbox local --invoke-endpoint (an invariant failed, or the run did not end)",
         timeout=LOCAL_STACK_TIMEOUT,
         # This checkout's library; a report wide enough to read in a CI log.
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "layers" / "inbox"), "COLUMNS": "120"},
+        env={**os.environ, "PYTHONPATH": CHECKOUT_PATH, "COLUMNS": "120"},
     )
     processes.stop(server)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from boto3.dynamodb.types import TypeDeserializer
+import os
 
 from devkit.paths import REPO_ROOT
 from lambda_inbox_tools.local.sam_env import (
@@ -12,6 +12,8 @@ from lambda_inbox_tools.local.sam_env import (
 TEMPLATE = REPO_ROOT / "template.yaml"
 EVENTS_DIR = REPO_ROOT / "events"
 WORK_DIR = REPO_ROOT / ".aws-sam-local"
+#: This checkout's library and tools first on the path of the commands the run starts.
+CHECKOUT_PATH = os.pathsep.join(str(REPO_ROOT / d) for d in ("layers/inbox", "tools"))
 DEFAULT_IMAGE = "lambda-inbox/python:3.13-x86_64-local"
 REGION = "us-east-1"
 LOCAL_ARCHITECTURE = "x86_64"
@@ -23,7 +25,6 @@ IMAGE_LABEL = "org.lambda-inbox.image-recipe"
 #: Declared in every function of the derived template so that `--env-vars` can set them.
 LOCAL_VARIABLES = SHARED_VARIABLES
 SEEDED_STOCK = 100
-_DESERIALIZER = TypeDeserializer()
 
 SAM_TIMEOUT = 300.0  # one `sam local invoke`, including the image build SAM does for the layer
 BUILD_TIMEOUT = 900.0

@@ -110,7 +110,8 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> list[str]:
         elif isinstance(node, ast.ImportFrom):
             prefix = base[: len(base) - node.level + 1] if node.level else []
             parent = ".".join([*prefix, *([node.module] if node.module else [])])
-            found.append(parent)
+            if node.module:  # `from . import x` imports the submodule x, not its package
+                found.append(parent)
             found.extend(f"{parent}.{alias.name}" for alias in node.names)
     return found
 

@@ -203,7 +203,9 @@ def test_without_java_the_demo_runs_on_moto_and_says_so(tmp_path: Path) -> None:
         name: value for name, value in os.environ.items() if not name.startswith("AWS_ENDPOINT")
     }
     environment["PATH"] = str(Path(sys.executable).parent)  # python, no java
-    environment["PYTHONPATH"] = str(REPO_ROOT / "layers" / "inbox")
+    environment["PYTHONPATH"] = os.pathsep.join(
+        str(REPO_ROOT / d) for d in ("layers/inbox", "tools")
+    )
     argv = [sys.executable, "-m", "lambda_inbox_tools.cli", "local", "--messages", "8", "--json"]
     argv += ["--template", str(TEMPLATE)]
     done = subprocess.run(
