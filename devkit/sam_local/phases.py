@@ -71,6 +71,7 @@ from .settings import (
     LAYER_PLATFORM,
     LOCAL_STACK_TIMEOUT,
     LOCAL_VARIABLES,
+    PLAIN_HTTP_HOSTS_VARIABLE,
     REGION,
     START_LAMBDA_TIMEOUT,
     TEMPLATE,
@@ -188,9 +189,12 @@ def phase_invoke(plan: Plan, sam: SamCli, built: Path, services: Services) -> No
     run_checks(plan, stack, dynamodb, sqs, services.webhook, seed=True)
     env_vars = write_env_vars(
         {
-            "Parameters": shared_variables(
-                dynamodb_endpoint=services.dynamodb_for_containers, sqs_endpoint=services.sqs
-            ),
+            "Parameters": {
+                **shared_variables(
+                    dynamodb_endpoint=services.dynamodb_for_containers, sqs_endpoint=services.sqs
+                ),
+                PLAIN_HTTP_HOSTS_VARIABLE: services.host,
+            },
             **stack.variables,
         },
         WORK_DIR / "env-vars.invoke.json",
@@ -252,6 +256,7 @@ def phase_start_lambda(
     document = sam_env_vars(
         stack, dynamodb_endpoint=services.dynamodb_for_containers, sqs_endpoint=services.sqs
     )
+    document["Parameters"][PLAIN_HTTP_HOSTS_VARIABLE] = services.host
     env_vars = write_env_vars(document, WORK_DIR / "env-vars.start-lambda.json")
     say(f"the local stack's tables and queues ({stack.name}-*); env vars {shown(env_vars)}")
     port = free_port(ANY_INTERFACE)

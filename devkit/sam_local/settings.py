@@ -22,8 +22,11 @@ LAYER_PLATFORM = "manylinux2014_x86_64"
 ELF_MACHINE_X86_64 = 62
 #: Set by scripts/build-lambda-image.sh on the image, inherited by SAM CLI's containers.
 IMAGE_LABEL = "org.lambda-inbox.image-recipe"
+#: The webhook receiver is reached over plain http at the bridge address, which is not loopback:
+#: customer_notifications accepts that only for the hosts this variable names (local runs only).
+PLAIN_HTTP_HOSTS_VARIABLE = "NOTIFY_WEBHOOK_PLAIN_HTTP_HOSTS"
 #: Declared in every function of the derived template so that `--env-vars` can set them.
-LOCAL_VARIABLES = SHARED_VARIABLES
+LOCAL_VARIABLES = (*SHARED_VARIABLES, PLAIN_HTTP_HOSTS_VARIABLE)
 SEEDED_STOCK = 100
 
 SAM_TIMEOUT = 300.0  # one `sam local invoke`, including the image build SAM does for the layer
@@ -40,4 +43,5 @@ class SamLocalError(Exception):
 
 
 #: Where the services listen for the containers: every interface (the bridge included).
-ANY_INTERFACE = "0.0.0.0"  # nosec B104: the containers reach the host at the bridge address
+# The containers reach the host at the bridge address (B104).
+ANY_INTERFACE = "0.0.0.0"  # nosec B104

@@ -7,18 +7,60 @@ poison (dead-lettered); 5xx, 408, 409, 429, timeouts and connection errors are t
 lease stays until it expires; the message comes back by redelivery).
 """
 
+import ipaddress
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import timedelta
 
 from pydantic import BaseModel, Field
 
-from lambda_inbox import InboxConsumer, LeaseContext, LeasePolicy, PoisonMessage, UnitOfWork
+from lambda_inbox import (
+    ConfigurationError,
+    InboxConsumer,
+    LeaseContext,
+    LeasePolicy,
+    PoisonMessage,
+    UnitOfWork,
+)
+
+
+def checked_webhook_url(url: str, plain_http_hosts: str = "") -> str:
+    """`url` if it is `https`, or `http` to a loopback address (local runs) or to a host named in
+    `plain_http_hosts` (comma-separated; set only by local container runs, never in the
+    template). Anything else (`file:`, `ftp:`, plain `http` to another host) is a
+    `ConfigurationError` at import: the function never starts with a URL it must not open."""
+    if not url:
+        return ""  # not configured: every call fails transiently, nothing is opened
+    parsed = urllib.parse.urlsplit(url)
+    host = parsed.hostname or ""
+    if parsed.scheme == "https" and host:
+        return url
+    if parsed.scheme == "http" and host:
+        allowed = {name.strip() for name in plain_http_hosts.split(",") if name.strip()}
+        if _is_loopback(host) or host in allowed:
+            return url
+    raise ConfigurationError(
+        f"NOTIFY_WEBHOOK_URL must be an https URL (http only to a loopback address), "
+        f"not {parsed.scheme or 'no scheme'}://{host or '(no host)'}"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
 
 DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
-WEBHOOK_URL = os.environ.get("NOTIFY_WEBHOOK_URL", "")
+WEBHOOK_URL = checked_webhook_url(
+    os.environ.get("NOTIFY_WEBHOOK_URL", ""), os.environ.get("NOTIFY_WEBHOOK_PLAIN_HTTP_HOSTS", "")
+)
 LEASE_SECONDS = float(os.environ.get("NOTIFY_LEASE_SECONDS", "60"))
 MAX_ATTEMPTS = int(os.environ.get("NOTIFY_MAX_ATTEMPTS", "5"))
 #: Longest single webhook call, whatever the time left.
@@ -58,7 +100,8 @@ def post_webhook(notification: CustomerNotification, lease: LeaseContext) -> Non
         headers={"Content-Type": "application/json", "Idempotency-Key": lease.message_key},
     )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        # The scheme was checked at import (checked_webhook_url): https, or http to loopback.
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # nosec B310
             status = response.status
     except urllib.error.HTTPError as error:
         status = error.code

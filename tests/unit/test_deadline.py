@@ -98,7 +98,9 @@ def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
 
     retried = [records[r.message.sequence] for r in failed]
     second = inbox.process(parse_sqs_event(sqs_event(*retried)), FakeLambdaContext(60_000))
-    assert {r.outcome for r in second} == {Outcome.COMMITTED}
+    # A transaction the deadline stopped waiting for may still have committed (its outcome was
+    # unknown): its redelivery is then a duplicate. Either way, each amount is applied once.
+    assert {r.outcome for r in second} <= {Outcome.COMMITTED, Outcome.DUPLICATE}
     item = aws.dynamodb.get_item(
         TableName=aws.domain, Key={"pk": {"S": "ACCOUNT#hot"}, "sk": {"S": "BALANCE"}}
     )["Item"]

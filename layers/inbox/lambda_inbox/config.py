@@ -50,7 +50,9 @@ class RetryPolicy:
 
     def backoff(self, round_number: int) -> float:
         """Full-jitter exponential delay before retry round `round_number` (1, 2, ...)."""
-        return random.uniform(0, min(self.max_delay, self.base_delay * 2**round_number))
+        # Backoff jitter, not a secret: the standard generator is right here.
+        cap = min(self.max_delay, self.base_delay * 2**round_number)
+        return random.uniform(0, cap)  # nosec B311
 
 
 @dataclass(frozen=True)

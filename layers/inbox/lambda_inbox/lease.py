@@ -34,6 +34,7 @@ from .decision import short_error
 from .errors import ErrorCode, PoisonMessage
 from .lease_policy import LeasePolicy, lease_policy
 from .outcomes import Outcome
+from .store import InboxRecord
 from .store.leases import Claim, ClaimState, LeaseStore
 
 if TYPE_CHECKING:
@@ -147,18 +148,16 @@ class Leases(Generic[M]):
             report.record(delivery, Outcome.FAILED, code, short_error(error))
             return False
         if claim.state is ClaimState.COMPLETED:
-            assert claim.record is not None
-            triage.settle_against(delivery, claim.record.fingerprint)
+            triage.settle_against(delivery, _decided_by(claim).fingerprint)
             return False
         if claim.state is ClaimState.HELD:
             detail = "another delivery holds a live lease on this message"
             report.record(delivery, Outcome.FAILED, ErrorCode.IN_PROGRESS, detail)
             return False
         if claim.state is ClaimState.EXHAUSTED:
-            assert claim.record is not None
             reason = (
                 f"{claim.attempt} leased attempts did not complete; last error: "
-                f"{claim.record.last_error or 'none recorded (the lease expired)'}"
+                f"{_decided_by(claim).last_error or 'none recorded (the lease expired)'}"
             )
             poison = PoisonMessage(reason, code=ErrorCode.ATTEMPTS_EXHAUSTED)
             dead_letters.dead_letter(delivery, poison)
@@ -216,6 +215,13 @@ class Leases(Generic[M]):
                 extra={"message_key": delivery.key, "error": short_error(write_error)},
             )
         report.record(delivery, Outcome.FAILED, ErrorCode.SIDE_EFFECT_FAILED, detail)
+
+
+def _decided_by(claim: Claim) -> InboxRecord:
+    """The stored record behind a claim that was not granted (the store always returns it)."""
+    if claim.record is None:
+        raise RuntimeError(f"a {claim.state.value} claim without its record")
+    return claim.record
 
 
 def lease_lost(

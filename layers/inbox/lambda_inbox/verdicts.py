@@ -55,7 +55,6 @@ class FinalVerdicts(Generic[M]):
         elif kind is VerdictKind.INBOX_TAKEN:
             self._inbox_taken(decision, verdict)
         elif kind is VerdictKind.CONDITION_FAILED:
-            assert verdict.failures is not None
             return self._redecide(decision, verdict)
         else:  # BYSTANDER of another message's failure
             return True
@@ -74,7 +73,8 @@ class FinalVerdicts(Generic[M]):
         self._triage.settle_against(decision.delivery, stored.get("fingerprint"))
 
     def _redecide(self, decision: Decision[M], verdict: Verdict) -> bool:
-        assert verdict.failures is not None
+        if verdict.failures is None:  # settle gives every CONDITION_FAILED verdict its failures
+            raise RuntimeError(f"condition_failed verdict without failures: {verdict!r}")
         try:
             self._decider.redecide(decision, verdict.failures)
         except PoisonMessage as poison:

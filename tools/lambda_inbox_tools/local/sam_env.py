@@ -8,10 +8,14 @@ it declares the endpoint and credential variables (scripts/sam_local.py derives 
 
 from __future__ import annotations
 
+from ..services.offline import FAKE_CREDENTIAL
 from .template import Stack
 
 #: Credentials the local services accept; never real ones in a container.
-OFFLINE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+OFFLINE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": FAKE_CREDENTIAL,
+    "AWS_SECRET_ACCESS_KEY": FAKE_CREDENTIAL,
+}
 ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS")
 #: Every variable the document sets for all functions.
 SHARED_VARIABLES = (*ENDPOINT_VARIABLES, *OFFLINE_CREDENTIALS)

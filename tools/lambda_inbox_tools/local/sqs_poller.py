@@ -51,7 +51,8 @@ def lambda_sqs_record(message: Mapping[str, Any], queue_arn: str) -> dict[str, A
         "body": body,
         "attributes": dict(message.get("Attributes") or {}),
         "messageAttributes": attributes,
-        "md5OfBody": message.get("MD5OfBody") or hashlib.md5(body.encode()).hexdigest(),
+        "md5OfBody": message.get("MD5OfBody")
+        or hashlib.md5(body.encode(), usedforsecurity=False).hexdigest(),
         "eventSource": "aws:sqs",
         "eventSourceARN": queue_arn,
         "awsRegion": REGION,

@@ -57,7 +57,8 @@ _CfnLoader.add_multi_constructor("!", _intrinsic)
 def load_template(path: Path) -> dict[str, Any]:
     """template.yaml as plain data, intrinsic functions in their long form."""
     with path.open(encoding="utf-8") as stream:
-        template = yaml.load(stream, Loader=_CfnLoader)
+        # _CfnLoader is a SafeLoader (plus the CloudFormation short-form tags).
+        template = yaml.load(stream, Loader=_CfnLoader)  # nosec B506
     if not isinstance(template, dict) or not isinstance(template.get("Resources"), dict):
         raise TemplateError(f"{path} is not a CloudFormation template (no Resources)")
     return template

