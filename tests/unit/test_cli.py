@@ -18,6 +18,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from lambda_inbox.store import InboxRecord, Status
+from lambda_inbox_tools.aws import resolved_region
 from lambda_inbox_tools.cli import MISSING_EXTRA
 from lambda_inbox_tools.cli.records import parse_duration
 from lambda_inbox_tools.cli.render import payload_view
@@ -38,7 +39,7 @@ from lambda_inbox_tools.redrive.mover import (
 )
 from tests.cli_support import Cli, process_env, run_process
 
-COMMANDS = ("show", "failed", "reap", "redrive", "stats", "local", "create-table")
+COMMANDS = ("show", "failed", "reap", "redrive", "send", "stats", "local", "create-table")
 SOURCE_ARN = "arn:aws:sqs:us-east-1:123456789012:orders-dlq"
 DESTINATION_ARN = "arn:aws:sqs:us-east-1:123456789012:orders"
 
@@ -591,3 +592,28 @@ def test_a_stop_during_a_receive_settles_what_the_receive_hid(aws: None) -> None
     depth = sqs.get_queue_attributes(QueueUrl=source, AttributeNames=["All"])["Attributes"]
     assert depth["ApproximateNumberOfMessages"] == "5"  # visible again, not hidden for 300 s
     assert depth["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+
+def test_the_region_comes_from_the_option_then_aws_region_then_aws_default_region() -> None:
+    both = {"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-west-2"}
+    assert resolved_region("ap-south-1", both) == "ap-south-1"
+    assert resolved_region(None, both) == "eu-west-1"
+    assert resolved_region(None, {"AWS_DEFAULT_REGION": "us-west-2"}) == "us-west-2"
+    assert resolved_region(None, {}) is None  # the profile's, if any
+
+
+def test_aws_region_alone_is_enough_for_a_command(cli: Cli, aws: None) -> None:
+    """boto3 reads AWS_DEFAULT_REGION only; the command line reads AWS_REGION too, as the AWS
+    CLI does."""
+    assert cli("create-table", "--table", "inbox", "--region", "eu-west-1").code == 0
+    run = cli(
+        "show",
+        "order-events",
+        "evt-1",
+        "--table",
+        "inbox",
+        AWS_REGION="eu-west-1",
+        AWS_DEFAULT_REGION=None,
+    )
+    assert "no AWS region" not in run.err
+    assert run.code == 1 and "evt-1" in run.out + run.err  # found the table: no such record

@@ -8,7 +8,8 @@ exist, no region, no credentials); `Failure` (exit 1) is for what went wrong whi
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
@@ -59,6 +60,16 @@ class Failure(CliError):
     exit_code = EXIT_FAILED
 
 
+def resolved_region(option: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The region the AWS CLI and the SDKs would use: `--region`, then `AWS_REGION`, then
+    `AWS_DEFAULT_REGION`; None leaves it to the profile (boto3 itself reads only the last two)."""
+    env = os.environ if environ is None else environ
+    for value in (option, env.get("AWS_REGION"), env.get("AWS_DEFAULT_REGION")):
+        if value and value.strip():
+            return value.strip()
+    return None
+
+
 @dataclass
 class Aws:
     """Clients built from the common options (`--endpoint-url`, `--region`) or boto3's settings.
@@ -86,7 +97,7 @@ class Aws:
                 self._clients[key] = boto3.session.Session().client(
                     service,  # type: ignore[call-overload]
                     endpoint_url=self.endpoint_url,
-                    region_name=self.region,
+                    region_name=resolved_region(self.region),
                     config=config,
                 )
             except NoRegionError as error:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
+from collections.abc import Iterator
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -27,8 +31,20 @@ from .common import (
 def local(
     keep_running: Annotated[
         bool,
-        typer.Option("--keep-running", help="Keep the stack up after the report (Ctrl-C stops)."),
+        typer.Option(
+            "--keep-running",
+            help="Keep the stack up after the report (Ctrl-C, SIGTERM or SIGHUP stops it).",
+        ),
     ] = False,
+    demo: Annotated[
+        bool | None,
+        typer.Option(
+            "--demo/--no-demo",
+            help="Run the demo workload and its report (default: only for this repository's "
+            "template).",
+            show_default=False,
+        ),
+    ] = None,
     invoke_endpoint: Annotated[
         str | None,
         typer.Option(
@@ -103,10 +119,13 @@ def local(
     ] = "lambda-inbox",
     json_output: JsonOption = False,
 ) -> None:
-    """Run the application of template.yaml locally with the demo workload, then report.
+    """Run a SAM template's tables, queues and event sources on local services.
 
     DynamoDB Local, SQS on a moto server and Kafka on librdkafka's mock cluster; tables, queues,
-    topics and event sources come from the template. Exit 0 only if every invariant holds.
+    topics and event sources come from the template (any SAM template). With this repository's
+    template the demo workload runs through the stack and the report says whether every
+    invariant held (exit 0 only then); with another template the stack starts and keeps running
+    until Ctrl-C, SIGTERM or SIGHUP, printing the exports and commands that reach it.
 
     With --invoke-endpoint the functions run behind a Lambda Invoke endpoint such as
     `sam local start-lambda`: start it with the tables and queues of this stack in its
@@ -141,8 +160,8 @@ def local(
         from ..local.render import run_with_display
     except ImportError as error:
         Console(stderr=True).print(
-            f"lambda-inbox local needs the test extra ({error.name} missing): "
-            "pip install 'lambda-inbox[test]'"
+            f"lambda-inbox local needs the local extra ({error.name} missing): "
+            "pip install 'lambda-inbox[local]'"
         )
         raise typer.Exit(2) from None
     from ..local.run import Options
@@ -162,9 +181,36 @@ def local(
         webhook_host=webhook_host,
         webhook_port=int(webhook_port),
         stack_name=stack_name,
+        demo=demo,
     )
-    ok = run_with_display(options, json_output=json_output, stdout=sys.stdout)
-    raise typer.Exit(0 if ok else 1)
+    with _signals_interrupt():
+        status = run_with_display(options, json_output=json_output, stdout=sys.stdout)
+    raise typer.Exit(status)
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop the stack like Ctrl-C: every process it started is stopped
+    (DynamoDB Local, servers, pollers) before the command exits."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        for number in SIGNALS:  # stopping: a second signal must not cut the cleanup short
+            signal.signal(number, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    try:
+        previous = {number: signal.signal(number, interrupt) for number in SIGNALS}
+    except ValueError:  # not the main thread (an in-process caller): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @command(

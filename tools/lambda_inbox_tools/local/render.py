@@ -11,7 +11,8 @@ from rich.table import Table
 
 from .backends import BackendError
 from .report import Report
-from .run import Options, run
+from .run import NotTheExampleApplication, Options, run
+from .template import TemplateError
 
 
 def _progress(rows: list[tuple[str, str]]) -> Table:
@@ -73,10 +74,15 @@ def print_report(console: Console, report: Report) -> None:
     )
 
 
-def run_with_display(options: Options, *, json_output: bool, stdout: TextIO) -> bool:
+def run_with_display(options: Options, *, json_output: bool, stdout: TextIO) -> int:
+    """The run with its display; the exit status: 0 done (every invariant held), 1 failed
+    (an invariant, a service), 2 a template it cannot use, 130 interrupted before the end."""
     console = Console(file=stdout, stderr=False, highlight=False)
     messages = Console(stderr=True, highlight=False) if json_output else console
-    say = messages.print
+
+    def say(text: str) -> None:  # never wrapped: the printed commands are copied as they are
+        messages.print(text, soft_wrap=True)
+
     try:
         if json_output:
             report = run(options, say=say)
@@ -86,15 +92,28 @@ def run_with_display(options: Options, *, json_output: bool, stdout: TextIO) -> 
                 def update(rows: list[tuple[str, str]]) -> None:
                     live.update(_progress(rows))
 
-                report = run(options, say=live.console.print, live=update)
+                def say_live(text: str) -> None:
+                    live.console.print(text, soft_wrap=True)
+
+                report = run(options, say=say_live, live=update)
+    except (TemplateError, NotTheExampleApplication) as error:
+        text = str(error)
+        text = text if str(options.template) in text else f"{options.template}: {text}"
+        messages.print(f"error: {text}", markup=False, soft_wrap=True)
+        return 2
     except BackendError as error:
-        messages.print(f"error: {error}")
-        return False
+        messages.print(f"error: {error}", markup=False, soft_wrap=True)
+        return 1
+    except KeyboardInterrupt:
+        messages.print("interrupted: everything this run started is stopped")
+        return 130
+    if report.document.get("demo") is False:
+        return 0  # another template: it ran until stopped, there is nothing to report
     if json_output:
         stdout.write(json.dumps(report.document, indent=2, default=_plain) + "\n")
     else:
         print_report(console, report)
-    return report.ok
+    return 0 if report.ok else 1
 
 
 def _plain(value: Any) -> Any:

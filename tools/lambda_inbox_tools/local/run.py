@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .report import Report, build_report
-from .stack import LocalStack, running_stack
-from .template import DEFAULT_STACK_NAME
+from .stack import LocalStack, read_local_stack, running_stack
+from .template import DEFAULT_STACK_NAME, Stack, TableSpec
 from .workload import Workload, running_webhook
 
 SETTLE_SECONDS = 2.0
@@ -41,6 +41,23 @@ class Options:
     webhook_port: int = 0
     #: Resources are named `{stack_name}-{LogicalId}` (several stacks can share the services).
     stack_name: str = DEFAULT_STACK_NAME
+    #: The demo workload and its report: None runs them for this repository's template only.
+    demo: bool | None = None
+
+
+#: What the demo workload drives: this repository's example application.
+EXAMPLE_RESOURCES = frozenset(
+    {"InboxTable", "DomainTable", "OrderEventsQueue", "PaymentReplayQueue", "NotificationQueue"}
+)
+
+
+class NotTheExampleApplication(Exception):
+    """`--demo` was asked for a template that is not this repository's example application."""
+
+
+def is_example_application(stack: Stack) -> bool:
+    names = {table.logical_id for table in stack.tables} | {q.logical_id for q in stack.queues}
+    return names >= EXAMPLE_RESOURCES
 
 
 @contextlib.contextmanager
@@ -110,6 +127,13 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
         if live is not None:
             live(progress_rows(local))
 
+    # Read the template first: one that cannot be used fails before any service starts.
+    read_local_stack(
+        options.template,
+        sqs_endpoint="http://127.0.0.1:4566",
+        parameters=options.parameters,
+        local_defaults={"NotifyWebhookUrl": "http://127.0.0.1/notify"},
+    )
     workload: Workload
     with contextlib.ExitStack() as stack:
         receiver_holder = stack.enter_context(running_webhook_for(options))
@@ -120,7 +144,8 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
                 backend=options.backend,
                 scale=options.scale,
                 invoke_endpoint=options.invoke_endpoint,
-                parameters={"NotifyWebhookUrl": receiver_holder.url, **options.parameters},
+                parameters=options.parameters,
+                local_defaults={"NotifyWebhookUrl": receiver_holder.url},
                 dynamodb_endpoint=options.dynamodb_endpoint,
                 sqs_endpoint=options.sqs_endpoint,
                 stack_name=options.stack_name,
@@ -136,7 +161,6 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
         say(
             "functions: "
             + (f"through {options.invoke_endpoint}" if options.invoke_endpoint else "in-process")
-            + f"; webhook receiver {receiver_holder.url}"
         )
         say(
             f"from {options.template.name}: {len(local.stack.tables)} tables, "
@@ -146,6 +170,17 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
         )
         for skipped in local.skipped:
             say(f"not run locally: {skipped}")
+        demo = is_example_application(local.stack) if options.demo is None else options.demo
+        if demo and not is_example_application(local.stack):
+            missing = ", ".join(sorted(EXAMPLE_RESOURCES - _logical_ids(local.stack)))
+            raise NotTheExampleApplication(
+                f"the demo workload needs this repository's template (missing: {missing})"
+            )
+        if not demo:  # another team's template: the stack, up until a signal stops it
+            local.start()
+            keep_running(local, say)
+            return Report({"demo": False, "ok": True, "seconds": _since(started)})
+        say(f"the demo workload; its webhook receiver {receiver_holder.url}")
         workload = Workload(local, messages=options.messages, seed=options.seed)
         receiver_holder.transient_keys = set(workload.webhook.transient_keys)
         workload.webhook = receiver_holder
@@ -176,34 +211,70 @@ def running_webhook_for(options: Options) -> Iterator[Any]:
         yield receiver
 
 
+#: A sample message for this repository's order queue (other templates get an empty object).
+SAMPLE_ORDER = (
+    """{"event_id": "evt-mine-1", "order_id": "ord-mine-1", "customer_id": "cust-001", """
+    """"lines": [{"sku": "SKU-RED-MUG", "qty": 1}], "total_cents": 1200}"""
+)
+
+
 def keep_running_hints(local: LocalStack) -> list[str]:
-    """The shell lines to talk to the running stack. DynamoDB and SQS listen on different
-    endpoints, so they are set per service (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_SQS`),
-    which both the AWS CLI and lambda-inbox read; no command needs `--endpoint-url`."""
-    inbox = local.stack.table("InboxTable").name
-    order_queue = local.stack.queue("OrderEventsQueue").url
+    """The shell lines to talk to the running stack, for any template. DynamoDB and SQS listen
+    on different endpoints, so they are exported per service (`AWS_ENDPOINT_URL_DYNAMODB`,
+    `AWS_ENDPOINT_URL_SQS`), which lambda-inbox, the SDKs and AWS CLI v2 read. AWS CLI v1 reads
+    only the DynamoDB one, so every `aws sqs` line also names its `--endpoint-url`, and
+    `lambda-inbox send` needs no AWS CLI at all."""
+    stack, sqs = local.stack, local.endpoints.sqs
     lines = [
         "export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing",
         "export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1",
         f"export AWS_ENDPOINT_URL_DYNAMODB={local.endpoints.dynamodb}",
-        f"export AWS_ENDPOINT_URL_SQS={local.endpoints.sqs}",
-        f"export INBOX_TABLE={inbox}",
-        f"aws sqs send-message --queue-url {order_queue} --message-body "
-        """'{"event_id": "evt-mine-1", "order_id": "ord-mine-1", "customer_id": "cust-001", """
-        """"lines": [{"sku": "SKU-RED-MUG", "qty": 1}], "total_cents": 1200}'""",
-        "lambda-inbox stats",
-        "lambda-inbox failed",
+        f"export AWS_ENDPOINT_URL_SQS={sqs}",
     ]
+    inbox = next((t for t in stack.tables if "open-records" in _indexes(t)), None)
+    if inbox is not None:
+        lines.append(f"export INBOX_TABLE={inbox.name}")
+    polled = {poller.queue.logical_id for poller in local.sqs_pollers}
+    for queue in stack.queues:
+        if queue.logical_id not in polled:
+            continue
+        body = SAMPLE_ORDER if queue.logical_id == "OrderEventsQueue" else "{}"
+        lines.append(f"lambda-inbox send --queue {queue.name} --body '{body}'")
+        lines.append(
+            f"aws sqs send-message --endpoint-url {sqs} --queue-url {queue.url} "
+            f"--message-body '{body}'"
+        )
+    for topic in stack.topics:
+        lines.append(
+            f"lambda-inbox send --topic {topic} --bootstrap-servers "
+            f"{local.endpoints.kafka_bootstrap} --body '{{}}'"
+        )
+    lines += [f"aws dynamodb scan --table-name {table.name}" for table in stack.tables]
+    if inbox is not None:
+        lines += ["lambda-inbox stats", "lambda-inbox failed"]
     lines += [
         f"lambda-inbox redrive --from {dlq.name} --to {source.name} --client-side"
-        for dlq, source in local.stack.redrive_pairs()
+        for dlq, source in stack.redrive_pairs()
     ]
     return lines
 
 
+def _indexes(table: TableSpec) -> set[str]:
+    return {str(index.get("IndexName")) for index in table.global_secondary_indexes}
+
+
+def _logical_ids(stack: Stack) -> set[str]:
+    return {t.logical_id for t in stack.tables} | {q.logical_id for q in stack.queues}
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 1)
+
+
 def keep_running(local: LocalStack, say: Callable[[str], None]) -> None:
-    """Print the endpoints and the commands to try, then wait for Ctrl-C."""
-    say("the stack keeps running (Ctrl-C stops it); in another shell:")
+    """Print the endpoints and the commands to try, then wait for Ctrl-C (SIGTERM and SIGHUP
+    too: the command line turns them into the same interrupt)."""
+    say("the stack keeps running (Ctrl-C, SIGTERM or SIGHUP stops it); in another shell:")
     for line in keep_running_hints(local):
         say(f"  {line}")
     with contextlib.suppress(KeyboardInterrupt):

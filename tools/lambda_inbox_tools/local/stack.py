@@ -36,9 +36,13 @@ from .template import (
     ScheduleEventSpec,
     SqsEventSpec,
     Stack,
+    load_template,
     read_stack,
 )
 
+#: Local values for parameters of this repository's template (a Kafka trigger on the mock
+#: cluster, a lease shorter than the scaled visibility timeout). Applied to any template only
+#: where it declares a parameter of that name.
 LOCAL_PARAMETERS = {"MskClusterArn": LOCAL_CLUSTER_ARN, "NotifyLeaseSeconds": "5"}
 
 
@@ -48,12 +52,19 @@ def read_local_stack(
     sqs_endpoint: str,
     parameters: Mapping[str, str] | None = None,
     stack_name: str = DEFAULT_STACK_NAME,
+    local_defaults: Mapping[str, str] | None = None,
 ) -> Stack:
-    """The template's stack with the local parameter overrides, then `parameters`; resources
-    are named `{stack_name}-{LogicalId}`."""
+    """The template's stack: `LOCAL_PARAMETERS` and `local_defaults` for the parameters it
+    declares, then `parameters` (the user's: an undeclared one is an error); resources are named
+    `{stack_name}-{LogicalId}`."""
+    declared = set(load_template(template).get("Parameters") or {})
+    defaults = {**LOCAL_PARAMETERS, **(local_defaults or {})}
     return read_stack(
         template,
-        parameters={**LOCAL_PARAMETERS, **(parameters or {})},
+        parameters={
+            **{name: value for name, value in defaults.items() if name in declared},
+            **(parameters or {}),
+        },
         sqs_endpoint=sqs_endpoint,
         stack_name=stack_name,
     )
@@ -145,6 +156,7 @@ def running_stack(
     scale: float = 1 / 30,
     invoke_endpoint: str | None = None,
     parameters: Mapping[str, str] | None = None,
+    local_defaults: Mapping[str, str] | None = None,
     dynamodb_endpoint: str | None = None,
     sqs_endpoint: str | None = None,
     stack_name: str = DEFAULT_STACK_NAME,
@@ -172,7 +184,11 @@ def running_stack(
             sqs_endpoint=sqs_endpoint,
         ) as endpoints:
             stack = read_local_stack(
-                template, sqs_endpoint=endpoints.sqs, parameters=parameters, stack_name=stack_name
+                template,
+                sqs_endpoint=endpoints.sqs,
+                parameters=parameters,
+                stack_name=stack_name,
+                local_defaults=local_defaults,
             )
             dynamodb = client("dynamodb", endpoints.dynamodb)
             sqs = client("sqs", endpoints.sqs)

@@ -56,9 +56,17 @@ _CfnLoader.add_multi_constructor("!", _intrinsic)
 
 def load_template(path: Path) -> dict[str, Any]:
     """template.yaml as plain data, intrinsic functions in their long form."""
-    with path.open(encoding="utf-8") as stream:
-        # _CfnLoader is a SafeLoader (plus the CloudFormation short-form tags).
-        template = yaml.load(stream, Loader=_CfnLoader)  # nosec B506
+    try:
+        with path.open(encoding="utf-8") as stream:
+            # _CfnLoader is a SafeLoader (plus the CloudFormation short-form tags).
+            template = yaml.load(stream, Loader=_CfnLoader)  # nosec B506
+    except OSError as error:
+        raise TemplateError(f"cannot read {path}: {error.strerror}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        where = getattr(error, "problem_mark", None)
+        at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise TemplateError(f"{path} is not valid YAML{at}: {problem}") from None
     if not isinstance(template, dict) or not isinstance(template.get("Resources"), dict):
         raise TemplateError(f"{path} is not a CloudFormation template (no Resources)")
     return template

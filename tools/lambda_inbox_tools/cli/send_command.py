@@ -1,0 +1,150 @@
+"""`send`: publish one message to a queue or a Kafka topic, with no AWS CLI installed (a local
+stack's queues and topics, or real ones)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..aws import Failure, UsageProblem, resolve_queue
+from .common import EndpointOption, JsonOption, RegionOption, command, session
+
+
+@command(
+    epilog="Examples:\n\n"
+    '  lambda-inbox send --queue invoices --body \'{"invoice_id": "inv-1"}\'\n'
+    "  lambda-inbox send --queue orders.fifo --file order.json --group-id cust-1\n"
+    "  lambda-inbox send --topic payments --bootstrap-servers 127.0.0.1:9092 --file p.json\n\n"
+    "Queues are found by URL, name or ARN at the SQS endpoint ($AWS_ENDPOINT_URL_SQS, or "
+    "--endpoint-url); topics need the `local` extra (confluent-kafka)."
+)
+def send(
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", metavar="QUEUE", help="Queue to send to (URL, name or ARN)."),
+    ] = None,
+    topic: Annotated[
+        str | None, typer.Option("--topic", metavar="TOPIC", help="Kafka topic to produce to.")
+    ] = None,
+    bootstrap_servers: Annotated[
+        str | None,
+        typer.Option("--bootstrap-servers", metavar="HOST:PORT", help="Kafka bootstrap servers."),
+    ] = None,
+    body: Annotated[
+        str | None, typer.Option("--body", metavar="TEXT", help="The message body.")
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", metavar="PATH", help="Read the body from a file ('-': stdin)."),
+    ] = None,
+    attribute: Annotated[
+        list[str] | None,
+        typer.Option("--attribute", metavar="NAME=VALUE", help="A String attribute or header."),
+    ] = None,
+    key: Annotated[
+        str | None, typer.Option("--key", metavar="KEY", help="Kafka record key.")
+    ] = None,
+    group_id: Annotated[
+        str | None, typer.Option("--group-id", metavar="ID", help="FIFO message group id.")
+    ] = None,
+    deduplication_id: Annotated[
+        str | None,
+        typer.Option("--deduplication-id", metavar="ID", help="FIFO deduplication id."),
+    ] = None,
+    endpoint_url: EndpointOption = None,
+    region: RegionOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Publish one message to a queue or a Kafka topic."""
+    if (queue is None) == (topic is None):
+        raise typer.BadParameter("name exactly one of --queue and --topic", param_hint="--queue")
+    text = _body(body, file)
+    attributes = _attributes(attribute or [])
+    with session(json_output=json_output, endpoint_url=endpoint_url, region=region) as (out, aws):
+        if topic is not None:
+            if not bootstrap_servers:
+                raise UsageProblem("--topic needs --bootstrap-servers HOST:PORT")
+            offset = _produce(bootstrap_servers, topic, text, key, attributes)
+            document: dict[str, Any] = {"topic": topic, **offset}
+        else:
+            sqs = aws.sqs()
+            target = resolve_queue(sqs, queue or "", option="--queue", where=aws.where("sqs"))
+            request: dict[str, Any] = {"QueueUrl": target.url, "MessageBody": text}
+            if attributes:
+                request["MessageAttributes"] = {
+                    name: {"DataType": "String", "StringValue": value}
+                    for name, value in attributes.items()
+                }
+            if target.url.endswith(".fifo"):
+                if not group_id:
+                    raise UsageProblem(f"{target.name} is a FIFO queue: pass --group-id")
+                request["MessageGroupId"] = group_id
+                if deduplication_id:
+                    request["MessageDeduplicationId"] = deduplication_id
+            message_id = sqs.send_message(**request)["MessageId"]
+            document = {"queue": target.url, "message_id": message_id}
+        if out.json_mode:
+            out.emit(document)
+        else:
+            out.out.print(" ".join(f"{name} {value}" for name, value in document.items()))
+
+
+def _body(body: str | None, file: Path | None) -> str:
+    if (body is None) == (file is None):
+        raise typer.BadParameter("give the body with exactly one of --body and --file")
+    if file is None:
+        return body or ""
+    if str(file) == "-":
+        return sys.stdin.read()
+    try:
+        return file.read_text(encoding="utf-8")
+    except OSError as error:
+        raise typer.BadParameter(f"cannot read {file}: {error.strerror}") from None
+
+
+def _attributes(items: list[str]) -> dict[str, str]:
+    attributes: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise typer.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--attribute")
+        attributes[name] = value
+    return attributes
+
+
+def _produce(
+    bootstrap: str, topic: str, text: str, key: str | None, headers: dict[str, str]
+) -> dict[str, Any]:
+    try:
+        from confluent_kafka import KafkaException, Producer
+    except ImportError:
+        raise UsageProblem(
+            "Kafka needs the local extra: pip install 'lambda-inbox[local]'"
+        ) from None
+    delivered: dict[str, Any] = {}
+
+    def done(error: Any, message: Any) -> None:
+        if error is not None:
+            delivered["error"] = str(error)
+        else:
+            delivered.update(partition=message.partition(), offset=message.offset())
+
+    producer = Producer({"bootstrap.servers": bootstrap, "message.timeout.ms": 10_000})
+    try:
+        producer.produce(
+            topic,
+            value=text.encode("utf-8"),
+            key=key.encode("utf-8") if key is not None else None,
+            headers=[(name, value.encode("utf-8")) for name, value in headers.items()],
+            on_delivery=done,
+        )
+        producer.flush(15)
+    except KafkaException as error:
+        raise Failure(f"Kafka at {bootstrap}: {error}") from None
+    if "offset" not in delivered:
+        reason = delivered.get("error", "no answer within 15 s")
+        raise Failure(f"Kafka at {bootstrap} did not take the record: {reason}")
+    return delivered
