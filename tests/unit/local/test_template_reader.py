@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,73 @@ def test_rate_expressions() -> None:
         rate_seconds("cron(0 * * * ? *)")
     with pytest.raises(UnsupportedSchedule):
         rate_seconds("rate(5 minute)")
+
+
+OTHER_TEMPLATE = """
+Transform: AWS::Serverless-2016-10-31
+Parameters:
+  Stage:
+    Type: String
+    Default: dev
+Resources:
+  Jobs:
+    Type: AWS::SQS::Queue
+  Alerts:
+    Type: AWS::SNS::Topic
+  Role:
+    Type: AWS::IAM::Role
+  Worker:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: src/
+      Handler: app.handler
+      Environment:
+        Variables:
+          STAGE: !Ref Stage
+      Events:
+        FromJobs:
+          Type: SQS
+          Properties:
+            Queue: !GetAtt Jobs.Arn
+        FromApi:
+          Type: Api
+          Properties:
+            Path: /jobs
+            Method: post
+"""
+
+
+def test_another_template_gets_none_of_this_repositorys_parameters(tmp_path: Path) -> None:
+    from lambda_inbox_tools.local.stack import read_local_stack
+
+    path = tmp_path / "template.yaml"
+    path.write_text(OTHER_TEMPLATE)
+    stack = read_local_stack(path, sqs_endpoint=SQS, local_defaults={"NotifyWebhookUrl": "x"})
+    assert stack.parameters == {"Stage": "dev"}
+    assert stack.functions[0].environment == {"STAGE": "dev"}
+    with pytest.raises(TemplateError, match="unknown template parameter"):
+        read_local_stack(path, sqs_endpoint=SQS, parameters={"MskClusterArn": "arn"})
+
+
+def test_what_is_not_emulated_is_listed_once_by_resource(tmp_path: Path) -> None:
+    path = tmp_path / "template.yaml"
+    path.write_text(OTHER_TEMPLATE)
+    stack = read_stack(path, sqs_endpoint=SQS)
+    assert stack.skipped == [
+        "Alerts (AWS::SNS::Topic): not created locally",
+        "Worker.FromApi (event Api): not emulated",
+    ]
+    assert [type(event) for event in stack.functions[0].events] == [SqsEventSpec]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("Resources: [a: b\n", "not valid YAML (line 2"), ("just text\n", "no Resources")],
+)
+def test_a_template_it_cannot_read_is_a_template_error(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    path = tmp_path / "template.yaml"
+    path.write_text(text)
+    with pytest.raises(TemplateError, match=re.escape(says)):
+        load_template(path)

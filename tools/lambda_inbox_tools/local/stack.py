@@ -97,7 +97,7 @@ class LocalStack:
         self.sqs_pollers: list[SqsPoller] = []
         self.kafka_pollers: list[KafkaPoller] = []
         self.schedulers: list[Scheduler] = []
-        self.skipped: list[str] = []
+        self.skipped: list[str] = list(stack.skipped)
         for function in stack.functions:
             for event in function.events:
                 if not event.enabled:

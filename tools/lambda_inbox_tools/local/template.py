@@ -155,6 +155,8 @@ class Stack:
     queues: list[QueueSpec]
     functions: list[FunctionSpec]
     template_path: Path
+    #: What the template declares and the local stack does not emulate, once each, by resource.
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def topics(self) -> list[str]:
@@ -420,6 +422,28 @@ def _enabled(properties: Mapping[str, Any]) -> bool:
     return str(properties.get("Enabled", "true")).lower() != "false"
 
 
+#: Resources the local stack creates or runs.
+EMULATED_RESOURCES = frozenset(
+    {
+        "AWS::DynamoDB::Table",
+        "AWS::SQS::Queue",
+        "AWS::Serverless::Function",
+        "AWS::Lambda::EventSourceMapping",
+    }
+)
+#: Resources a local run has no use for (permissions, logs, alarms, packaging): not listed.
+NOT_NEEDED_LOCALLY = (
+    "AWS::IAM::",
+    "AWS::Logs::",
+    "AWS::CloudWatch::",
+    "AWS::Serverless::LayerVersion",
+    "AWS::Lambda::LayerVersion",
+    "AWS::Lambda::Permission",
+    "AWS::SQS::QueuePolicy",
+    "AWS::KMS::",
+)
+
+
 def _sam_event(name: str, event: Mapping[str, Any]) -> EventSpec | None:
     kind = event.get("Type")
     p: Mapping[str, Any] = event.get("Properties") or {}
@@ -499,11 +523,14 @@ def read_stack(
     functions: list[FunctionSpec] = []
     mappings: list[tuple[str, Mapping[str, Any]]] = []
     by_logical_id: dict[str, FunctionSpec] = {}
+    skipped: list[str] = []
     for logical_id, resource in template["Resources"].items():
         if not resolver.included(logical_id):
             continue
         kind = resource.get("Type")
         raw = resource.get("Properties") or {}
+        if kind not in EMULATED_RESOURCES and not str(kind).startswith(NOT_NEEDED_LOCALLY):
+            skipped.append(f"{logical_id} ({kind}): not created locally")
         if kind == "AWS::DynamoDB::Table":
             tables.append(_table(resolver, logical_id, resolver.resolve(raw)))
         elif kind == "AWS::SQS::Queue":
@@ -526,6 +553,11 @@ def read_stack(
                 spec = _sam_event(event_name, event)
                 if spec is not None:
                     function.events.append(spec)
+                else:
+                    kind_of_event = event.get("Type") if isinstance(event, dict) else event
+                    skipped.append(
+                        f"{logical_id}.{event_name} (event {kind_of_event}): not emulated"
+                    )
             functions.append(function)
             by_logical_id[logical_id] = function
     by_name = {f.name: f for f in functions}
@@ -544,4 +576,5 @@ def read_stack(
         queues=queues,
         functions=functions,
         template_path=path,
+        skipped=skipped,
     )
