@@ -109,7 +109,8 @@ def test_same_batch_redelivered_is_all_duplicates(
     assert aws.balance("cust-001") == (6743, 3)
 
 
-@pytest.mark.parametrize("source", ["aws:kafka", "SelfManagedKafka"])
+# "aws:SelfManagedKafka" is how sample events kept by a widely used library spell it.
+@pytest.mark.parametrize("source", ["aws:kafka", "SelfManagedKafka", "aws:SelfManagedKafka"])
 def test_self_managed_kafka_events_are_handled_too(
     aws: AppState, payment_events: ModuleType, source: str
 ) -> None:
@@ -240,6 +241,26 @@ def test_poison_is_not_a_failure_and_the_partition_continues(
         "payments-0-202": "malformed_json",
         "evt-pay-0204": "invalid_payload",
     }
+
+
+def test_an_amount_dynamodb_cannot_store_is_poison_and_the_partition_continues(
+    aws: AppState, payment_events: ModuleType
+) -> None:
+    """42 digits pass the model but never fit DynamoDB's 38: poison (invalid_writes), not a
+    retry that holds back the rest of the partition until the event source gives up."""
+    event = kafka_event(
+        [
+            kafka_record(0, 10, payment(1, "cust-a", amount=10**41)),
+            kafka_record(0, 11, payment(2, "cust-a", amount=250)),
+        ]
+    )
+    assert payment_events.handler(event, None) == {"batchItemFailures": []}
+    assert aws.balance("cust-a") == (250, 1)
+    codes = {
+        attribute(m, "inbox-message-key"): attribute(m, "inbox-error-code")
+        for m in aws.dead_letters()
+    }
+    assert codes == {"evt-1": "invalid_writes"}
 
 
 def test_duplicates_are_not_failures_and_the_partition_continues(

@@ -20,7 +20,9 @@ from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
 from .sqs_envelope import is_sqs_text
 
-EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka")
+#: Lambda sends "aws:kafka" (MSK) and "SelfManagedKafka"; some sample events spell the latter
+#: "aws:SelfManagedKafka". Accepting it costs nothing.
+EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka", "aws:SelfManagedKafka")
 
 
 class KafkaSource:

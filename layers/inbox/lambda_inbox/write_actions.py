@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal, DecimalException, localcontext
 from functools import cached_property
 from typing import Any, Literal
 
@@ -42,6 +42,11 @@ def serialize(value: Any, *, where: str) -> dict[str, Any]:
     except TypeError as error:
         hint = " (use int or Decimal for numbers)" if isinstance(value, float) else ""
         raise UnitOfWorkError(f"{where}: {error}{hint}") from None
+    except DecimalException as error:  # Inexact, Rounded, Overflow, Underflow
+        raise UnitOfWorkError(
+            f"{where}: {type(error).__name__}: DynamoDB numbers have at most 38 significant "
+            "digits, between 1E-130 and 9.9E+125"
+        ) from None
 
 
 def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
