@@ -227,7 +227,9 @@ def test_http_throttling_that_never_stops_ends_at_the_lambda_deadline(
     faults = FaultInjector(module.consumer.dynamodb, throttling, times=None)
     # 3.3 s left, 3 s kept as the safety margin: 0.3 s to retry in.
     results = process(module.consumer, sqs_event(*batch), FakeLambdaContext(3300))
-    assert faults.injected >= 4
+    # At least botocore's own three attempts; how many inbox rounds fit in the time left depends
+    # on the machine's load (the suite runs on two workers), so the count is not pinned further.
+    assert faults.injected >= 3
     assert {r.outcome for r in results} == {Outcome.FAILED}
     assert {r.error_code for r in results} <= {"deadline", "retries_exhausted"}
     _assert_untouched(aws)
