@@ -1,8 +1,8 @@
 """`lambda-inbox`: the operator's command line (show, failed, redrive, stats, ...).
 
-Not part of the Lambda layer (layers/inbox/Makefile leaves this package out) and installed only
-with the `cli` extra, `pip install 'lambda-inbox[cli]'`, which brings Typer and Rich. Without
-them `main` says so in one line and exits 2.
+Part of the operator's tooling (`lambda_inbox_tools`), never of the Lambda layer, and usable only
+with the `cli` extra, `pip install 'lambda-inbox[cli]'`, which brings Typer and Rich (`local`
+adds what `lambda-inbox local` needs). Without them `main` says so in one line and exits 2.
 """
 
 from __future__ import annotations
