@@ -11,7 +11,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from lambda_inbox.clients import dynamodb_client
+from lambda_inbox.aws_clients import dynamodb_client
 from lambda_inbox.reaper import Reaper, ReaperSettings, emit_metrics
 
 logger = Logger(service="inbox-reaper")

@@ -49,6 +49,8 @@ def test_import_lambda_inbox_loads_none_of_the_tooling() -> None:
     assert "lambda_inbox" in modules
     leaked = [m for m in modules if m.partition(".")[0] in TOOLING]
     assert leaked == []
+    # Nothing in the library may even look like the command line (lambda_inbox.cli*).
+    assert [m for m in modules if m.startswith(("lambda_inbox.cli", "lambda_inbox.local"))] == []
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
-from .clients import bounded, dynamodb_client, sqs_client
+from .aws_clients import bounded, dynamodb_client, sqs_client
 from .config import InboxConfig
 from .dead_letter import DeadLetterQueue
 from .deadline import Deadline

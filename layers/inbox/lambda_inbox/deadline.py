@@ -8,7 +8,7 @@ Network calls are bounded by the time left, not only by the clients' fixed timeo
 read timeout restarts with every byte, and retries multiply it): `Deadline.run` makes the call in
 a daemon thread and stops waiting when the deadline comes, raising `DeadlineReached`. The caller
 reports what the call was for as a batch item failure. The abandoned call ends on its own (the
-clients' timeouts and attempts are small, see `clients.CLIENT_CONFIG`), and `stop_past_deadline`,
+clients' timeouts and attempts are small, see `aws_clients.CLIENT_CONFIG`), and `stop_past_deadline`,
 a botocore `before-send` hook, refuses every further attempt once its deadline has passed. A call
 that still lands after the invocation answered is harmless: commits are conditional on the inbox
 record, reads change nothing, and a dead letter sent twice is a duplicate in the DLQ, never a loss.

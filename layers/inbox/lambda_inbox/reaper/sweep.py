@@ -207,6 +207,6 @@ def _epoch(iso: str | None, default: float) -> float:
 
 
 def _default_sqs() -> SQSClient:
-    from ..clients import sqs_client
+    from ..aws_clients import sqs_client
 
     return sqs_client()
