@@ -9,17 +9,14 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from devkit.paths import CHECKOUT_PYTHONPATH
 from lambda_inbox_tools.cli import main
 from lambda_inbox_tools.services.offline import patched_environ
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-LIBRARY_DIR = REPO_ROOT / "layers" / "inbox"
-TOOLS_DIR = REPO_ROOT / "tools"
 #: Wide enough that Rich never wraps a line the tests look for.
 COLUMNS = "200"
 
@@ -55,9 +52,7 @@ def process_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("INBOX_TABLE", None)
     path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(LIBRARY_DIR), str(TOOLS_DIR), *([path] if path else [])]
-    )
+    env["PYTHONPATH"] = os.pathsep.join([CHECKOUT_PYTHONPATH, *([path] if path else [])])
     env["COLUMNS"] = COLUMNS
     env.update(extra)
     return env

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devkit.paths import REPO_ROOT
+from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.local.sam_env import (
     sam_env_vars,
     shared_variables,
@@ -65,7 +65,6 @@ from .services import (
 from .settings import (
     ANY_INTERFACE,
     BUILD_TIMEOUT,
-    CHECKOUT_PATH,
     ELF_MACHINE_X86_64,
     IMAGE_TIMEOUT,
     LAYER_PLATFORM,
@@ -292,7 +291,7 @@ def phase_start_lambda(
         what="lambda-inbox local --invoke-endpoint (an invariant failed, or the run did not end)",
         timeout=LOCAL_STACK_TIMEOUT,
         # This checkout's library; a report wide enough to read in a CI log.
-        env={**os.environ, "PYTHONPATH": CHECKOUT_PATH, "COLUMNS": "120"},
+        env={**os.environ, "PYTHONPATH": CHECKOUT_PYTHONPATH, "COLUMNS": "120"},
     )
     processes.stop(server)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from devkit.paths import REPO_ROOT
 from lambda_inbox_tools.local.sam_env import (
     SHARED_VARIABLES,
@@ -12,8 +10,6 @@ from lambda_inbox_tools.local.sam_env import (
 TEMPLATE = REPO_ROOT / "template.yaml"
 EVENTS_DIR = REPO_ROOT / "events"
 WORK_DIR = REPO_ROOT / ".aws-sam-local"
-#: This checkout's library and tools first on the path of the commands the run starts.
-CHECKOUT_PATH = os.pathsep.join(str(REPO_ROOT / d) for d in ("layers/inbox", "tools"))
 DEFAULT_IMAGE = "lambda-inbox/python:3.13-x86_64-local"
 REGION = "us-east-1"
 LOCAL_ARCHITECTURE = "x86_64"

@@ -20,11 +20,10 @@ from typing import Any
 import boto3
 import pytest
 
-from devkit.paths import REPO_ROOT
+from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.services.items import scan_plain
 
 TEMPLATE = REPO_ROOT / "examples" / "invoices" / "template.yaml"
-CHECKOUT = os.pathsep.join(str(REPO_ROOT / d) for d in ("layers/inbox", "tools"))
 
 
 def cli(*args: str) -> list[str]:
@@ -37,7 +36,7 @@ def running(tmp_path: Any) -> Iterator[tuple[subprocess.Popen[str], dict[str, st
     environment = {
         name: value for name, value in os.environ.items() if not name.startswith("AWS_ENDPOINT")
     }
-    environment |= {"PYTHONPATH": CHECKOUT, "COLUMNS": "80"}
+    environment |= {"PYTHONPATH": CHECKOUT_PYTHONPATH, "COLUMNS": "80"}
     stack = f"inv-{uuid.uuid4().hex[:6]}"
     process = subprocess.Popen(
         cli("local", "--template", str(TEMPLATE), "--stack-name", stack),
@@ -148,7 +147,7 @@ def test_a_template_it_cannot_read_is_one_line_and_exit_2(tmp_path: Any) -> None
     done = subprocess.run(
         cli("local", "--template", str(broken)),
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": CHECKOUT},
+        env={**os.environ, "PYTHONPATH": CHECKOUT_PYTHONPATH},
         capture_output=True,
         text=True,
         timeout=120,

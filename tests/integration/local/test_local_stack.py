@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from devkit.paths import REPO_ROOT
+from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.local.backends import JAVA_MISSING
 from lambda_inbox_tools.local.invoker import InProcessInvoker
 from lambda_inbox_tools.local.run import Options, keep_running_hints, run
@@ -208,9 +208,7 @@ def test_without_java_the_demo_runs_on_moto_and_says_so(tmp_path: Path) -> None:
         name: value for name, value in os.environ.items() if not name.startswith("AWS_ENDPOINT")
     }
     environment["PATH"] = str(Path(sys.executable).parent)  # python, no java
-    environment["PYTHONPATH"] = os.pathsep.join(
-        str(REPO_ROOT / d) for d in ("layers/inbox", "tools")
-    )
+    environment["PYTHONPATH"] = CHECKOUT_PYTHONPATH
     argv = [sys.executable, "-m", "lambda_inbox_tools.cli", "local", "--messages", "8", "--json"]
     argv += ["--template", str(TEMPLATE)]
     done = subprocess.run(

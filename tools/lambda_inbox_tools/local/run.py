@@ -127,16 +127,23 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
         if live is not None:
             live(progress_rows(local))
 
-    # Read the template first: one that cannot be used fails before any service starts.
-    read_local_stack(
+    # Read the template first: one that cannot be used fails before any service starts, and
+    # whether the demo runs (with its webhook receiver) is known before anything starts for it.
+    planned = read_local_stack(
         options.template,
         sqs_endpoint="http://127.0.0.1:4566",
         parameters=options.parameters,
         local_defaults={"NotifyWebhookUrl": "http://127.0.0.1/notify"},
     )
+    demo = is_example_application(planned) if options.demo is None else options.demo
+    if demo and not is_example_application(planned):
+        missing = ", ".join(sorted(EXAMPLE_RESOURCES - _logical_ids(planned)))
+        raise NotTheExampleApplication(
+            f"the demo workload needs this repository's template (missing: {missing})"
+        )
     workload: Workload
     with contextlib.ExitStack() as stack:
-        receiver_holder = stack.enter_context(running_webhook_for(options))
+        receiver_holder = stack.enter_context(running_webhook_for(options)) if demo else None
         stack.enter_context(function_logs(log_path))
         local = stack.enter_context(
             running_stack(
@@ -145,7 +152,9 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
                 scale=options.scale,
                 invoke_endpoint=options.invoke_endpoint,
                 parameters=options.parameters,
-                local_defaults={"NotifyWebhookUrl": receiver_holder.url},
+                local_defaults={"NotifyWebhookUrl": receiver_holder.url}
+                if receiver_holder
+                else None,
                 dynamodb_endpoint=options.dynamodb_endpoint,
                 sqs_endpoint=options.sqs_endpoint,
                 stack_name=options.stack_name,
@@ -170,13 +179,7 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
         )
         for skipped in local.skipped:
             say(f"not run locally: {skipped}")
-        demo = is_example_application(local.stack) if options.demo is None else options.demo
-        if demo and not is_example_application(local.stack):
-            missing = ", ".join(sorted(EXAMPLE_RESOURCES - _logical_ids(local.stack)))
-            raise NotTheExampleApplication(
-                f"the demo workload needs this repository's template (missing: {missing})"
-            )
-        if not demo:  # another team's template: the stack, up until a signal stops it
+        if receiver_holder is None:  # another team's template: the stack, up until a signal
             local.start()
             keep_running(local, say)
             return Report({"demo": False, "ok": True, "seconds": _since(started)})

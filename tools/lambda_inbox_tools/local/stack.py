@@ -57,10 +57,12 @@ def read_local_stack(
     """The template's stack: `LOCAL_PARAMETERS` and `local_defaults` for the parameters it
     declares, then `parameters` (the user's: an undeclared one is an error); resources are named
     `{stack_name}-{LogicalId}`."""
-    declared = set(load_template(template).get("Parameters") or {})
+    loaded = load_template(template)
+    declared = set(loaded.get("Parameters") or {})
     defaults = {**LOCAL_PARAMETERS, **(local_defaults or {})}
     return read_stack(
         template,
+        loaded=loaded,
         parameters={
             **{name: value for name, value in defaults.items() if name in declared},
             **(parameters or {}),

@@ -511,9 +511,11 @@ def read_stack(
     parameters: Mapping[str, str] | None = None,
     stack_name: str = DEFAULT_STACK_NAME,
     sqs_endpoint: str = "http://127.0.0.1:4566",
+    loaded: Mapping[str, Any] | None = None,
 ) -> Stack:
-    """The local stack described by the template at `path`."""
-    template = load_template(path)
+    """The local stack described by the template at `path` (`loaded`: its content, when the
+    caller has already read it with `load_template`)."""
+    template = load_template(path) if loaded is None else loaded
     resolver = Resolver(
         template, stack_name=stack_name, parameters=parameters or {}, sqs_endpoint=sqs_endpoint
     )
