@@ -40,12 +40,12 @@ from typing import Any
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.items import get_item, stock_of
-from devkit.lambda_context import FakeLambdaContext
 from devkit.meters import WRITE_OPERATIONS, RequestMeter, Tally
 from devkit.payloads import order
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
 from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_or_exit
 from lambda_inbox_tools.services.offline import local_client, use_offline_aws
+from lambda_inbox_tools.testing.context import FakeLambdaContext
 
 BATCH_SIZE = 10
 INITIAL_STOCK = 1_000

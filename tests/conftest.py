@@ -1,9 +1,10 @@
 """Root fixtures shared by unit and integration tests.
 
 - a fake AWS environment for the whole session (no real credentials or profile can leak in);
-- `dynamodb_local_endpoint`: DynamoDB Local as a real Java process (session scope);
-- `moto_server_endpoint`: a threaded moto server, e.g. for SQS (session scope);
 - `local_tables`: a fresh inbox table and domain table on DynamoDB Local (per test).
+
+`dynamodb_local_endpoint`, `moto_server_endpoint`, `local_app` and `lambda_context` are the
+testing kit's fixtures (lambda_inbox_tools.pytest_plugin), which adopters use too.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from pathlib import Path
 import pytest
 
 from devkit.tables import LocalTables, create_domain_table, create_inbox_table, delete_table
-from lambda_inbox_tools.services.dynamodb_local import DynamoDBLocalError, running_dynamodb_local
 from lambda_inbox_tools.services.offline import (
     OFFLINE_AWS_ENV,
     inherited_aws_settings,
     local_client,
 )
-from lambda_inbox_tools.services.queues import running_moto_server
 
 INTEGRATION_TESTS = Path(__file__).resolve().parent / "integration"
 FAKE_AWS_ENV = {
@@ -66,23 +65,6 @@ def aws_test_environment() -> Iterator[dict[str, str]]:
     with pytest.MonkeyPatch.context() as mp:
         _apply_fake_aws_env(mp)
         yield dict(FAKE_AWS_ENV)
-
-
-@pytest.fixture(scope="session")
-def dynamodb_local_endpoint() -> Iterator[str]:
-    """Start DynamoDB Local (`-inMemory`, free port) and yield its URL `http://127.0.0.1:PORT`."""
-    try:
-        with running_dynamodb_local() as endpoint:
-            yield endpoint
-    except DynamoDBLocalError as error:
-        pytest.fail(str(error), pytrace=False)
-
-
-@pytest.fixture(scope="session")
-def moto_server_endpoint() -> Iterator[str]:
-    """A threaded moto server on 127.0.0.1 (e.g. for SQS); yields `http://127.0.0.1:PORT`."""
-    with running_moto_server() as endpoint:
-        yield endpoint
 
 
 @pytest.fixture

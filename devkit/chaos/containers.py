@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
-from devkit.faults import dynamodb_error
+from lambda_inbox_tools.testing.faults import dynamodb_error
 
 from .meters import Stats, read_half_units, write_units
 from .workload import (

@@ -2,7 +2,7 @@
 thousands of calls (property-based fuzzing), where moto's per-call cost dominates.
 
 `MemoryAws().client("dynamodb" | "sqs")` is an ordinary botocore client: the caller's parameters
-go through botocore's own validation and serialization, the hooks of `devkit.limits` (always
+go through botocore's own validation and serialization, the hooks of `lambda_inbox_tools.testing.limits` (always
 registered: whatever SQS or DynamoDB would refuse is refused), and any hook the caller registers;
 only the sending is replaced. A `before-call` hook answers from memory, in the parsed shape
 botocore returns, and errors are botocore's modelled exceptions (`ConditionalCheckFailedException`,

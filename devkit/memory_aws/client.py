@@ -1,5 +1,5 @@
 """Real boto3 clients whose sending is replaced by `MemoryAws` (botocore's validation and the
-`devkit.limits` hooks still run)."""
+`lambda_inbox_tools.testing.limits` hooks still run)."""
 
 from __future__ import annotations
 

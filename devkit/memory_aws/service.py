@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import boto3
 from botocore.awsrequest import AWSResponse
 
-from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 from lambda_inbox_tools.services.offline import ACCOUNT, REGION
+from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 
 from .client import _http, _MemoryClient, _metadata
 from .conditions import _condition_holds
@@ -53,7 +53,7 @@ class MemoryAws:
     def client(self, service: Literal["sqs"]) -> SQSClient: ...
 
     def client(self, service: Literal["dynamodb", "sqs"]) -> DynamoDBClient | SQSClient:
-        """A boto3 client answered from memory, with the limits of `devkit.limits` enforced."""
+        """A boto3 client answered from memory, with the limits of `lambda_inbox_tools.testing.limits` enforced."""
         real: Any = self._session.client(
             service,
             region_name=REGION,

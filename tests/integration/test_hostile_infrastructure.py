@@ -14,11 +14,11 @@ import boto3
 import pytest
 
 from devkit.events import sqs_event, sqs_record
-from devkit.lambda_context import FakeLambdaContext
 from devkit.tables import LocalTables
 from lambda_inbox import InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox.aws_clients import CLIENT_CONFIG
 from lambda_inbox_tools.services.offline import local_client
+from lambda_inbox_tools.testing.context import FakeLambdaContext
 
 
 def _serve(server: socket.socket, mode: str, stop: threading.Event) -> None:

@@ -149,3 +149,28 @@ def test_nothing_shipped_imports_devkit() -> None:
     assert [m for m in shipped if any(t.startswith("devkit") for t in graph[m])] == []
     library = [m for m in graph if m.startswith("lambda_inbox.") or m == "lambda_inbox"]
     assert [m for m in library if any(t.startswith("lambda_inbox_tools") for t in graph[m])] == []
+
+
+def test_examples_use_only_the_public_api_and_the_testing_kit() -> None:
+    """An example is what an adopting team writes: `lambda_inbox` and the kit, nothing of
+    this repository's own helpers or the library's internals."""
+    allowed = ("lambda_inbox", "lambda_inbox_tools.testing")
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "examples").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                ours = name.split(".")[0] in (
+                    "lambda_inbox",
+                    "lambda_inbox_tools",
+                    "devkit",
+                    "tests",
+                )
+                if ours and name not in allowed:
+                    found.setdefault(str(path.relative_to(ROOT)), []).append(name)
+    assert found == {}

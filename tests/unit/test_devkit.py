@@ -22,10 +22,10 @@ from devkit.events import (
     sqs_record,
     string_attribute,
 )
-from devkit.lambda_context import FakeLambdaContext
-from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 from devkit.memory_aws import MemoryAws
 from devkit.payloads import payment
+from lambda_inbox_tools.testing.context import FakeLambdaContext
+from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef

@@ -8,7 +8,7 @@ Properties, for every generated batch:
 - the valid records of the batch commit.
 
 Each test runs twice. On `devkit.memory_aws` (tables and queues in memory behind real boto3
-clients: botocore's parameter validation and the SQS and DynamoDB limits of `devkit.limits` apply,
+clients: botocore's parameter validation and the SQS and DynamoDB limits of `lambda_inbox_tools.testing.limits` apply,
 only the sending is replaced) it tries `INBOX_FUZZ_EXAMPLES` examples (default 500). On moto,
 whose every call costs tens of milliseconds, it tries `INBOX_FUZZ_MOTO_EXAMPLES` (default 10): the
 same properties against moto's own DynamoDB and SQS, so the two stores cannot drift apart
@@ -33,11 +33,15 @@ from hypothesis import strategies as st
 
 from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, ORDER_QUEUE_ARN, replayed
-from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits, sqs_problems
 from devkit.memory_aws import MemoryAws
 from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox_tools.services.queues import receive_all
+from lambda_inbox_tools.testing.limits import (
+    enforce_dynamodb_key_limits,
+    enforce_sqs_limits,
+    sqs_problems,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
@@ -239,7 +243,7 @@ class Backend:
 @pytest.fixture(params=["memory", "moto"])
 def backend(request: pytest.FixtureRequest) -> Backend:
     if request.param == "memory":
-        memory = MemoryAws()  # devkit.limits enforced on its clients
+        memory = MemoryAws()  # lambda_inbox_tools.testing.limits enforced on its clients
         dynamodb, sqs = memory.client("dynamodb"), memory.client("sqs")
         aws = AppState.created(dynamodb, sqs)
         return Backend(aws, EXAMPLES, memory.clear_items, memory.drain)  # type: ignore[arg-type]

@@ -20,10 +20,10 @@ from devkit.events import (
     string_attribute,
 )
 from devkit.events import kafka_record as record
-from devkit.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.errors import MalformedRecord, UnsupportedEvent
 from lambda_inbox.identity import MAX_KEY_BYTES
+from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 
 
 def put_item(body: dict[str, Any], uow: UnitOfWork) -> None:

@@ -13,11 +13,16 @@ import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
 from devkit.events import redeliver, sqs_event, sqs_record
-from devkit.faults import LambdaCrashed, crash_on, lose_first_response, stale_batch_reads
 from devkit.handlers import load_function, process
 from devkit.meters import RequestMeter
 from devkit.payloads import order
 from lambda_inbox import Outcome
+from lambda_inbox_tools.testing.faults import (
+    LambdaCrashed,
+    crash_on,
+    lose_first_response,
+    stale_batch_reads,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -20,12 +20,18 @@ import pytest
 from devkit.app_state import ORDER_EVENTS, AppState
 from devkit.emf import emf_records
 from devkit.events import failed_ids, redeliver, sqs_event, sqs_record
-from devkit.faults import FaultInjector, cancelled, everywhere, on_item, throttling
 from devkit.handlers import load_function, process
-from devkit.lambda_context import FakeLambdaContext
 from devkit.meters import RequestMeter
 from devkit.payloads import order
 from lambda_inbox import Outcome
+from lambda_inbox_tools.testing.context import FakeLambdaContext
+from lambda_inbox_tools.testing.faults import (
+    FaultInjector,
+    cancelled,
+    everywhere,
+    on_item,
+    throttling,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,12 @@ import pytest
 
 from devkit.app_state import PAYMENT_EVENTS, AppState
 from devkit.events import failed_offsets, kafka_event, kafka_record, load_event, redelivery
-from devkit.faults import (
+from devkit.handlers import deliver_until_acknowledged, load_function, run_concurrently
+from devkit.meters import RequestMeter, assert_no_item_twice_per_transaction
+from devkit.payloads import payment
+from lambda_inbox.kafka import parse_kafka_event
+from lambda_inbox.outcomes import Outcome
+from lambda_inbox_tools.testing.faults import (
     FaultInjector,
     LambdaCrashed,
     cancelled,
@@ -21,11 +26,6 @@ from devkit.faults import (
     lose_first_response,
     on_item,
 )
-from devkit.handlers import deliver_until_acknowledged, load_function, run_concurrently
-from devkit.meters import RequestMeter, assert_no_item_twice_per_transaction
-from devkit.payloads import payment
-from lambda_inbox.kafka import parse_kafka_event
-from lambda_inbox.outcomes import Outcome
 
 pytestmark = pytest.mark.integration
 

@@ -1,0 +1,160 @@
+"""The testing kit's effectively-once check: it passes this repository's own consumers (on
+this repository's template, through the kit's `local_app`), and it fails the consumers that are
+not effectively-once, naming what went wrong: a consumer with no inbox applies duplicates twice,
+one that acknowledges before writing loses messages when it crashes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from devkit.paths import REPO_ROOT
+from devkit.payloads import order, payment
+from lambda_inbox_tools.testing import (
+    NotEffectivelyOnce,
+    check_effectively_once,
+    kafka_record,
+    payload,
+    sqs_record,
+)
+
+TEMPLATE = REPO_ROOT / "template.yaml"
+INVOICES = REPO_ROOT / "examples" / "invoices" / "template.yaml"
+
+
+def test_payment_events_is_effectively_once_on_kafka(local_app: Any) -> None:
+    app = local_app(TEMPLATE)
+    records = [
+        kafka_record(n % 3, n // 3, payment(n, customer=f"cust-{n % 5}", amount=10 + n))
+        for n in range(45)
+    ]
+    # A producer retry under a new event id (a logical duplicate), at the end of partition 0.
+    again = {**payment(4, customer="cust-4", amount=14), "event_id": "evt-4-again"}
+    records.append(kafka_record(0, 15, again))
+
+    def credited() -> Counter[str]:
+        return Counter(
+            item["sk"].removeprefix("PAYMENT#")
+            for item in app.items("DomainTable")
+            if item["sk"].startswith("PAYMENT#")
+        )
+
+    report = check_effectively_once(
+        app.function("PaymentEventsFunction"),
+        records,
+        effects=credited,
+        key=lambda record: payload(record)["payment_id"],
+        seed=11,
+        batch_size=7,
+    )
+
+    assert report.replays and report.crashes["before"] and report.crashes["after"], report
+    balances = {i["pk"]: i for i in app.items("DomainTable") if i["sk"] == "BALANCE"}
+    assert sum(int(b["payments"]) for b in balances.values()) == 45
+
+
+def test_order_events_is_effectively_once_on_sqs(local_app: Any) -> None:
+    app = local_app(TEMPLATE)
+    table = app.table_name("DomainTable")
+    for sku in ("SKU-RED-MUG", "SKU-BLUE-CAP"):
+        app.dynamodb.put_item(
+            TableName=table,
+            Item={"pk": {"S": f"SKU#{sku}"}, "sk": {"S": "STOCK"}, "available": {"N": "1000"}},
+        )
+    arn = app.stack.queue("OrderEventsQueue").arn
+    records = [
+        sqs_record(order(f"evt-{n}", lines=[("SKU-RED-MUG", 1), ("SKU-BLUE-CAP", 2)]), arn=arn)
+        for n in range(30)
+    ]
+
+    def shipped() -> list[str]:
+        return [i["pk"] for i in app.items("DomainTable") if i["sk"] == "SHIPMENT"]
+
+    check_effectively_once(
+        app.function("OrderEventsFunction"),
+        records,
+        effects=shipped,
+        key=lambda record: f"ORDER#{payload(record)['order_id']}",
+        seed=3,
+    )
+    stock = {i["pk"]: int(i["available"]) for i in app.items("DomainTable") if i["sk"] == "STOCK"}
+    assert stock == {"SKU#SKU-RED-MUG": 970, "SKU#SKU-BLUE-CAP": 940}
+
+
+def counting_handler(app: Any, *, acknowledge_first: bool = False) -> Any:
+    """A consumer with no inbox: one `ADD count :1` per message it is given."""
+    table = app.table_name("LedgerTable")
+    dynamodb = app.dynamodb
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        for record in event["Records"]:
+            key = {"pk": {"S": payload(record)["invoice_id"]}, "sk": {"S": "COUNT"}}
+            if acknowledge_first:  # "processed" is remembered before the write is made
+                dynamodb.put_item(TableName=table, Item={**key, "sk": {"S": "SEEN"}})
+            dynamodb.update_item(
+                TableName=table,
+                Key=key,
+                UpdateExpression="ADD applied :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+        return {"batchItemFailures": []}
+
+    return handler
+
+
+def applied(app: Any) -> Counter[str]:
+    return Counter(
+        {i["pk"]: int(i["applied"]) for i in app.items("LedgerTable") if i["sk"] == "COUNT"}
+    )
+
+
+def invoices(arn: str, count: int) -> list[dict[str, Any]]:
+    return [
+        sqs_record({"invoice_id": f"INV-{n}", "amount_cents": 5}, arn=arn) for n in range(count)
+    ]
+
+
+def test_a_consumer_without_an_inbox_fails_the_check(local_app: Any) -> None:
+    app = local_app(INVOICES)
+    records = invoices(app.stack.queue("InvoicesQueue").arn, 20)
+
+    with pytest.raises(NotEffectivelyOnce, match=r"applied twice: INV-\d+ x2"):
+        check_effectively_once(
+            counting_handler(app),
+            records,
+            effects=lambda: applied(app),
+            key=lambda record: payload(record)["invoice_id"],
+            clients=[app.dynamodb],
+        )
+
+
+def test_a_check_without_crashes_or_duplicates_passes_the_same_consumer(local_app: Any) -> None:
+    """The failure above comes from the duplicates and crashes, not from the check itself."""
+    app = local_app(INVOICES)
+    records = invoices(app.stack.queue("InvoicesQueue").arn, 20)
+
+    report = check_effectively_once(
+        counting_handler(app),
+        records,
+        effects=lambda: applied(app),
+        key=lambda record: payload(record)["invoice_id"],
+        duplicate_rate=0,
+        crash_rate=0,
+    )
+
+    assert report.invocations == 2 and not report.crashes
+
+
+def test_effects_lost_or_unexpected_are_named(local_app: Any) -> None:
+    app = local_app(INVOICES)
+    records = invoices(app.stack.queue("InvoicesQueue").arn, 5)
+
+    with pytest.raises(NotEffectivelyOnce, match=r"lost: INV-0.*unexpected: INV-9"):
+        check_effectively_once(
+            lambda event, context: {"batchItemFailures": []},
+            records,
+            effects=lambda: ["INV-1", "INV-2", "INV-3", "INV-4", "INV-9"],
+            key=lambda record: payload(record)["invoice_id"],
+        )

@@ -1,0 +1,62 @@
+"""lambda-inbox's testing kit: prove a consumer effectively-once in its own tests.
+
+Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's fixtures
+(`lambda_inbox_tools.pytest_plugin`: DynamoDB Local, a moto server, `local_app`,
+`lambda_context`). What it offers, by module:
+
+- `app`: a SAM template's tables and queues on local endpoints, its functions loaded in-process
+  (`local_app`, `LocalApp`, `LocalFunction`);
+- `events`: SQS and Kafka records and events as the event sources deliver them, redeliveries,
+  partial batch responses read back;
+- `delivery`: redeliver until acknowledged, concurrent invocations;
+- `crashes`: the runtime dying just before or after a DynamoDB write; `faults`: throttling,
+  cancelled transactions, lost answers, stale reads, slow sends;
+- `effectively_once`: `check_effectively_once`, which drives a handler through duplicates,
+  redeliveries, reordering and crashes and checks the effects happened once per message key;
+- `limits`: what SQS and DynamoDB refuse and moto accepts, as client hooks;
+- `context`: a Lambda context.
+
+Documented in docs/testing.md.
+"""
+
+from .app import LocalApp, LocalFunction, local_app
+from .context import FakeLambdaContext
+from .crashes import CrashSwitch, InjectedCrash
+from .delivery import deliver_until_acknowledged, run_concurrently
+from .effectively_once import NotEffectivelyOnce, Report, check_effectively_once
+from .events import (
+    failed_ids,
+    failed_offsets,
+    kafka_event,
+    kafka_record,
+    payload,
+    record_id,
+    redeliver,
+    redelivery,
+    sqs_event,
+    sqs_record,
+)
+
+__all__ = [
+    "CrashSwitch",
+    "FakeLambdaContext",
+    "InjectedCrash",
+    "LocalApp",
+    "LocalFunction",
+    "NotEffectivelyOnce",
+    "Report",
+    "check_effectively_once",
+    "deliver_until_acknowledged",
+    "failed_ids",
+    "failed_offsets",
+    "kafka_event",
+    "kafka_record",
+    "local_app",
+    "payload",
+    "record_id",
+    "redeliver",
+    "redelivery",
+    "run_concurrently",
+    "sqs_event",
+    "sqs_record",
+]

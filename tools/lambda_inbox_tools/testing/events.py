@@ -1,0 +1,252 @@
+"""Lambda events as the event sources deliver them, for a consumer's tests: SQS (standard and
+FIFO) records and events, Kafka (MSK and self-managed) records and events, redeliveries, and
+readers of the partial batch responses.
+
+SQS message attributes come in two spellings: a Lambda record's (`stringValue`, `dataType`,
+base64 `binaryValue`) and SendMessage/ReceiveMessage's (`StringValue`, `DataType`, raw
+`BinaryValue`); `received_attributes` and `lambda_attributes` convert between them.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..services.offline import ACCOUNT, REGION
+
+#: The queue a built SQS record comes from unless `arn` is given.
+QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:local-queue"
+#: The cluster a built Kafka event comes from unless `arn` is given.
+MSK_CLUSTER_ARN = f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/local/test"
+#: 2024-11-21T12:02:00Z: when the built SQS messages were sent, in epoch milliseconds.
+SENT_TIMESTAMP_MS = 1732190520000
+#: 2024-11-21T12:06:00Z: the create time of Kafka record offset 0, in epoch milliseconds.
+KAFKA_TIMESTAMP_MS = 1732190760000
+
+
+# ---- SQS ----------------------------------------------------------------------------------------
+
+
+def string_attribute(value: str) -> dict[str, Any]:
+    """A String message attribute as a Lambda SQS record carries it."""
+    return {
+        "stringValue": value,
+        "stringListValues": [],
+        "binaryListValues": [],
+        "dataType": "String",
+    }
+
+
+def binary_attribute(value: bytes) -> dict[str, Any]:
+    """A Binary message attribute as a Lambda SQS record carries it (base64)."""
+    return {
+        "binaryValue": base64.b64encode(value).decode("ascii"),
+        "stringListValues": [],
+        "binaryListValues": [],
+        "dataType": "Binary",
+    }
+
+
+def received_attributes(attributes: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A Lambda record's `messageAttributes` as SendMessage and ReceiveMessage spell them."""
+    converted: dict[str, dict[str, Any]] = {}
+    for name, value in attributes.items():
+        if value.get("stringValue") is not None:
+            converted[name] = {"DataType": value["dataType"], "StringValue": value["stringValue"]}
+        else:
+            binary = base64.b64decode(value["binaryValue"])
+            converted[name] = {"DataType": value["dataType"], "BinaryValue": binary}
+    return converted
+
+
+def lambda_attributes(attributes: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """ReceiveMessage's `MessageAttributes` as a Lambda SQS record carries them."""
+    converted: dict[str, dict[str, Any]] = {}
+    for name, value in attributes.items():
+        if "StringValue" in value:
+            converted[name] = string_attribute(value["StringValue"])
+        else:
+            converted[name] = binary_attribute(value["BinaryValue"])
+        converted[name]["dataType"] = value["DataType"]
+    return converted
+
+
+def _receipt_handle() -> str:
+    return "AQEB" + base64.b64encode(uuid.uuid4().bytes).decode("ascii")
+
+
+def sqs_record(
+    body: str | Mapping[str, Any],
+    *,
+    message_id: str | None = None,
+    arn: str = QUEUE_ARN,
+    group: str | None = None,
+    dedup: str | None = None,
+    receive_count: int = 1,
+    message_attributes: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One record of a Lambda SQS event. A mapping body is sent as compact JSON; `messageId`
+    is new unless given; `group` / `dedup` are the FIFO `MessageGroupId` and
+    `MessageDeduplicationId` (use a FIFO `arn`, ending in `.fifo`, with them)."""
+    text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
+    attributes = {
+        "ApproximateReceiveCount": str(receive_count),
+        "SentTimestamp": str(SENT_TIMESTAMP_MS),
+        "SenderId": "AIDAEXAMPLEPRODUCER01",
+        "ApproximateFirstReceiveTimestamp": str(SENT_TIMESTAMP_MS + 37),
+    }
+    if group is not None:
+        attributes["MessageGroupId"] = group
+    if dedup is not None:
+        attributes["MessageDeduplicationId"] = dedup
+    return {
+        "messageId": message_id or str(uuid.uuid4()),
+        "receiptHandle": _receipt_handle(),
+        "body": text,
+        "attributes": attributes,
+        "messageAttributes": dict(message_attributes or {}),
+        "md5OfBody": hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": arn,
+        "awsRegion": REGION,
+    }
+
+
+def sqs_record_from(
+    message: Mapping[str, Any], *, arn: str, message_id: str | None = None
+) -> dict[str, Any]:
+    """The Lambda SQS record of a message received from the queue `arn` (ReceiveMessage shape:
+    `MessageId`, `Body`, `MessageAttributes`, ...), as the event source would deliver it."""
+    body = str(message["Body"])
+    return {
+        "messageId": message_id or message["MessageId"],
+        "receiptHandle": message.get("ReceiptHandle") or _receipt_handle(),
+        "body": body,
+        "attributes": {"ApproximateReceiveCount": "1", **message.get("Attributes", {})},
+        "messageAttributes": lambda_attributes(message.get("MessageAttributes", {})),
+        "md5OfBody": hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": arn,
+        "awsRegion": REGION,
+    }
+
+
+def sqs_event(*records: Mapping[str, Any]) -> dict[str, Any]:
+    """A Lambda SQS event holding `records`."""
+    return {"Records": [dict(record) for record in records]}
+
+
+def redeliver(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The same SQS message delivered again: same messageId, new receipt handle, count + 1."""
+    again: dict[str, Any] = copy.deepcopy(dict(record))
+    again["receiptHandle"] = _receipt_handle()
+    count = int(again["attributes"]["ApproximateReceiveCount"]) + 1
+    again["attributes"]["ApproximateReceiveCount"] = str(count)
+    return again
+
+
+def failed_ids(response: Mapping[str, Any]) -> list[str]:
+    """The messageIds an SQS partial batch response reports, in order."""
+    return [str(item["itemIdentifier"]) for item in response["batchItemFailures"]]
+
+
+# ---- Kafka (MSK) --------------------------------------------------------------------------------
+
+
+def kafka_record(
+    partition: int,
+    offset: int,
+    value: Mapping[str, Any] | bytes | None,
+    *,
+    key: bytes | None = None,
+    headers: Mapping[str, bytes] | Sequence[tuple[str, bytes | None]] | None = None,
+    topic: str = "payments",
+    timestamp: int | None = None,
+    timestamp_type: str = "CREATE_TIME",
+) -> dict[str, Any]:
+    """One record as the MSK event source delivers it: base64 key and value (a mapping value is
+    sent as compact JSON; None leaves the value out), headers as lists of byte values."""
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or [])
+    raw: dict[str, Any] = {
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "timestamp": KAFKA_TIMESTAMP_MS + offset if timestamp is None else timestamp,
+        "timestampType": timestamp_type,
+        "headers": [{name: list(data or b"")} for name, data in pairs],
+    }
+    if isinstance(value, Mapping):
+        value = json.dumps(dict(value), separators=(",", ":")).encode("utf-8")
+    if value is not None:
+        raw["value"] = base64.b64encode(value).decode("ascii")
+    if key is not None:
+        raw["key"] = base64.b64encode(key).decode("ascii")
+    return raw
+
+
+def kafka_event(
+    records: Iterable[Mapping[str, Any]], *, arn: str = MSK_CLUSTER_ARN
+) -> dict[str, Any]:
+    """An MSK event: records grouped by `topic-partition`, each partition in offset order."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for raw in records:
+        grouped.setdefault(f"{raw['topic']}-{raw['partition']}", []).append(dict(raw))
+    for partition_records in grouped.values():
+        partition_records.sort(key=lambda raw: int(raw["offset"]))
+    return {"eventSource": "aws:kafka", "eventSourceArn": arn, "records": grouped}
+
+
+def failed_offsets(response: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """The (topic-partition, offset) pairs a Kafka partial batch response reports, in order."""
+    return [
+        (item["itemIdentifier"]["topic-partition"], int(item["itemIdentifier"]["offset"]))
+        for item in response["batchItemFailures"]
+    ]
+
+
+def redelivery(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the event source delivers after `response` (a partial batch response to `event`):
+    for Kafka, per reported partition every record from the first reported offset on; for SQS,
+    the reported messages again (`redeliver`). None when nothing was reported; AssertionError
+    when the response reports a record the event does not hold."""
+    if "Records" in event:
+        records = event["Records"]
+        failed = set(failed_ids(response))
+        assert failed <= {str(record["messageId"]) for record in records}, failed
+        again = [redeliver(record) for record in records if record["messageId"] in failed]
+        return sqs_event(*again) if again else None
+    first_failed: dict[str, int] = {}
+    for partition, offset in failed_offsets(response):
+        offsets = [int(raw["offset"]) for raw in event["records"].get(partition, [])]
+        assert offset in offsets, (partition, offset)
+        first_failed[partition] = min(offset, first_failed.get(partition, offset))
+    if not first_failed:
+        return None
+    return {
+        **event,
+        "records": {
+            partition: [raw for raw in records if int(raw["offset"]) >= first_failed[partition]]
+            for partition, records in event["records"].items()
+            if partition in first_failed
+        },
+    }
+
+
+def payload(record: Mapping[str, Any]) -> Any:
+    """The JSON a built record carries: an SQS record's body, a Kafka record's value."""
+    if "body" in record:
+        return json.loads(record["body"])
+    return json.loads(base64.b64decode(record["value"]))
+
+
+def record_id(record: Mapping[str, Any]) -> str:
+    """What identifies a delivery of `record` to its event source: an SQS `messageId`, a Kafka
+    `topic-partition@offset`."""
+    if "messageId" in record:
+        return str(record["messageId"])
+    return f"{record['topic']}-{record['partition']}@{record['offset']}"
