@@ -14,6 +14,7 @@ from lambda_inbox_tools.local.template import (
     KafkaEventSpec,
     ScheduleEventSpec,
     SqsEventSpec,
+    StreamEventSpec,
     TemplateError,
     load_template,
     read_stack,
@@ -178,3 +179,22 @@ def test_a_template_it_cannot_read_is_a_template_error(
     path.write_text(text)
     with pytest.raises(TemplateError, match=re.escape(says)):
         load_template(path)
+
+
+def test_a_stream_trigger_names_its_table_and_keeps_its_rules() -> None:
+    path = Path(__file__).resolve().parents[2] / "integration/local/stream_app/template.yaml"
+    stack = read_stack(path, sqs_endpoint=SQS, stack_name="s")
+    assert stack.table("SourceTable").stream_view_type == "NEW_IMAGE"
+    (event,) = stack.function("CopyFunction").events
+    assert isinstance(event, StreamEventSpec)
+    assert (event.table_name, event.batch_size, event.maximum_retry_attempts) == (
+        "s-SourceTable",
+        4,
+        2,
+    )
+    assert event.bisect_on_error and event.report_batch_item_failures
+    assert event.on_failure_arn == stack.queue("GivenUpQueue").arn
+    assert event.filters == (
+        {"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "COPY#"}]}}}},
+    )
+    assert stack.skipped == []

@@ -35,6 +35,11 @@ def create_table(dynamodb: Any, table: TableSpec) -> None:
         ]
     if table.local_secondary_indexes:
         request["LocalSecondaryIndexes"] = table.local_secondary_indexes
+    if table.stream_view_type:
+        request["StreamSpecification"] = {
+            "StreamEnabled": True,
+            "StreamViewType": table.stream_view_type,
+        }
     dynamodb.create_table(**request)
     deadline = time.monotonic() + TABLE_WAIT_SECONDS
     while dynamodb.describe_table(TableName=table.name)["Table"]["TableStatus"] != "ACTIVE":

@@ -93,6 +93,15 @@ def progress_rows(local: LocalStack) -> list[tuple[str, str]]:
                 f"{k.retried_records} retried, {k.failed_invocations} failed",
             )
         )
+    for stream in local.stream_pollers:
+        d = stream.stats
+        rows.append(
+            (
+                stream.label,
+                f"{d.invocations} invocations, {d.records} records, {d.filtered_out} filtered "
+                f"out, {d.retried_records} retried, {d.given_up_batches} batches given up",
+            )
+        )
     for scheduler in local.schedulers:
         rows.append((scheduler.label, f"{scheduler.stats.invocations} runs"))
     for dlq, _ in local.stack.redrive_pairs():

@@ -29,6 +29,7 @@ from .kafka_poller import LOCAL_CLUSTER_ARN, KafkaPoller
 from .provision import provision
 from .scheduler import Scheduler, UnsupportedSchedule
 from .sqs_poller import SqsPoller
+from .stream_poller import StreamPoller
 from .template import (
     DEFAULT_STACK_NAME,
     REGION,
@@ -36,6 +37,7 @@ from .template import (
     ScheduleEventSpec,
     SqsEventSpec,
     Stack,
+    StreamEventSpec,
     load_template,
     read_stack,
 )
@@ -96,7 +98,9 @@ class LocalStack:
         self.in_process = invoke_endpoint is None
         self.dynamodb = client("dynamodb", endpoints.dynamodb)
         self.sqs = client("sqs", endpoints.sqs)
+        self.streams = client("dynamodbstreams", endpoints.dynamodb)
         self.sqs_pollers: list[SqsPoller] = []
+        self.stream_pollers: list[StreamPoller] = []
         self.kafka_pollers: list[KafkaPoller] = []
         self.schedulers: list[Scheduler] = []
         self.skipped: list[str] = list(stack.skipped)
@@ -123,14 +127,31 @@ class LocalStack:
                             on_failure_url=failures,
                         )
                     )
+                elif isinstance(event, StreamEventSpec):
+                    failures = (
+                        stack.queue_by_arn(event.on_failure_arn).url
+                        if event.on_failure_arn
+                        else None
+                    )
+                    self.stream_pollers.append(
+                        StreamPoller(
+                            self.dynamodb,
+                            self.streams,
+                            function,
+                            event,
+                            invoker,
+                            sqs=self.sqs,
+                            on_failure_url=failures,
+                        )
+                    )
                 elif isinstance(event, ScheduleEventSpec):
                     try:
                         self.schedulers.append(Scheduler(function, event, invoker, scale))
                     except UnsupportedSchedule as error:
                         self.skipped.append(f"{function.logical_id}.{event.name}: {error}")
 
-    def runners(self) -> list[SqsPoller | KafkaPoller | Scheduler]:
-        return [*self.sqs_pollers, *self.kafka_pollers, *self.schedulers]
+    def runners(self) -> list[SqsPoller | KafkaPoller | StreamPoller | Scheduler]:
+        return [*self.sqs_pollers, *self.kafka_pollers, *self.stream_pollers, *self.schedulers]
 
     def start(self) -> None:
         for runner in self.runners():
@@ -145,8 +166,10 @@ class LocalStack:
         return queue_depth(self.sqs, url, in_flight=True, delayed=True)
 
     def pending(self) -> int:
-        """Messages still to be processed: in the polled queues, and Kafka records not committed."""
+        """Messages still to be processed: in the polled queues, Kafka records not committed,
+        stream records read and not done (and 1 per stream whose last read found records)."""
         total = sum(self.queue_depth(p.queue.url) for p in self.sqs_pollers)
+        total += sum(p.pending() for p in self.stream_pollers)
         return total + sum(p.lag() for p in self.kafka_pollers)
 
 

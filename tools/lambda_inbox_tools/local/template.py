@@ -282,6 +282,13 @@ def read_stack(
                 spec = sam_event(event_name, event)
                 if spec is not None:
                     function.events.append(spec)
+                    if not isinstance(spec, StreamEventSpec) and (
+                        (event.get("Properties") or {}).get("FilterCriteria")
+                    ):
+                        skipped.append(
+                            f"{logical_id}.{event_name}: FilterCriteria not emulated "
+                            "(every message is delivered)"
+                        )
                 else:
                     kind_of_event = event.get("Type") if isinstance(event, dict) else event
                     skipped.append(

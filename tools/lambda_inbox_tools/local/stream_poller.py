@@ -1,0 +1,247 @@
+"""The DynamoDB Streams event source mapping, emulated on a real table's stream (DynamoDB Local
+serves the Streams API on its own endpoint; so does moto).
+
+Rules (those of Lambda's stream pollers), per shard, in order:
+- read up to `BatchSize` records from the shard's position; records no `FilterCriteria` pattern
+  matches are passed over as processed;
+- invoke the function with the Lambda DynamoDB event (images as the Streams API gives them,
+  binary values base64, `ApproximateCreationDateTime` in epoch seconds);
+- success: the position moves past the batch. With `ReportBatchItemFailures`, a response naming
+  records (`itemIdentifier` = their `SequenceNumber`) moves it to the first one named, and the
+  rest of the batch is read again; an identifier not in the batch fails the whole batch;
+- a failed invocation (error, timeout, crash) retries the batch; with `BisectBatchOnFunctionError`
+  the batch is split in two and each half retried on its own (a split is not a retry);
+- after `MaximumRetryAttempts` retries of the same first record the batch is given up: its
+  description (shard, sequence numbers, the stream) goes to the on-failure destination, a queue,
+  and the shard moves on. Without a limit the shard waits for its records forever (in AWS, until
+  they expire after 24 hours).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .event_filter import passes
+from .invoker import Invoker
+from .loop import PollingLoop
+from .template import ACCOUNT, REGION, FunctionSpec, StreamEventSpec
+
+IDLE_PAUSE_SECONDS = 0.2
+
+
+def _plain(value: Any) -> Any:
+    """A Streams API value as JSON carries it: bytes base64, datetimes in epoch seconds."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, datetime):
+        return int(value.timestamp())
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_plain(v) for v in value]
+    return value
+
+
+def lambda_stream_record(record: Mapping[str, Any], stream_arn: str) -> dict[str, Any]:
+    """One record of the Lambda DynamoDB event from a GetRecords result."""
+    return {
+        "eventID": record["eventID"],
+        "eventName": record["eventName"],
+        "eventVersion": record.get("eventVersion", "1.1"),
+        "eventSource": "aws:dynamodb",
+        "awsRegion": REGION,
+        "dynamodb": _plain(record["dynamodb"]),
+        "eventSourceARN": stream_arn,
+    }
+
+
+def sequence_number(record: Mapping[str, Any]) -> str:
+    return str(record["dynamodb"]["SequenceNumber"])
+
+
+def first_failure(records: Sequence[Mapping[str, Any]], response: Any) -> int | None:
+    """The index in `records` the shard goes back to after a successful invocation's
+    `response` (None: every record is done); 0 for a malformed report."""
+    failures = response.get("batchItemFailures") if isinstance(response, Mapping) else None
+    if not failures:
+        return None
+    numbers = [sequence_number(r) for r in records]
+    named = [f.get("itemIdentifier") if isinstance(f, Mapping) else None for f in failures]
+    if not all(isinstance(n, str) and n in numbers for n in named):
+        return 0
+    return min(numbers.index(str(n)) for n in named)
+
+
+@dataclass
+class StreamStats:
+    invocations: int = 0
+    records: int = 0
+    filtered_out: int = 0
+    failed_invocations: int = 0
+    retried_records: int = 0
+    given_up_batches: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Shard:
+    iterator: str | None
+    #: Records read and not yet done, in order (a retried batch is read again from here).
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    attempts: int = 0
+    #: Set by a bisected failure: how many of `pending` the next invocation takes.
+    window: int | None = None
+
+
+class StreamPoller:
+    """Polls one table's stream for one function event until `stop()`."""
+
+    def __init__(
+        self,
+        dynamodb: Any,
+        streams: Any,
+        function: FunctionSpec,
+        event: StreamEventSpec,
+        invoker: Invoker,
+        *,
+        sqs: Any = None,
+        on_failure_url: str | None = None,
+        retry_pause: float = 0.2,
+    ) -> None:
+        self.dynamodb, self.streams, self.sqs = dynamodb, streams, sqs
+        self.function, self.event, self.invoker = function, event, invoker
+        self.on_failure_url = on_failure_url
+        self.retry_pause = retry_pause
+        self.stats = StreamStats()
+        self.stream_arn = self._latest_stream_arn()
+        #: The ARN the function sees: the template's region and account, the stream's label.
+        self.event_source_arn = (
+            f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{event.table_name}/stream/"
+            + self.stream_arn.rsplit("/stream/", 1)[1]
+        )
+        self._shards: dict[str, _Shard] = {}
+        self._idle = False
+        self._loop = PollingLoop(self.label, self._cycle, errors=self.stats.errors)
+
+    @property
+    def label(self) -> str:
+        return f"{self.event.table_name} stream -> {self.function.logical_id}"
+
+    def _latest_stream_arn(self) -> str:
+        table = self.dynamodb.describe_table(TableName=self.event.table_name)["Table"]
+        arn = table.get("LatestStreamArn")
+        if not arn:
+            raise RuntimeError(f"table {self.event.table_name} has no stream (StreamSpecification)")
+        return str(arn)
+
+    def _discover(self) -> None:
+        kind = "LATEST" if self.event.starting_position == "LATEST" else "TRIM_HORIZON"
+        shards = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
+        for shard in shards.get("Shards", []):
+            if shard["ShardId"] not in self._shards:
+                iterator = self.streams.get_shard_iterator(
+                    StreamArn=self.stream_arn, ShardId=shard["ShardId"], ShardIteratorType=kind
+                )["ShardIterator"]
+                self._shards[shard["ShardId"]] = _Shard(iterator)
+
+    def _fill(self, shard: _Shard) -> None:
+        while shard.iterator and len(shard.pending) < self.event.batch_size:
+            answer = self.streams.get_records(
+                ShardIterator=shard.iterator, Limit=self.event.batch_size - len(shard.pending)
+            )
+            shard.iterator = answer.get("NextShardIterator")
+            found = answer.get("Records", [])
+            for record in found:
+                converted = lambda_stream_record(record, self.event_source_arn)
+                if passes(self.event.filters, converted):
+                    shard.pending.append(converted)
+                else:
+                    self.stats.filtered_out += 1
+            if not found:
+                return
+
+    def poll_once(self) -> int:
+        """One batch per shard that has records; returns the number of records invoked with."""
+        self._discover()
+        invoked = 0
+        for shard_id, shard in self._shards.items():
+            self._fill(shard)
+            if shard.pending:
+                invoked += self._deliver(shard_id, shard)
+        self._idle = invoked == 0
+        return invoked
+
+    def _deliver(self, shard_id: str, shard: _Shard) -> int:
+        batch = shard.pending[: shard.window or self.event.batch_size]
+        invocation = self.invoker.invoke(self.function, {"Records": batch})
+        self.stats.invocations += 1
+        self.stats.records += len(batch)
+        if invocation.failed:
+            self.stats.failed_invocations += 1
+            self.stats.errors.append(str(invocation.error))
+            done = 0
+            if self.event.bisect_on_error and len(batch) > 1:
+                shard.window = len(batch) // 2
+        else:
+            failed_at = None
+            if self.event.report_batch_item_failures:
+                failed_at = first_failure(batch, invocation.response)
+            done = len(batch) if failed_at is None else failed_at
+            if failed_at is None and shard.window is not None:
+                shard.window = None  # the half went through: the next read is whole again
+        if done:
+            del shard.pending[:done]
+            shard.attempts = 0
+            return len(batch)
+        if invocation.failed and self.event.bisect_on_error and len(batch) > 1:
+            return len(batch)  # a split does not count against the retry quota
+        shard.attempts += 1
+        limit = self.event.maximum_retry_attempts
+        if limit is not None and shard.attempts > limit:
+            self._give_up(shard_id, batch)
+            del shard.pending[: len(batch)]
+            shard.attempts, shard.window = 0, None
+        else:
+            self.stats.retried_records += len(batch)
+            self._loop.stopping.wait(self.retry_pause)
+        return len(batch)
+
+    def _give_up(self, shard_id: str, batch: Sequence[Mapping[str, Any]]) -> None:
+        self.stats.given_up_batches += 1
+        if self.sqs is None or self.on_failure_url is None:
+            return
+        body = {
+            "requestContext": {
+                "condition": "RetryAttemptsExhausted",
+                "functionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function.name}",
+                "approximateInvokeCount": (self.event.maximum_retry_attempts or 0) + 1,
+            },
+            "DDBStreamBatchInfo": {
+                "shardId": shard_id,
+                "startSequenceNumber": sequence_number(batch[0]),
+                "endSequenceNumber": sequence_number(batch[-1]),
+                "batchSize": len(batch),
+                "streamArn": self.event_source_arn,
+            },
+        }
+        self.sqs.send_message(QueueUrl=self.on_failure_url, MessageBody=json.dumps(body))
+
+    def pending(self) -> int:
+        """Records read and not yet done; 1 more while the last cycle still found records."""
+        waiting = sum(len(s.pending) for s in self._shards.values())
+        return waiting + (0 if self._idle else 1)
+
+    def _cycle(self) -> None:
+        if not self.poll_once():
+            self._loop.stopping.wait(IDLE_PAUSE_SECONDS)
+
+    def start(self) -> None:
+        self._loop.start()
+
+    def stop(self) -> None:
+        self._loop.stop()
