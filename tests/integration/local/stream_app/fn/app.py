@@ -3,6 +3,7 @@ reported failed the first time it is seen (with every record after it, as stream
 do); an item with `fail` = "always" makes the invocation raise before anything is copied."""
 
 import os
+from typing import Any
 
 import boto3
 
@@ -11,7 +12,7 @@ dynamodb = boto3.client("dynamodb")
 reported: set[str] = set()
 
 
-def handler(event, context):
+def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     images = [record["dynamodb"]["NewImage"] for record in event["Records"]]
     for image in images:
         if image.get("fail", {}).get("S") == "always":
