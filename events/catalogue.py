@@ -432,3 +432,72 @@ def schedule_reaper_run() -> dict[str, Any]:
         "resources": [REAPER_SCHEDULE_ARN],
         "detail": "{}",
     }
+
+
+# --------------------------------------------------------------------------- DynamoDB stream (outbox)
+
+DOMAIN_STREAM_ARN = (
+    f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/lambda-inbox-DomainTable/stream/"
+    "2024-11-21T12:00:00.000"
+)
+
+
+def outbox_image(order_no: int, customer: str, event_id: str) -> dict[str, Any]:
+    """The NEW_IMAGE of the outbox item order-events writes when ord-{order_no} ships."""
+    body = {
+        "event_id": event_id,
+        "customer_id": customer,
+        "order_id": f"ord-{order_no}",
+        "template": "order_shipped",
+    }
+    created = BASE_MS // 1000 + 60
+    return {
+        "pk": {"S": f"OUTBOX#{event_id}"},
+        "sk": {"S": f"OUTBOX#{event_id}"},
+        "outbox_message_id": {"S": event_id},
+        "outbox_destination": {"S": "notifications"},
+        "outbox_body": {"S": compact(body)},
+        "outbox_created_at": {"N": str(created)},
+        "expires_at": {"N": str(created + 7 * 24 * 3600)},
+    }
+
+
+def stream_record(n: int, name: str, image: dict[str, Any], *, old: bool = False) -> dict[str, Any]:
+    keys = {"pk": image["pk"], "sk": image["sk"]}
+    change: dict[str, Any] = {
+        "ApproximateCreationDateTime": BASE_MS // 1000 + 60 + n,
+        "Keys": keys,
+        "SequenceNumber": f"{4000000000000000000000 + n * 100}",
+        "SizeBytes": 300 + n,
+        "StreamViewType": "NEW_IMAGE",
+    }
+    if not old:
+        change["NewImage"] = image
+    record: dict[str, Any] = {
+        "eventID": fake_uuid(f"outbox-stream-{n}").replace("-", ""),
+        "eventName": name,
+        "eventVersion": "1.1",
+        "eventSource": "aws:dynamodb",
+        "awsRegion": REGION,
+        "dynamodb": change,
+        "eventSourceARN": DOMAIN_STREAM_ARN,
+    }
+    if name == "REMOVE":  # deleted by TTL
+        record["userIdentity"] = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+    return record
+
+
+def ddb_outbox_notifications() -> dict[str, Any]:
+    # Three shipped orders' notification requests; an update and a TTL removal the relay ignores.
+    first = outbox_image(1001, "cust-001", fake_uuid("order_shipped:ord-1001"))
+    second = outbox_image(1002, "cust-002", fake_uuid("order_shipped:ord-1002"))
+    third = outbox_image(1003, "cust-001", fake_uuid("order_shipped:ord-1003"))
+    return {
+        "Records": [
+            stream_record(1, "INSERT", first),
+            stream_record(2, "INSERT", second),
+            stream_record(3, "MODIFY", first),
+            stream_record(4, "REMOVE", outbox_image(900, "cust-009", "expired"), old=True),
+            stream_record(5, "INSERT", third),
+        ]
+    }

@@ -20,6 +20,7 @@ from typing import Any
 
 from builders import HERE
 from catalogue import (
+    ddb_outbox_notifications,
     msk_payment_hot_customer,
     msk_payment_multi_partition,
     msk_payment_poison,
@@ -53,6 +54,7 @@ EVENTS = {
     "sqs-notification-batch-duplicates.json": sqs_notification_batch_duplicates,
     "sqs-notification-poison.json": sqs_notification_poison,
     "schedule-reaper-run.json": schedule_reaper_run,
+    "ddb-outbox-notifications.json": ddb_outbox_notifications,
 }
 
 _INT_LIST = re.compile(r"\[\n\s+(-?\d+(?:,\n\s+-?\d+)*)\n\s*\]")

@@ -27,7 +27,7 @@ from lambda_inbox_tools.local.invariants import check_orders as check_orders_inv
 from lambda_inbox_tools.local.invariants import check_payments as check_payments_invariants
 from lambda_inbox_tools.services.items import scan_items, scan_plain
 from lambda_inbox_tools.services.offline import patched_environ
-from lambda_inbox_tools.services.queues import queue_depth
+from lambda_inbox_tools.services.queues import queue_depth, receive_all
 
 from .derived_template import record_payloads
 from .services import PhaseStack, WebhookReceiver
@@ -342,6 +342,36 @@ def check_reaper(context: CheckContext) -> list[str]:
     ]
 
 
+def check_outbox_relay(context: CheckContext) -> list[str]:
+    """outbox-relay: one message on the notifications queue per INSERT of an outbox item, with
+    the item's body and its message id as `outbox-message-id`; updates and removals sent
+    nothing, and every response reported no failure."""
+    inserted = {
+        image["outbox_message_id"]["S"]: image["outbox_body"]["S"]
+        for event in context.events
+        for record in event["Records"]
+        if record["eventName"] == "INSERT"
+        for image in [record["dynamodb"]["NewImage"]]
+    }
+    url = context.stack.variable(context.function, "NOTIFICATION_QUEUE_URL")
+    sent = receive_all(context.sqs, url, delete=True)
+    by_id = Counter(m["MessageAttributes"]["outbox-message-id"]["StringValue"] for m in sent)
+    bodies = {m["MessageAttributes"]["outbox-message-id"]["StringValue"]: m["Body"] for m in sent}
+    problems = [f"{key}: sent {n} times" for key, n in by_id.items() if n != 1]
+    problems += [f"{key}: not sent" for key in inserted if key not in by_id]
+    problems += [f"{key}: sent, not an INSERT" for key in by_id if key not in inserted]
+    problems += [
+        f"{key}: body {bodies[key]!r}"
+        for key in inserted
+        if bodies.get(key, inserted[key]) != inserted[key]
+    ]
+    problems += [f"response {r!r}" for r in context.responses if r != {"batchItemFailures": []}]
+    fail_on("outbox-relay notifications queue", problems)
+    return [
+        f"notifications queue: {len(sent)} message(s), one per outbox INSERT, bodies as written"
+    ]
+
+
 def shown_queue(url: str) -> str:
     return url.rsplit("/", 1)[-1]
 
@@ -358,4 +388,5 @@ SCENARIOS: dict[str, Scenario] = {
     "payment_events": Scenario(seed=None, check=check_payments),
     "customer_notifications": Scenario(seed=None, check=check_notifications),
     "inbox_reaper": Scenario(seed=seed_reaper, check=check_reaper),
+    "outbox_relay": Scenario(seed=None, check=check_outbox_relay),
 }

@@ -1,11 +1,14 @@
 """order-events: reserve stock and create the shipment for each OrderPlaced, exactly once.
 
-All effects commit atomically with the inbox record. Not enough stock (or an unknown SKU)
+All effects commit atomically with the inbox record, and so does the request to notify the
+customer of a shipped order: an outbox item (`OUTBOX#...` in DomainTable), relayed from the
+table's stream to the notifications queue by outbox_relay. Not enough stock (or an unknown SKU)
 commits a REJECTION instead; an order that already has a shipment or a rejection is a logical
 duplicate and changes nothing.
 """
 
 import os
+import uuid
 from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,6 +17,15 @@ from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
 
 DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
 ORDER_RECORDS = ("shipment", "rejection")
+#: The outbox destination of shipment notifications; outbox_relay knows its queue.
+NOTIFICATIONS = "notifications"
+_NOTIFICATION_IDS = uuid.UUID("6f1c7f5e-2a4b-4d0e-9c51-0b9d3c6e8a17")
+
+
+def notification_id(order_id: str) -> str:
+    """The id of an order's shipment notification: the same for every decision about the order,
+    so the receiving inbox sees one message however often it is relayed."""
+    return str(uuid.uuid5(_NOTIFICATION_IDS, f"order_shipped:{order_id}"))
 
 
 class OrderLine(BaseModel):
@@ -66,6 +78,18 @@ def reserve_stock(order: OrderPlaced, uow: UnitOfWork) -> None:
     )
     uow.condition_check(
         DOMAIN_TABLE, _order_key(order, "rejection"), "attribute_not_exists(pk)", label="rejection"
+    )
+    event_id = notification_id(order.order_id)
+    uow.outbox(
+        DOMAIN_TABLE,
+        destination=NOTIFICATIONS,
+        message_id=event_id,
+        body={
+            "event_id": event_id,
+            "customer_id": order.customer_id,
+            "order_id": order.order_id,
+            "template": "order_shipped",
+        },
     )
     uow.set_result(outcome="reserved")
 

@@ -34,6 +34,8 @@ __all__ = [
     "LeaseContext",
     "LeasePolicy",
     "MessageResult",
+    "OutboxMessage",
+    "OutboxRelay",
     "Outcome",
     "PoisonMessage",
     "RetryPolicy",
@@ -45,12 +47,21 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from .lease import LeaseContext, LeasePolicy
+    from .outbox import OutboxMessage
+    from .relay import OutboxRelay
+
+#: Names loaded on first use: a transactional consumer never imports leased mode or the relay.
+_LAZY = {
+    "LeaseContext": "lease",
+    "LeasePolicy": "lease",
+    "OutboxMessage": "outbox",
+    "OutboxRelay": "relay",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """Leased mode's names load on first use: transactional consumers never import it."""
-    if name in ("LeaseContext", "LeasePolicy"):
-        from . import lease
+    if name in _LAZY:
+        import importlib
 
-        return getattr(lease, name)
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

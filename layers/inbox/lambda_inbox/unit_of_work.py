@@ -1,7 +1,8 @@
 """The unit of work a handler fills with the domain writes a message causes.
 
 Handlers never call DynamoDB themselves: they describe `put` / `update` / `delete` /
-`condition_check` actions here, and the inbox commits them atomically with the inbox record.
+`condition_check` actions here (and `outbox` requests for effects elsewhere), and the inbox
+commits them atomically with the inbox record.
 Everything DynamoDB would reject is checked on the spot, with an error that names the action:
 placeholders, value types, one action per item, 100 actions, 400 KB per item, 4 MB per call.
 
@@ -18,6 +19,7 @@ from typing import Any
 
 from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
 from .errors import UnitOfWorkError
+from .outbox import DEFAULT_OUTBOX_TTL_SECONDS, outbox_item
 from .write_actions import (
     ActionKind,
     ConditionFailures,
@@ -150,6 +152,43 @@ class UnitOfWork:
         request: dict[str, Any] = {"TableName": table}
         size = keyed(request, f"conditioncheck on {table}", key)
         self._add("ConditionCheck", table, key, request, condition, names, values, label, size)
+
+    def outbox(
+        self,
+        table: str,
+        *,
+        destination: str,
+        body: str | Mapping[str, Any],
+        message_id: str | None = None,
+        attributes: Mapping[str, str] | None = None,
+        group_id: str | None = None,
+        ttl_attribute: str = "expires_at",
+        ttl_seconds: int = DEFAULT_OUTBOX_TTL_SECONDS,
+    ) -> str:
+        """Ask for `body` to be sent to `destination` (an SQS queue URL, or a name the relay
+        maps to one) once this message
+        commits: an outbox item in `table` (a table with a stream and TTL on `ttl_attribute`),
+        committed with the inbox record, relayed by `OutboxRelay`. `message_id` (a new UUID
+        unless given: pass one derived from the message to make it the same on every decision)
+        is what the receiver dedupes on. Returns it. Counts as one action of the transaction."""
+        identifier, item = outbox_item(
+            destination=destination,
+            body=body,
+            message_id=message_id,
+            attributes=attributes,
+            group_id=group_id,
+            key_attributes=self.key_attributes,
+            ttl_attribute=ttl_attribute,
+            ttl_seconds=ttl_seconds,
+        )
+        self.put(
+            table,
+            item,
+            condition="attribute_not_exists(#outbox_key)",
+            names={"#outbox_key": self.key_attributes[0]},
+            label=f"outbox:{identifier}",
+        )
+        return identifier
 
     def _add(
         self,

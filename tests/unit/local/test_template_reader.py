@@ -44,7 +44,7 @@ def test_tables_keys_indexes_and_ttl_come_from_the_template() -> None:
     assert inbox.ttl_attribute == "expires_at"
     domain = stack.table("DomainTable")
     assert [k["AttributeName"] for k in domain.key_schema] == ["pk", "sk"]
-    assert domain.ttl_attribute is None
+    assert (domain.ttl_attribute, domain.stream_view_type) == ("expires_at", "NEW_IMAGE")
 
 
 def test_queues_names_redrive_and_visibility() -> None:

@@ -14,10 +14,14 @@ count both apart.
   customer's `BALANCE` is the sum and count of its payments.
 - Notifications: one `NOTIFICATION#` item per notification, `SENT`, with the expected fields;
   the webhook applied each key once and no other key.
+- Shipped orders, end to end through the outbox: one `OUTBOX#` notification request per shipped
+  order and none for any other; each request becomes a notification of its own
+  (`shipment_notifications`), which the notification check then holds to the rules above.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -65,13 +69,17 @@ class DomainState:
     payments: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     balances: dict[str, tuple[int, int]] = field(default_factory=dict)
     notifications: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: Outbox items (notification requests) by message id.
+    outbox: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, items: Iterable[Mapping[str, Any]]) -> DomainState:
         state = cls()
         for item in items:
             pk, sk = str(item["pk"]), str(item["sk"])
-            if pk.startswith("ORDER#"):
+            if pk.startswith("OUTBOX#"):
+                state.outbox[str(item.get("outbox_message_id", pk))] = item
+            elif pk.startswith("ORDER#"):
                 state.orders.setdefault(pk.removeprefix("ORDER#"), {})[sk] = item
             elif pk.startswith("SKU#") and sk == "STOCK":
                 reserved = int(item.get("reserved", 0))
@@ -182,3 +190,33 @@ def check_notifications(
         if applied and key not in notifications:
             problems.double.append(f"webhook applied {key}, not a valid notification")
     return problems
+
+
+def shipment_notifications(state: DomainState) -> tuple[Problems, dict[str, dict[str, Any]]]:
+    """The outbox half of the end-to-end invariant: per shipped order exactly one notification
+    request (an `OUTBOX#` item whose body names the order), none for an order not shipped.
+    Returns the problems and the notifications the requests must become (event_id -> fields
+    of its `NOTIFICATION#` item), for `check_notifications`."""
+    problems = Problems()
+    requested: dict[str, list[str]] = {}
+    wanted: dict[str, dict[str, Any]] = {}
+    for message_id, item in sorted(state.outbox.items()):
+        body = json.loads(str(item.get("outbox_body", "{}")))
+        order_id = str(body.get("order_id"))
+        requested.setdefault(order_id, []).append(message_id)
+        wanted[str(body.get("event_id", message_id))] = {
+            "pk": f"CUSTOMER#{body.get('customer_id')}",
+            "status": "SENT",
+            "order_id": order_id,
+            "template": body.get("template"),
+        }
+    shipped = {order_id for order_id, r in state.orders.items() if "SHIPMENT" in r}
+    for order_id in sorted(shipped):
+        count = len(requested.get(order_id, []))
+        if count == 0:
+            problems.lost.append(f"order {order_id} shipped without a notification request")
+        elif count > 1:
+            problems.double.append(f"order {order_id} has {count} notification requests")
+    for order_id in sorted(set(requested) - shipped):
+        problems.double.append(f"notification requested for order {order_id}, not shipped")
+    return problems, wanted

@@ -142,12 +142,13 @@ def load_handler_module(function: FunctionSpec) -> ModuleType:
 
 
 def boto_clients(module: ModuleType) -> list[Any]:
-    """The botocore clients a handler module holds (module globals and its consumer's)."""
+    """The botocore clients a handler module holds (module globals, and those of the library's
+    objects among them: its consumer, its relay)."""
     found: list[Any] = []
     candidates = list(vars(module).values())
-    consumer = getattr(module, "consumer", None)
-    if consumer is not None:
-        candidates.extend(vars(consumer).values())
+    for value in list(candidates):  # the library's objects (a consumer, a relay) hold theirs
+        if type(value).__module__.startswith("lambda_inbox.") and hasattr(value, "__dict__"):
+            candidates.extend(vars(value).values())
     for value in candidates:
         meta = getattr(value, "meta", None)
         if meta is not None and hasattr(meta, "events") and value not in found:

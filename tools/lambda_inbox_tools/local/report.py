@@ -21,6 +21,7 @@ from .invariants import (
     check_notifications,
     check_orders,
     check_payments,
+    shipment_notifications,
 )
 from .workload import INITIAL_STOCK, SKUS, Workload
 
@@ -88,8 +89,21 @@ def build_report(workload: Workload, elapsed: float) -> Report:
         }
         for event_id, n in published.notifications.items()
     }
+    requests, relayed = shipment_notifications(state)
     applied = dict.fromkeys(workload.webhook.accepted, 1)
-    notifications = check_notifications(state, wanted, applied)
+    notifications = check_notifications(state, wanted | relayed, applied)
+    shipped = sum("SHIPMENT" in r for r in state.orders.values())
+    check(
+        "one notification request per shipped order (outbox), and each one relayed and sent",
+        requests.ok and all(event_id in state.notifications for event_id in relayed),
+        _detail(
+            requests,
+            (
+                f"{len(state.outbox)} OUTBOX requests for {shipped} shipped orders; "
+                f"{sum(e in state.notifications for e in relayed)} relayed to NOTIFICATION items"
+            ),
+        ),
+    )
     check(
         "one notification and one accepted webhook key per event, after the redrive",
         notifications.ok,
@@ -97,7 +111,8 @@ def build_report(workload: Workload, elapsed: float) -> Report:
             notifications,
             (
                 f"{len(state.notifications)} NOTIFICATION items and {len(applied)} keys accepted "
-                f"({sum(workload.webhook.calls.values())} calls) for {len(wanted)} notifications"
+                f"({sum(workload.webhook.calls.values())} calls) for {len(wanted)} published "
+                f"and {len(relayed)} relayed notifications"
             ),
         ),
     )
@@ -151,9 +166,7 @@ def build_report(workload: Workload, elapsed: float) -> Report:
         "redriven": workload.redriven,
         "reaper_runs": len(reaper),
         "reaped": sum(int(r.get("reaped", 0)) for r in reaper),
-        "crashes": [f"{p.function} {p.when} commit #{p.nth}" for p in workload.crashes.fired]
-        if workload.crashes
-        else [],
+        "crashes": [str(p) for p in workload.crashes.fired] if workload.crashes else [],
         "invocations": {
             runner.label: {
                 "invocations": runner.stats.invocations,

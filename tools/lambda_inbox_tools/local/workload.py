@@ -77,44 +77,53 @@ def running_webhook(
 
 @dataclass
 class CrashPlan:
-    """Crash the Nth TransactWriteItems of a function, before or after it commits."""
+    """Crash the Nth call of `operation` (a commit unless given) of a function, before the call
+    is sent or after it answered."""
 
     function: str
     nth: int
     when: str  # "before" | "after"
+    operation: str = "dynamodb.TransactWriteItems"
     fired: bool = False
+
+    def __str__(self) -> str:
+        name = "commit" if self.operation == "dynamodb.TransactWriteItems" else self.operation
+        return f"{self.function} {self.when} {name} #{self.nth}"
 
 
 class Crashes:
     def __init__(self, plans: list[CrashPlan]) -> None:
         self.plans = plans
-        self.count: Counter[str] = Counter()
+        self.count: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
 
     def install(self, invoker: InProcessInvoker) -> None:
+        operations = {plan.operation for plan in self.plans}
         for logical_id, module in invoker.modules.items():
             for client in boto_clients(module):
-                if client.meta.service_model.service_name != "dynamodb":
-                    continue
-                events = client.meta.events
-                events.register(
-                    "before-call.dynamodb.TransactWriteItems", self._hook(logical_id, "before")
-                )
-                events.register(
-                    "after-call.dynamodb.TransactWriteItems", self._hook(logical_id, "after")
-                )
+                service = client.meta.service_model.service_name
+                for operation in operations:
+                    if not operation.startswith(f"{service}."):
+                        continue
+                    for when in ("before", "after"):
+                        client.meta.events.register(
+                            f"{when}-call.{operation}", self._hook(logical_id, when, operation)
+                        )
 
-    def _hook(self, function: str, when: str) -> Any:
+    def _hook(self, function: str, when: str, operation: str) -> Any:
         def hook(**_: Any) -> None:
             with self._lock:
                 if when == "before":
-                    self.count[function] += 1
+                    self.count[(function, operation)] += 1
                 for plan in self.plans:
-                    if (plan.function, plan.when, plan.fired) == (function, when, False) and (
-                        self.count[function] == plan.nth
-                    ):
+                    if (plan.function, plan.operation, plan.when, plan.fired) == (
+                        function,
+                        operation,
+                        when,
+                        False,
+                    ) and self.count[(function, operation)] == plan.nth:
                         plan.fired = True
-                        raise InjectedCrash(f"{function} {when} commit #{plan.nth}")
+                        raise InjectedCrash(str(plan))
 
         return hook
 
@@ -168,7 +177,8 @@ class Workload:
 
     def inject_crashes(self) -> None:
         """In-process only: a crash before a commit and after one in each SQS consumer and in the
-        Kafka consumer (the invocation dies; its batch comes back)."""
+        Kafka consumer, and in the outbox relay after a send (the invocation dies; its batch
+        comes back)."""
         if not isinstance(self.local.invoker, InProcessInvoker):
             return
         self.crashes = Crashes(
@@ -176,6 +186,9 @@ class Workload:
                 CrashPlan("OrderEventsFunction", 2, "before"),
                 CrashPlan("OrderEventsFunction", 4, "after"),
                 CrashPlan("PaymentEventsFunction", 1, "after"),
+                # The relay sent its batch and dies before acknowledging the stream records:
+                # the batch is sent again, and customer-notifications' inbox absorbs it.
+                CrashPlan("OutboxRelayFunction", 2, "after", "sqs.SendMessageBatch"),
             ]
         )
         self.crashes.install(self.local.invoker)

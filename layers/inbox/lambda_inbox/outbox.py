@@ -1,0 +1,122 @@
+"""The consumer-side outbox: a request for an effect elsewhere, committed with the inbox.
+
+A consumer that must cause an effect outside its own tables (a message for another service, an
+email to send) does not call out from `decide`. It adds an **outbox item** to its unit of work
+(`UnitOfWork.outbox`): the item commits in the same transaction as the inbox record and the
+domain writes, so the request exists exactly when the message's effects do. A relay
+(`relay.OutboxRelay`), triggered by the table's DynamoDB stream, sends each new item to its
+destination afterwards, at least once; the receiver's own inbox makes that effectively once,
+keyed on the message id fixed here, at write time, and identical on every retry of the relay.
+
+An outbox item is an ordinary item of any table with a stream (`NEW_IMAGE` or
+`NEW_AND_OLD_IMAGES`): key `OUTBOX#{message_id}` in the first key attribute (and the same in the
+second, when the table has one), the message in `outbox_*` attributes, and a TTL attribute so
+that relayed items expire (docs/concepts.md, "The outbox").
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import UnitOfWorkError
+
+__all__ = [
+    "DEFAULT_OUTBOX_TTL_SECONDS",
+    "OUTBOX_PREFIX",
+    "OutboxMessage",
+    "outbox_item",
+]
+
+OUTBOX_PREFIX = "OUTBOX#"
+#: Relayed items expire after this long (a stream keeps records for 24 hours; the rest is room
+#: to look at what was sent).
+DEFAULT_OUTBOX_TTL_SECONDS = 7 * 24 * 3600
+DESTINATION = "outbox_destination"
+BODY = "outbox_body"
+ATTRIBUTES = "outbox_attributes"
+MESSAGE_ID = "outbox_message_id"
+GROUP_ID = "outbox_group_id"
+CREATED_AT = "outbox_created_at"
+
+
+@dataclass(frozen=True)
+class OutboxMessage:
+    """What the relay sends: `body` to `destination` (an SQS queue URL, or a name the relay maps
+    to one), with `attributes` (SQS String message attributes) and `message_id` (the receiver's
+    idempotency key)."""
+
+    message_id: str
+    destination: str
+    body: str
+    attributes: Mapping[str, str] = field(default_factory=dict)
+    #: FIFO destinations: the message group (the message id when not given).
+    group_id: str | None = None
+    #: When the item was written, epoch seconds.
+    created_at: float = 0.0
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> OutboxMessage | None:
+        """The message an item (plain Python values) holds; None for an item that is no outbox
+        item. An outbox item missing its destination or body raises ValueError."""
+        if MESSAGE_ID not in item:
+            return None
+        if not isinstance(item.get(DESTINATION), str) or not isinstance(item.get(BODY), str):
+            raise ValueError(f"outbox item {item[MESSAGE_ID]!r} has no destination or body")
+        attributes = item.get(ATTRIBUTES) or {}
+        return cls(
+            message_id=str(item[MESSAGE_ID]),
+            destination=item[DESTINATION],
+            body=item[BODY],
+            attributes={str(k): str(v) for k, v in attributes.items()},
+            group_id=str(item[GROUP_ID]) if item.get(GROUP_ID) else None,
+            created_at=float(item.get(CREATED_AT) or 0),
+        )
+
+
+def outbox_item(
+    *,
+    destination: str,
+    body: str | Mapping[str, Any],
+    message_id: str | None,
+    attributes: Mapping[str, str] | None,
+    group_id: str | None,
+    key_attributes: tuple[str, ...],
+    ttl_attribute: str,
+    ttl_seconds: int,
+    now: float | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The message id and the item of one outbox request (see the module docstring)."""
+    if not destination:
+        raise UnitOfWorkError("outbox: the destination is empty")
+    if isinstance(body, Mapping):
+        try:
+            text = json.dumps(body, separators=(",", ":"), default=str)
+        except (TypeError, ValueError) as error:
+            raise UnitOfWorkError(f"outbox: the body is not JSON-serializable: {error}") from None
+    else:
+        text = body
+    if not text:
+        raise UnitOfWorkError("outbox: the body is empty (SQS refuses an empty message)")
+    for name, value in (attributes or {}).items():
+        if not isinstance(name, str) or not isinstance(value, str) or not name or not value:
+            raise UnitOfWorkError(f"outbox: attribute {name!r} must be a non-empty string")
+    identifier = message_id or str(uuid.uuid4())
+    written = time.time() if now is None else now
+    item: dict[str, Any] = {name: f"{OUTBOX_PREFIX}{identifier}" for name in key_attributes[:2]}
+    item |= {
+        MESSAGE_ID: identifier,
+        DESTINATION: destination,
+        BODY: text,
+        CREATED_AT: int(written),
+        ttl_attribute: int(written) + ttl_seconds,
+    }
+    if attributes:
+        item[ATTRIBUTES] = dict(attributes)
+    if group_id:
+        item[GROUP_ID] = group_id
+    return identifier, item
