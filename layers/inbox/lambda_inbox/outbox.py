@@ -95,7 +95,7 @@ def outbox_item(
         raise UnitOfWorkError("outbox: the destination is empty")
     if isinstance(body, Mapping):
         try:
-            text = json.dumps(body, separators=(",", ":"), default=str)
+            text = json.dumps(body, separators=(",", ":"))
         except (TypeError, ValueError) as error:
             raise UnitOfWorkError(f"outbox: the body is not JSON-serializable: {error}") from None
     else:

@@ -119,6 +119,11 @@ class OutboxRelay:
                 failed.extend(refused)
                 sent.extend(m for s, m in chunk if s not in refused)
         self._emit(sent, len(failed), ignored, len(records))
+        order = {
+            str((r.get("dynamodb") or {}).get("SequenceNumber", "")): i
+            for i, r in enumerate(records)
+        }
+        failed.sort(key=lambda sequence: order.get(sequence, 0))
         return {"batchItemFailures": [{"itemIdentifier": s} for s in failed]}
 
     def _queue_url(self, destination: str) -> str | None:
