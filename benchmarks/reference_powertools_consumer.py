@@ -4,7 +4,9 @@ This is how a team would typically build the order-events consumer without this 
 Powertools `BatchProcessor` for partial batch responses, `@idempotent_function` per record with
 a `DynamoDBPersistenceLayer` (its own table, hash key `id`), a pydantic model for the body, and
 the domain writes as separate calls inside the idempotent function: per line a conditional
-`UpdateItem` of the stock, then a conditional `PutItem` of the shipment.
+`UpdateItem` of the stock, then a conditional `PutItem` of the shipment, then a conditional
+`PutItem` of the customer's notification request (the same outbox item order-events commits in
+its transaction, so both sides do the same work).
 
 It is used by two benchmarks:
 - `sqs_vs_powertools.py` loads it (env set) and runs it against the inbox handler;
@@ -16,7 +18,9 @@ boto3 honours `AWS_ENDPOINT_URL_DYNAMODB`.
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +118,27 @@ def reserve_stock(order: dict[str, Any]) -> dict[str, Any]:
                 ]
             },
             "event_id": {"S": order["event_id"]},
+        },
+        ConditionExpression="attribute_not_exists(pk)",
+    )
+    notification = f"order_shipped:{order['order_id']}"
+    body = {
+        "event_id": notification,
+        "customer_id": order["customer_id"],
+        "order_id": order["order_id"],
+        "template": "order_shipped",
+    }
+    created = int(time.time())
+    dynamodb.put_item(
+        TableName=DOMAIN_TABLE,
+        Item={
+            "pk": {"S": f"OUTBOX#{notification}"},
+            "sk": {"S": f"OUTBOX#{notification}"},
+            "outbox_message_id": {"S": notification},
+            "outbox_destination": {"S": "notifications"},
+            "outbox_body": {"S": json.dumps(body, separators=(",", ":"))},
+            "outbox_created_at": {"N": str(created)},
+            "expires_at": {"N": str(created + 7 * 24 * 3600)},
         },
         ConditionExpression="attribute_not_exists(pk)",
     )

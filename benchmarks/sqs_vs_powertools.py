@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import importlib
 import io
-import math
 import os
 import statistics
 import threading
@@ -40,7 +39,7 @@ from typing import Any
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.items import get_item, stock_of
-from devkit.meters import WRITE_OPERATIONS, RequestMeter, Tally
+from devkit.meters import WRITE_OPERATIONS, RequestMeter, Tally, computed_wcu
 from devkit.payloads import order
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
 from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_or_exit
@@ -100,38 +99,6 @@ class CapacityMeter:
                 self.capacity.measured_any = True
                 units = entry.get("WriteCapacityUnits", entry.get("CapacityUnits"))
                 self.capacity.measured_wcu += float(units or 0.0)
-
-
-def _size(value: Any) -> int:
-    """Approximate DynamoDB size of an attribute value (names + values, UTF-8)."""
-    if isinstance(value, dict):
-        return sum(len(k.encode()) + _size(v) for k, v in value.items())
-    if isinstance(value, list):
-        return sum(_size(v) for v in value) + 3
-    if isinstance(value, bytes):
-        return len(value)
-    return len(str(value).encode())
-
-
-def _units(item: dict[str, Any] | None) -> int:
-    return max(1, math.ceil(_size(item or {}) / 1024))
-
-
-def computed_wcu(operation: str, params: dict[str, Any]) -> float:
-    """WCU by DynamoDB's rules: 1 per KB for a standard write (a write whose condition fails is
-    still charged), 2 per KB per action of TransactWriteItems; reads cost no WCU."""
-    if operation in ("PutItem", "UpdateItem", "DeleteItem"):
-        return float(_units(params.get("Item") or params.get("Key")))
-    if operation == "BatchWriteItem":
-        requests = [r for rs in params.get("RequestItems", {}).values() for r in rs]
-        return float(sum(_units(next(iter(r.values())).get("Item")) for r in requests))
-    if operation == "TransactWriteItems":
-        total = 0
-        for action in params.get("TransactItems", []):
-            body = next(iter(action.values()))
-            total += 2 * _units(body.get("Item") or body.get("Key"))
-        return float(total)
-    return 0.0
 
 
 # ---------------------------------------------------------------------------- workload

@@ -10,6 +10,7 @@ spent inside calls and the `CancellationReasons` codes of cancelled transactions
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import Counter
@@ -173,3 +174,38 @@ def assert_no_item_twice_per_transaction(meter: RequestMeter) -> None:
         counts = Counter(touched_items(transaction))
         repeated = [item for item, count in counts.items() if count > 1]
         assert not repeated, f"one TransactWriteItems touched items twice: {repeated}"
+
+
+# ---- write units by DynamoDB's pricing rules
+
+
+def _size(value: Any) -> int:
+    """Approximate DynamoDB size of an attribute value (names + values, UTF-8)."""
+    if isinstance(value, dict):
+        return sum(len(k.encode()) + _size(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(_size(v) for v in value) + 3
+    if isinstance(value, bytes):
+        return len(value)
+    return len(str(value).encode())
+
+
+def _units(item: dict[str, Any] | None) -> int:
+    return max(1, math.ceil(_size(item or {}) / 1024))
+
+
+def computed_wcu(operation: str, params: dict[str, Any]) -> float:
+    """WCU by DynamoDB's rules: 1 per KB for a standard write (a write whose condition fails is
+    still charged), 2 per KB per action of TransactWriteItems; reads cost no WCU."""
+    if operation in ("PutItem", "UpdateItem", "DeleteItem"):
+        return float(_units(params.get("Item") or params.get("Key")))
+    if operation == "BatchWriteItem":
+        requests = [r for rs in params.get("RequestItems", {}).values() for r in rs]
+        return float(sum(_units(next(iter(r.values())).get("Item")) for r in requests))
+    if operation == "TransactWriteItems":
+        total = 0
+        for action in params.get("TransactItems", []):
+            body = next(iter(action.values()))
+            total += 2 * _units(body.get("Item") or body.get("Key"))
+        return float(total)
+    return 0.0
