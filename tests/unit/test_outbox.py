@@ -79,7 +79,7 @@ def test_an_outbox_request_counts_against_the_transaction_limit() -> None:
 @pytest.fixture
 def queues() -> Iterator[dict[str, Any]]:
     with mock_aws():
-        sqs = boto3.client("sqs", region_name="us-east-1")
+        sqs: Any = boto3.client("sqs", region_name="us-east-1")
         urls = {
             name: sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
             for name, attributes in (
@@ -93,7 +93,8 @@ def queues() -> Iterator[dict[str, Any]]:
 def image(message_id: str, destination: str, body: str = '{"n":1}') -> dict[str, Any]:
     uow = UnitOfWork()
     uow.outbox("domain", destination=destination, body=body, message_id=message_id)
-    return uow.actions[0].request["Item"]
+    item: dict[str, Any] = uow.actions[0].request["Item"]
+    return item
 
 
 def record(sequence: int, name: str, new_image: dict[str, Any] | None) -> dict[str, Any]:
@@ -107,7 +108,8 @@ def received(sqs: Any, url: str) -> list[dict[str, Any]]:
     answer = sqs.receive_message(
         QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], AttributeNames=["All"]
     )
-    return answer.get("Messages", [])
+    messages: list[dict[str, Any]] = answer.get("Messages", [])
+    return messages
 
 
 def test_inserts_are_sent_once_each_and_the_rest_ignored(queues: dict[str, Any]) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,7 +104,11 @@ def outbox_item(
     for name, value in (attributes or {}).items():
         if not isinstance(name, str) or not isinstance(value, str) or not name or not value:
             raise UnitOfWorkError(f"outbox: attribute {name!r} must be a non-empty string")
-    identifier = message_id or str(uuid.uuid4())
+    if message_id is None:
+        import uuid  # only here: `uuid` loads `platform`, a cold-start cost
+
+        message_id = str(uuid.uuid4())
+    identifier = message_id
     written = time.time() if now is None else now
     item: dict[str, Any] = {name: f"{OUTBOX_PREFIX}{identifier}" for name in key_attributes[:2]}
     item |= {
