@@ -103,3 +103,22 @@ def test_a_shared_metrics_instance_is_left_for_the_function_to_flush(
     (record,) = emf_records(capsys.readouterr().out)
     assert record["MessagesCommitted"] == [1.0]
     assert record["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Bookings"
+
+
+def test_two_consumers_in_one_process_keep_their_own_dimension(
+    aws: AppState, capsys: pytest.CaptureFixture[str], recwarn: pytest.WarningsRecorder
+) -> None:
+    """Powertools' `Metrics` share one metric set per process. A consumer owns an ephemeral
+    one, so another consumer's batch in flight on another thread (here: its dimension and a
+    metric already added to the shared set) neither overwrites this consumer's `consumer`
+    dimension, nor gets flushed with it, nor makes Powertools warn."""
+    in_flight = Metrics(namespace="LambdaInbox")
+    in_flight.add_dimension("consumer", "waitlists")
+    in_flight.add_metric("MessagesCommitted", "Count", 7)
+    try:
+        consumer(aws).handle(sqs_event(sqs_record(body("e-1", "1A"))))
+        (record,) = emf_records(capsys.readouterr().out)
+        assert record["consumer"] == "bookings" and record["MessagesCommitted"] == [1.0]
+        assert [str(w.message) for w in recwarn if "Dimension" in str(w.message)] == []
+    finally:
+        in_flight.clear_metrics()

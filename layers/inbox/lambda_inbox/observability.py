@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from .messages import InboundMessage
 from .outcomes import MessageResult, Outcome
@@ -66,9 +66,16 @@ class Telemetry:
         self.consumer = consumer
         self.logger = logger or Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", consumer))
         self._owns_metrics = metrics is None
-        self.metrics = metrics or Metrics(
-            namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "LambdaInbox")
-        )
+        if metrics is None:
+            # Its own metric set: Powertools' `Metrics` share one per process, so two consumers
+            # in one process (or one flushing while another adds) would mix their dimensions.
+            owned = EphemeralMetrics(
+                namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "LambdaInbox")
+            )
+            owned.set_default_dimensions(consumer=consumer)
+            self.metrics: Metrics | EphemeralMetrics = owned
+        else:
+            self.metrics = metrics
         self._tracer = tracer
 
     def message_done(
@@ -123,7 +130,8 @@ class Telemetry:
         counts = Counter(result.outcome for result in results)
         transactions = Counter(attempt.status.value for attempt in attempts)
         latencies = [attempt.latency_ms for attempt in attempts]
-        self.metrics.add_dimension("consumer", self.consumer)
+        if not self._owns_metrics:  # the caller's Metrics: its dimensions are the caller's
+            self.metrics.add_dimension("consumer", self.consumer)
         for outcome, name in OUTCOME_METRICS.items():
             if counts[outcome]:
                 self.metrics.add_metric(name, MetricUnit.Count, counts[outcome])
@@ -151,6 +159,5 @@ class Telemetry:
                 **{outcome.value: count for outcome, count in counts.items()},
             },
         )
-        # metric_set is process-wide in Powertools: a concurrent batch may have flushed ours.
         if self._owns_metrics and self.metrics.metric_set:
             self.metrics.flush_metrics()
