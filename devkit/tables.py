@@ -44,9 +44,14 @@ def create_inbox_table(client: DynamoDBClient, name: str) -> None:
     lambda_inbox_tables.create_inbox_table(client, name)
 
 
-def create_domain_table(client: DynamoDBClient, name: str) -> None:
-    """Create the domain table shared by the example consumers (pk S, sk S)."""
+def create_domain_table(client: DynamoDBClient, name: str, *, stream: bool = False) -> None:
+    """Create the domain table shared by the example consumers (pk S, sk S); with `stream`, its
+    stream (`NEW_IMAGE`, as template.yaml's, which feeds the outbox relay)."""
+    extra: dict[str, Any] = {}
+    if stream:
+        extra["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
     client.create_table(
+        **extra,
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[

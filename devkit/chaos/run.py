@@ -11,7 +11,6 @@ import sys
 import threading
 import time
 import uuid
-import warnings
 from collections import Counter
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from lambda_inbox_tools.services.offline import patched_environ
 
 from .containers import Container, EventSource, consume
 from .meters import Stats
+from .relay import RelayStats, relay_outbox
 from .verdict import Verdict, verify
 from .webhook import WebhookReceiver, running_webhook
 from .workload import (
@@ -48,6 +48,9 @@ class ChaosResult:
     seconds: float
     cpu_seconds: float
     redelivered: Counter[str]
+    relay: RelayStats
+    #: Messages the relay left on the notifications queue (duplicates of crashed sends included).
+    relayed_messages: int
 
     @property
     def lost(self) -> int:
@@ -73,7 +76,7 @@ def run_chaos(config: ChaosConfig, dynamodb_endpoint: str, sqs_endpoint: str) ->
     suffix = uuid.uuid4().hex[:10]
     inbox_table, domain_table = f"chaos-inbox-{suffix}", f"chaos-domain-{suffix}"
     create_inbox_table(admin, inbox_table)
-    create_domain_table(admin, domain_table)
+    create_domain_table(admin, domain_table, stream=True)
     dlq_urls = {
         w: sqs.create_queue(QueueName=f"chaos-{w}-dlq-{suffix}")["QueueUrl"] for w in WORKLOADS
     }
@@ -114,6 +117,24 @@ def run_chaos(config: ChaosConfig, dynamodb_endpoint: str, sqs_endpoint: str) ->
                     thread.start()
                 for thread in threads:
                     thread.join()
+            # The outbox leg: the shipped orders' notification requests, relayed from the
+            # table's stream (the relay crashing after sends), then consumed like the rest.
+            streams = boto3.client(
+                "dynamodbstreams", endpoint_url=dynamodb_endpoint, region_name="us-east-1"
+            )
+            with patched_environ(common), contextlib.redirect_stdout(null):
+                relayed, relay_stats = relay_outbox(admin, streams, sqs, domain_table, config)
+                second = EventSource(relayed, config)
+                threads = [
+                    threading.Thread(
+                        target=consume, args=(c, second), name=f"chaos-relayed-{c.index}"
+                    )
+                    for c in containers
+                ]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
             seconds = time.perf_counter() - started
             cpu_seconds = time.process_time() - cpu_started
         stats = Stats()
@@ -121,7 +142,15 @@ def run_chaos(config: ChaosConfig, dynamodb_endpoint: str, sqs_endpoint: str) ->
             stats.merge(container.stats)
         verdict = verify(workload, admin, inbox_table, domain_table, sqs, dlq_urls, webhook)
         return ChaosResult(
-            config, workload, stats, verdict, seconds, cpu_seconds, source.redelivered
+            config,
+            workload,
+            stats,
+            verdict,
+            seconds,
+            cpu_seconds,
+            source.redelivered + second.redelivered,
+            relay_stats,
+            len(relayed),
         )
     finally:
         for table in (inbox_table, domain_table):
@@ -155,6 +184,9 @@ def render(result: ChaosResult) -> str:
         f"transaction conflicts: {stats.conflict_transactions} transactions cancelled by "
         f"TransactionConflict, {stats.injected_conflicts} of them injected, "
         f"{stats.conflict_transactions - stats.injected_conflicts} real (concurrent consumers)",
+        f"outbox: {verdict.notification_requests} notification requests for "
+        f"{verdict.shipped_orders} shipped orders, {result.relayed_messages} messages relayed "
+        f"({result.relay.invocations} relay invocations, {result.relay.crashes} crashes after a send)",
         f"webhook: {verdict.webhook_calls} calls, {verdict.webhook_keys_called_again} keys called "
         "more than once (absorbed by Idempotency-Key)",
         f"lost: {result.lost}",
@@ -222,8 +254,6 @@ def main() -> None:
 
     use_offline_aws(**POWERTOOLS_ENV)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto server's request log
-    # Metrics are disabled; Powertools still warns when 8 containers share its metric set.
-    warnings.filterwarnings("ignore", message="Dimension .* has already been added")
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -16,11 +16,15 @@ from lambda_inbox_tools.local.invariants import (
     check_notifications,
     check_orders,
     check_payments,
+    shipment_notifications,
 )
 from lambda_inbox_tools.services.items import scan_plain
 
 from .webhook import WebhookReceiver
 from .workload import CONSUMER_NAMES, NOTIFICATIONS, ORDERS, PAYMENTS, Event, Workload
+
+#: The outbox leg's row of lost / double-applied: notification requests per shipped order.
+OUTBOX = "outbox"
 
 
 def scan(client: Any, table: str) -> list[dict[str, Any]]:
@@ -58,6 +62,8 @@ class Verdict:
     poison_not_marked_failed: Counter[str] = field(default_factory=Counter)
     webhook_calls: int = 0
     webhook_keys_called_again: int = 0
+    notification_requests: int = 0
+    shipped_orders: int = 0
 
     def note(self, counter: Counter[str], workload: str, problem: str) -> None:
         counter[workload] += 1
@@ -97,9 +103,14 @@ def verify(
         event_id: {"pk": f"CUSTOMER#{customer}", "status": "SENT"}
         for event_id, customer in workload.notifications.items()
     }
+    requests, relayed = shipment_notifications(state)
+    notifications |= {e: {"pk": f["pk"], "status": "SENT"} for e, f in relayed.items()}
+    verdict.notification_requests = len(state.outbox)
+    verdict.shipped_orders = sum("SHIPMENT" in r for r in state.orders.values())
     for name, problems in (
         (ORDERS, check_orders(state, orders, workload.stock)),
         (PAYMENTS, check_payments(state, payments)),
+        (OUTBOX, requests),
         (NOTIFICATIONS, check_notifications(state, notifications, webhook.applied)),
     ):
         for problem in problems.lost:

@@ -83,6 +83,8 @@ class ChaosConfig:
     #: cancellation instead (on top of the real conflicts between concurrent consumers).
     conflict_rate: float = 0.005
     webhook_error_rate: float = 0.02
+    #: Probability that the outbox relay dies after a send and before acknowledging the batch.
+    relay_crash_rate: float = 0.05
     rejected_orders: float = 0.02
     sqs_batch: int = 10
     kafka_batch: int = 50

@@ -19,7 +19,6 @@ from typing import Any
 
 from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
 from .errors import UnitOfWorkError
-from .outbox import DEFAULT_OUTBOX_TTL_SECONDS, outbox_item
 from .write_actions import (
     ActionKind,
     ConditionFailures,
@@ -163,14 +162,17 @@ class UnitOfWork:
         attributes: Mapping[str, str] | None = None,
         group_id: str | None = None,
         ttl_attribute: str = "expires_at",
-        ttl_seconds: int = DEFAULT_OUTBOX_TTL_SECONDS,
+        ttl_seconds: int | None = None,
     ) -> str:
         """Ask for `body` to be sent to `destination` (an SQS queue URL, or a name the relay
         maps to one) once this message
         commits: an outbox item in `table` (a table with a stream and TTL on `ttl_attribute`),
         committed with the inbox record, relayed by `OutboxRelay`. `message_id` (a new UUID
         unless given: pass one derived from the message to make it the same on every decision)
-        is what the receiver dedupes on. Returns it. Counts as one action of the transaction."""
+        is what the receiver dedupes on. Returns it. Counts as one action of the transaction.
+        `ttl_seconds`: how long the item is kept (7 days unless given)."""
+        from .outbox import DEFAULT_OUTBOX_TTL_SECONDS, outbox_item  # loaded on first use
+
         identifier, item = outbox_item(
             destination=destination,
             body=body,
@@ -179,7 +181,7 @@ class UnitOfWork:
             group_id=group_id,
             key_attributes=self.key_attributes,
             ttl_attribute=ttl_attribute,
-            ttl_seconds=ttl_seconds,
+            ttl_seconds=DEFAULT_OUTBOX_TTL_SECONDS if ttl_seconds is None else ttl_seconds,
         )
         self.put(
             table,

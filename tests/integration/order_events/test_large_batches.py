@@ -18,8 +18,9 @@ pytestmark = pytest.mark.integration
 
 ORDERS = 10
 LINES = 15
-#: Per order: one update per line, the shipment put, the rejection check, the inbox put.
-ACTIONS_PER_ORDER = LINES + 3
+#: Per order: one update per line, the shipment put, the rejection check, the notification
+#: request (outbox) and the inbox put.
+ACTIONS_PER_ORDER = LINES + 4
 STOCK = 50
 
 
@@ -53,7 +54,7 @@ def _seed(env: AppState) -> None:
     env.seed_stock({_sku(o, line): STOCK for o in range(ORDERS) for line in range(LINES)})
 
 
-def test_batch_of_180_actions_commits_in_transactions_of_at_most_100(
+def test_batch_of_190_actions_commits_in_transactions_of_at_most_100(
     aws: AppState,
 ) -> None:
     _seed(aws)
@@ -65,7 +66,7 @@ def test_batch_of_180_actions_commits_in_transactions_of_at_most_100(
     assert len(meter.transactions) > 1
     assert max(meter.sizes) <= 100
     assert sum(meter.sizes) == ORDERS * ACTIONS_PER_ORDER  # every action sent exactly once
-    assert len(meter.transactions) == 2  # 5 orders (90 actions) per transaction
+    assert len(meter.transactions) == 2  # 5 orders (95 actions) per transaction
     # Each order's actions travel together, with its inbox record.
     for call in meter.transactions:
         inbox_keys = {

@@ -92,8 +92,9 @@ def test_transaction_conflicts_are_retried_and_end_committed(aws: AppState, item
     assert faults.injected == 3
     # The culprit and its innocent bystanders are all retried; none is taken for a duplicate.
     assert [result.outcome for result in results] == [Outcome.COMMITTED] * 3
-    # Every attempt still groups the three: 3 inbox puts + 3, 4 and 3 domain actions.
-    assert meter.sizes == [13] * 4
+    # Every attempt still groups the three: 3 inbox puts + 4, 5 and 4 domain actions (each
+    # order's stock, shipment, rejection check and notification request).
+    assert meter.sizes == [16] * 4
     assert len(set(meter.tokens)) == 4  # each retry is a new request (fresh inbox timestamps)
     _assert_committed_once(aws)
     aws.assert_dlq_empty()

@@ -91,6 +91,8 @@ class StreamStats:
 @dataclass
 class _Shard:
     iterator: str | None
+    #: The sequence number of the last record read: where a new iterator starts.
+    last_read: str | None = None
     #: Records read and not yet done, in order (a retried batch is read again from here).
     pending: list[dict[str, Any]] = field(default_factory=list)
     attempts: int = 0
@@ -149,14 +151,26 @@ class StreamPoller:
                 )["ShardIterator"]
                 self._shards[shard["ShardId"]] = _Shard(iterator)
 
-    def _fill(self, shard: _Shard) -> None:
-        while shard.iterator and len(shard.pending) < self.event.batch_size:
+    def _fill(self, shard_id: str, shard: _Shard) -> None:
+        while len(shard.pending) < self.event.batch_size:
+            if shard.iterator is None:  # after an empty read: a new one from the last record
+                shard.iterator = self.streams.get_shard_iterator(
+                    StreamArn=self.stream_arn,
+                    ShardId=shard_id,
+                    ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                    SequenceNumber=str(shard.last_read),
+                )["ShardIterator"]
             answer = self.streams.get_records(
                 ShardIterator=shard.iterator, Limit=self.event.batch_size - len(shard.pending)
             )
-            shard.iterator = answer.get("NextShardIterator")
             found = answer.get("Records", [])
+            shard.iterator = answer.get("NextShardIterator")
+            if not found and shard.last_read is not None:
+                # At the end: the next read starts from the last record, on a new iterator (an
+                # iterator past the end misses later records on moto, and expires on AWS).
+                shard.iterator = None
             for record in found:
+                shard.last_read = str(record["dynamodb"]["SequenceNumber"])
                 converted = lambda_stream_record(record, self.event_source_arn)
                 if passes(self.event.filters, converted):
                     shard.pending.append(converted)
@@ -170,7 +184,7 @@ class StreamPoller:
         self._discover()
         invoked = 0
         for shard_id, shard in self._shards.items():
-            self._fill(shard)
+            self._fill(shard_id, shard)
             if shard.pending:
                 invoked += self._deliver(shard_id, shard)
         self._idle = invoked == 0
