@@ -30,6 +30,10 @@ boto3 clients):
   receive count + 1) after a short visibility delay, until nothing is pending, as the event
   source would.
 
+- The outbox leg, once the stream has settled: the shipped orders' notification requests read
+  from the domain table's stream on DynamoDB Local, relayed by `functions/outbox_relay` (crashing
+  after some sends, so some are relayed twice), then consumed by the same containers
+  (`relay.py`).
 At the end everything is computed from the tables (and the DLQs and the webhook's log): lost
 (a distinct event whose effect is missing), double-applied (an effect applied twice), poison
 dead-lettered, requests and write units per message by workload. Exit status 1 when lost or

@@ -2,7 +2,11 @@
 domain table) read from the table's stream on DynamoDB Local by the local stack's stream poller,
 relayed by `functions/outbox_relay` with the runtime dying after a send and before the answer
 (the batch is relayed again), then read from the notifications queue as the deliveries that
-customer-notifications consumes next."""
+customer-notifications consumes next.
+
+The notifications queue is in memory (`devkit.memory_aws`: botocore validates and serializes
+every `SendMessageBatch`, only the sending is replaced): reading a thousand messages back from
+the moto server costs half a minute, and SQS is not what this leg tests."""
 
 from __future__ import annotations
 
@@ -13,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from devkit.handlers import function_dir, load_function
+from devkit.memory_aws import MemoryAws
 from lambda_inbox_tools.local.invoker import Invocation
 from lambda_inbox_tools.local.stream_poller import StreamPoller
 from lambda_inbox_tools.local.template import FunctionSpec, StreamEventSpec
 from lambda_inbox_tools.services.offline import patched_environ
-from lambda_inbox_tools.services.queues import receive_all
 
 from .containers import LambdaContext
 from .workload import NOTIFICATIONS, ChaosConfig, Crash, Delivery, sqs_record
@@ -42,13 +46,16 @@ class _CrashingRelay:
     def __init__(self, module: Any, config: ChaosConfig, stats: RelayStats) -> None:
         self.module, self.config, self.stats = module, config, stats
         self.rng = random.Random(config.seed + 77)
-        module.relay.sqs.meta.events.register("after-call.sqs.SendMessageBatch", self._after_send)
+        self.client = module.relay.sqs
+        module.relay.sqs = self  # the relay sends through `send_message_batch` below
 
-    def _after_send(self, parsed: dict[str, Any], **_: Any) -> None:
-        self.stats.sent += len(parsed.get("Successful", []))
+    def send_message_batch(self, **request: Any) -> Any:
+        answer = self.client.send_message_batch(**request)
+        self.stats.sent += len(answer.get("Successful", []))
         if self.rng.random() < self.config.relay_crash_rate:
             self.stats.crashes += 1
             raise Crash("relay after send, before acknowledging")
+        return answer
 
     def invoke(self, function: FunctionSpec, event: Any) -> Invocation:
         self.stats.invocations += 1
@@ -61,13 +68,15 @@ class _CrashingRelay:
 
 
 def relay_outbox(
-    admin: Any, streams: Any, sqs: Any, domain_table: str, config: ChaosConfig
+    admin: Any, streams: Any, domain_table: str, config: ChaosConfig
 ) -> tuple[list[Delivery], RelayStats]:
     """Relay every notification request of `domain_table`; the notifications queue's messages
     as deliveries for customer-notifications."""
-    queue_url = sqs.create_queue(QueueName=f"{domain_table}-notifications")["QueueUrl"]
+    memory = MemoryAws()
+    queue_url = memory.create_queue(f"{domain_table}-notifications")
     with patched_environ({"NOTIFICATION_QUEUE_URL": queue_url}):
         module = load_function("outbox_relay")
+    module.relay.sqs = memory.client("sqs")
     stats = RelayStats()
     function = FunctionSpec(
         logical_id="OutboxRelayFunction",
@@ -97,9 +106,8 @@ def relay_outbox(
     while idle < IDLE_POLLS:
         idle = 0 if poller.poll_once() else idle + 1
     deliveries = []
-    for message in receive_all(sqs, queue_url, delete=True):
+    for message in memory.drain(queue_url):
         body = json.loads(message["Body"])
         record = sqs_record(NOTIFICATIONS, body, message["MessageId"])
         deliveries.append(Delivery(NOTIFICATIONS, body["event_id"], message["MessageId"], record))
-    sqs.delete_queue(QueueUrl=queue_url)
     return deliveries, stats

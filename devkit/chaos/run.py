@@ -123,7 +123,7 @@ def run_chaos(config: ChaosConfig, dynamodb_endpoint: str, sqs_endpoint: str) ->
                 "dynamodbstreams", endpoint_url=dynamodb_endpoint, region_name="us-east-1"
             )
             with patched_environ(common), contextlib.redirect_stdout(null):
-                relayed, relay_stats = relay_outbox(admin, streams, sqs, domain_table, config)
+                relayed, relay_stats = relay_outbox(admin, streams, domain_table, config)
                 second = EventSource(relayed, config)
                 threads = [
                     threading.Thread(

@@ -3,8 +3,11 @@
 Orders (SQS), payments (MSK) and notifications (SQS, leased, webhook on 127.0.0.1) with 8
 concurrent consumers, 35% duplicates (same and new transport ids), crashes before and after every
 committing call and before acknowledgement, throttling and conflicts, poison to the DLQs; every
-failed or crashed delivery redelivered until settled. Then, from the tables: nothing lost, nothing
-applied twice, every poison message dead-lettered.
+failed or crashed delivery redelivered until settled. Then the outbox leg: the shipped orders'
+notification requests read from the domain table's stream, relayed with crashes after sends,
+and consumed by customer-notifications like the rest. Then, from the tables: nothing lost,
+nothing applied twice (one request and one notification per shipped order included), every
+poison message dead-lettered.
 
 The suite runs `CHAOS_SUITE_DELIVERIES` deliveries (default 5,000: about half a minute
 on a shared 2-core machine, see docs/PERFORMANCE.md); `CHAOS_SEED` changes the seed.
@@ -48,6 +51,11 @@ def test_chaos_loses_nothing_and_applies_nothing_twice(
     dlq_kinds = {kind for kind in CRASH_KINDS if "DLQ" in kind}
     for kind in set(CRASH_KINDS) - dlq_kinds:
         assert stats.crashes[kind] > 0, f"no crash {kind!r}\n{summary}"
+    # The outbox leg really ran: a request per shipped order, the relay crashed after sends and
+    # so relayed some twice, and the receiving inbox absorbed them (no double-applied above).
+    assert verdict.shipped_orders > 0
+    assert verdict.notification_requests == verdict.shipped_orders
+    assert result.relay.crashes > 0 and result.relayed_messages > verdict.shipped_orders
     assert sum(stats.crashes[kind] for kind in dlq_kinds) > 0, summary
     assert sum(stats.throttles.values()) > 0
     assert stats.conflict_transactions > 0

@@ -32,6 +32,8 @@ from .loop import PollingLoop
 from .template import ACCOUNT, REGION, FunctionSpec, StreamEventSpec
 
 IDLE_PAUSE_SECONDS = 0.2
+#: GetRecords' largest page.
+PAGE_SIZE = 1000
 
 
 def _plain(value: Any) -> Any:
@@ -160,9 +162,9 @@ class StreamPoller:
                     ShardIteratorType="AFTER_SEQUENCE_NUMBER",
                     SequenceNumber=str(shard.last_read),
                 )["ShardIterator"]
-            answer = self.streams.get_records(
-                ShardIterator=shard.iterator, Limit=self.event.batch_size - len(shard.pending)
-            )
+            # A page as large as the API allows: most records may be filtered out, and
+            # records read beyond the batch wait in `pending` for the next one.
+            answer = self.streams.get_records(ShardIterator=shard.iterator, Limit=PAGE_SIZE)
             found = answer.get("Records", [])
             shard.iterator = answer.get("NextShardIterator")
             if not found and shard.last_read is not None:
