@@ -52,10 +52,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test of tests/integration, and every test that starts DynamoDB Local whatever its
-    folder, is an integration test: `-m "not integration"` (and `make check`) never start Java."""
+    folder (directly, or through the kit's `local_app`), is an integration test: `-m "not integration"` (and `make check`) never start Java."""
     for item in items:
         in_folder = item.path.is_relative_to(INTEGRATION_TESTS)
-        if in_folder or "dynamodb_local_endpoint" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if in_folder or "dynamodb_local_endpoint" in fixtures or "local_app" in fixtures:
             item.add_marker(pytest.mark.integration)
 
 

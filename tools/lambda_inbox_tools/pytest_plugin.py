@@ -7,8 +7,8 @@ by pytest through the `pytest11` entry point. Its fixtures:
 - `moto_server_endpoint` (session): a moto server, for SQS (and DynamoDB where a test needs no
   real transactions).
 - `local_app`: a factory, `local_app("template.yaml", parameters={...})`, giving the template's
-  tables and queues on those endpoints and its functions (`lambda_inbox_tools.testing.LocalApp`),
-  removed after the test.
+  tables (on DynamoDB Local, or with `dynamodb="moto"` on the moto server) and queues on those
+  endpoints and its functions (`lambda_inbox_tools.testing.LocalApp`), removed after the test.
 - `lambda_context`: a Lambda context with five minutes left.
 
 Nothing heavy is imported until a fixture is used.
@@ -51,10 +51,12 @@ def moto_server_endpoint() -> Iterator[str]:
 
 @pytest.fixture
 def local_app(
-    dynamodb_local_endpoint: str, moto_server_endpoint: str
+    request: pytest.FixtureRequest, moto_server_endpoint: str
 ) -> Iterator[Callable[..., LocalApp]]:
-    """`local_app(template, parameters=None, stack_name=None)`: the template's tables on DynamoDB
-    Local and queues on the moto server, its functions loadable; all removed after the test."""
+    """`local_app(template, parameters=None, stack_name=None, dynamodb="dynamodb-local")`: the
+    template's tables on DynamoDB Local (`dynamodb="moto"`: on the moto server, for tests that
+    need no real transactions; DynamoDB Local is then not started) and its queues on the moto
+    server, its functions loadable; all removed after the test."""
     from .testing.app import local_app as open_app
 
     with contextlib.ExitStack() as stack:
@@ -64,11 +66,19 @@ def local_app(
             *,
             parameters: Mapping[str, str] | None = None,
             stack_name: str | None = None,
+            dynamodb: str = "dynamodb-local",
         ) -> LocalApp:
+            if dynamodb not in ("dynamodb-local", "moto"):
+                raise ValueError(f"dynamodb must be 'dynamodb-local' or 'moto', not {dynamodb!r}")
+            endpoint = (
+                moto_server_endpoint
+                if dynamodb == "moto"
+                else request.getfixturevalue("dynamodb_local_endpoint")
+            )
             return stack.enter_context(
                 open_app(
                     template,
-                    dynamodb_endpoint=dynamodb_local_endpoint,
+                    dynamodb_endpoint=endpoint,
                     sqs_endpoint=moto_server_endpoint,
                     parameters=parameters,
                     stack_name=stack_name,
