@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from devkit.events import inbound_message
 from lambda_inbox import KeyStrategy
@@ -145,3 +147,40 @@ def test_an_extractor_that_raises_is_a_missing_key(extractor: Any) -> None:
 def test_an_extractor_never_hides_an_undecodable_body() -> None:
     with pytest.raises(UndecodableBody):
         KeyStrategy.from_body(lambda body: body["event_id"]).identify(inbound_message("{not json"))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(["event_id", "detail", "id", "x"]), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    payload=JSON_VALUES,
+    expression=st.sampled_from(["event_id", "detail.id", "detail.id.x", "_x9"]),
+)
+def test_a_plain_field_path_reads_what_jmespath_reads(payload: object, expression: str) -> None:
+    """Field paths skip JMESPath's interpreter: the same value for every JSON payload."""
+    import jmespath
+
+    extractor = KeyStrategy.from_body(expression)._extractor
+    assert extractor is not None
+    assert extractor(payload) == jmespath.search(expression, payload)
+
+
+def test_only_an_expression_beyond_field_names_is_evaluated_by_jmespath() -> None:
+    import jmespath.parser
+
+    def evaluator(expression: str) -> object:
+        extractor = KeyStrategy.from_body(expression)._extractor
+        return getattr(extractor, "__self__", None)
+
+    assert evaluator("event_id") is None and evaluator("detail.id") is None
+    assert isinstance(evaluator("items[0].id"), jmespath.parser.ParsedResult)
+    extractor = KeyStrategy.from_body("detail.id")._extractor
+    assert extractor is not None and extractor({"detail": {"id": 7}}) == 7

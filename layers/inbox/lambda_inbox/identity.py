@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,23 @@ class Delivery:
         return self.message.sequence
 
 
+#: A JMESPath expression made of unquoted field names only, which a dictionary lookup evaluates
+#: exactly as JMESPath does (a missing field, or a step into something that is not an object,
+#: is None), without JMESPath's parser and interpreter on every message.
+_FIELD_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _field_path(names: list[str]) -> KeyExtractor:
+    def extract(payload: Any) -> Any:
+        for name in names:
+            if not isinstance(payload, dict):
+                return None
+            payload = payload.get(name)
+        return payload
+
+    return extract
+
+
 class KeyStrategy:
     """Derives the message key. Build one with `KeyStrategy.from_body(...)` or the default."""
 
@@ -63,10 +81,13 @@ class KeyStrategy:
     def from_body(cls, expression_or_callable: str | KeyExtractor) -> KeyStrategy:
         """Key from the JSON body: a JMESPath expression (`"event_id"`) or a callable."""
         if isinstance(expression_or_callable, str):
+            description = f"jmespath:{expression_or_callable}"
+            if _FIELD_PATH.fullmatch(expression_or_callable):  # `event_id`, `detail.id`
+                return cls(_field_path(expression_or_callable.split(".")), description=description)
             import jmespath  # imported here: only consumers with an expression pay for it
 
             compiled = jmespath.compile(expression_or_callable)
-            return cls(compiled.search, description=f"jmespath:{expression_or_callable}")
+            return cls(compiled.search, description=description)
         return cls(expression_or_callable, description="callable")
 
     @property

@@ -97,8 +97,10 @@ class OutboxRelay:
         failed: list[str] = []
         ignored = 0
         records = event.get("Records") or []
-        for record in records:
+        position: dict[str, int] = {}
+        for index, record in enumerate(records):
             sequence = str((record.get("dynamodb") or {}).get("SequenceNumber", ""))
+            position[sequence] = index
             message = self._message(record, sequence)
             if message is None:
                 ignored += 1
@@ -119,11 +121,7 @@ class OutboxRelay:
                 failed.extend(refused)
                 sent.extend(m for s, m in chunk if s not in refused)
         self._emit(sent, len(failed), ignored, len(records))
-        order = {
-            str((r.get("dynamodb") or {}).get("SequenceNumber", "")): i
-            for i, r in enumerate(records)
-        }
-        failed.sort(key=lambda sequence: order.get(sequence, 0))
+        failed.sort(key=lambda sequence: position.get(sequence, 0))  # in stream order
         return {"batchItemFailures": [{"itemIdentifier": s} for s in failed]}
 
     def _queue_url(self, destination: str) -> str | None:

@@ -24,7 +24,8 @@ def deliver_until_acknowledged(
     deliveries = 0
     while pending is not None:
         deliveries += 1
-        assert deliveries <= max_deliveries, f"still failing after {max_deliveries} deliveries"
+        if deliveries > max_deliveries:
+            raise AssertionError(f"still failing after {max_deliveries} deliveries")
         pending = redelivery(pending, handler(dict(pending), None))
     return deliveries
 

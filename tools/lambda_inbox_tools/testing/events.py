@@ -217,13 +217,16 @@ def redelivery(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[st
     if "Records" in event:
         records = event["Records"]
         failed = set(failed_ids(response))
-        assert failed <= {str(record["messageId"]) for record in records}, failed
+        unknown = failed - {str(record["messageId"]) for record in records}
+        if unknown:
+            raise AssertionError(f"the response reports messages not in the event: {unknown}")
         again = [redeliver(record) for record in records if record["messageId"] in failed]
         return sqs_event(*again) if again else None
     first_failed: dict[str, int] = {}
     for partition, offset in failed_offsets(response):
         offsets = [int(raw["offset"]) for raw in event["records"].get(partition, [])]
-        assert offset in offsets, (partition, offset)
+        if offset not in offsets:
+            raise AssertionError(f"the response reports {partition}@{offset}, not in the event")
         first_failed[partition] = min(offset, first_failed.get(partition, offset))
     if not first_failed:
         return None

@@ -84,7 +84,8 @@ def cancelled(codes: ReasonCodes) -> Fault:
         reasons = codes(items)
         if reasons is None:
             return None
-        assert len(reasons) == len(items)
+        if len(reasons) != len(items):
+            raise ValueError(f"{len(reasons)} cancellation reasons for {len(items)} actions")
         return dynamodb_error(
             request,
             "TransactionCanceledException",
