@@ -31,8 +31,9 @@ class BackendError(RuntimeError):
 class Endpoints:
     dynamodb: str
     sqs: str
-    kafka_bootstrap: str
     dynamodb_backend: str
+    #: None until a template with Kafka event sources asks for the mock cluster.
+    kafka_bootstrap: str | None = None
 
 
 def moto_server() -> contextlib.AbstractContextManager[str]:
@@ -70,7 +71,8 @@ def kafka_mock_cluster(brokers: int = 1) -> Iterator[str]:
         import confluent_kafka
     except ImportError:
         raise BackendError("Kafka needs confluent-kafka: pip install confluent-kafka") from None
-    owner = confluent_kafka.Producer({"test.mock.num.brokers": brokers})
+    # log_level 4: librdkafka's notice that the mock cluster replaced bootstrap.servers is noise.
+    owner = confluent_kafka.Producer({"test.mock.num.brokers": brokers, "log_level": 4})
     found = owner.list_topics(timeout=10).brokers
     bootstrap = ",".join(f"{b.host}:{b.port}" for b in found.values())
     try:
@@ -101,7 +103,8 @@ def local_services(
     dynamodb_endpoint: str | None = None,
     sqs_endpoint: str | None = None,
 ) -> Iterator[Endpoints]:
-    """Every service of the local stack, stopped on exit. `backend`: dynamodb-local or moto
+    """Every service of the local stack but Kafka (`kafka_mock_cluster`, started only for a
+    template with Kafka event sources), stopped on exit. `backend`: dynamodb-local or moto
     (dynamodb-local falls back to moto with a warning when Java is missing). A given endpoint
     is used as it is: nothing is started for it, nor stopped."""
     with contextlib.ExitStack() as stack:
@@ -116,5 +119,4 @@ def local_services(
                 dynamodb = stack.enter_context(moto_server()) if sqs_endpoint else sqs
             else:
                 dynamodb = stack.enter_context(dynamodb_local(say))
-        kafka = stack.enter_context(kafka_mock_cluster())
-        yield Endpoints(dynamodb=dynamodb, sqs=sqs, kafka_bootstrap=kafka, dynamodb_backend=backend)
+        yield Endpoints(dynamodb=dynamodb, sqs=sqs, dynamodb_backend=backend)

@@ -174,7 +174,7 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
         say(
             f"DynamoDB ({local.endpoints.dynamodb_backend}): {local.endpoints.dynamodb}   "
             f"SQS ({sqs_kind}): {local.endpoints.sqs}   Kafka (mock cluster): "
-            f"{local.endpoints.kafka_bootstrap}"
+            f"{local.endpoints.kafka_bootstrap or '- (no Kafka event sources)'}"
         )
         say(
             "functions: "
@@ -289,6 +289,8 @@ def keep_running(local: LocalStack, say: Callable[[str], None]) -> None:
     say("the stack keeps running (Ctrl-C, SIGTERM or SIGHUP stops it); in another shell:")
     for line in keep_running_hints(local):
         say(f"  {line}")
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         while True:
             time.sleep(1)
+    except KeyboardInterrupt:
+        say("stopping: pollers, functions and every service this command started")

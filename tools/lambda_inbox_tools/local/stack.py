@@ -14,6 +14,7 @@ environment names the tables and queues this stack creates.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -23,7 +24,7 @@ import boto3
 
 from ..services.offline import LOCAL_CLIENT_CONFIG, OFFLINE_AWS_ENV
 from ..services.queues import queue_depth
-from .backends import Endpoints, local_services
+from .backends import Endpoints, kafka_mock_cluster, local_services
 from .invoker import EndpointInvoker, InProcessInvoker, Invoker
 from .kafka_poller import LOCAL_CLUSTER_ARN, KafkaPoller
 from .provision import provision
@@ -112,6 +113,8 @@ class LocalStack:
                     queue = stack.queue_by_arn(event.queue_arn)
                     self.sqs_pollers.append(SqsPoller(self.sqs, function, event, queue, invoker))
                 elif isinstance(event, KafkaEventSpec):
+                    if endpoints.kafka_bootstrap is None:  # running_stack starts it for topics
+                        raise ValueError(f"no Kafka cluster for the topics of {function.name}")
                     failures = (
                         stack.queue_by_arn(event.on_failure_arn).url
                         if event.on_failure_arn
@@ -202,12 +205,15 @@ def running_stack(
             ):
                 del os.environ[name]
         os.environ.update(OFFLINE_AWS_ENV)
-        with local_services(
-            backend=backend,
-            say=say,
-            dynamodb_endpoint=dynamodb_endpoint,
-            sqs_endpoint=sqs_endpoint,
-        ) as endpoints:
+        with contextlib.ExitStack() as services:
+            endpoints = services.enter_context(
+                local_services(
+                    backend=backend,
+                    say=say,
+                    dynamodb_endpoint=dynamodb_endpoint,
+                    sqs_endpoint=sqs_endpoint,
+                )
+            )
             stack = read_local_stack(
                 template,
                 sqs_endpoint=endpoints.sqs,
@@ -215,6 +221,9 @@ def running_stack(
                 stack_name=stack_name,
                 local_defaults=local_defaults,
             )
+            if stack.topics:
+                bootstrap = services.enter_context(kafka_mock_cluster())
+                endpoints = dataclasses.replace(endpoints, kafka_bootstrap=bootstrap)
             dynamodb = client("dynamodb", endpoints.dynamodb)
             sqs = client("sqs", endpoints.sqs)
             provision(
