@@ -12,8 +12,7 @@ from typing import Any
 
 from devkit.paths import FUNCTIONS_DIR
 from lambda_inbox import InboxConsumer, MessageResult
-from lambda_inbox.kafka import is_kafka_event, parse_kafka_event
-from lambda_inbox.sqs import parse_sqs_event
+from lambda_inbox.sources import detect
 from lambda_inbox_tools.local.invoker import import_fresh
 from lambda_inbox_tools.testing.delivery import (
     Handler,
@@ -48,9 +47,6 @@ def process(
     consumer: InboxConsumer[Any], event: Mapping[str, Any], context: Any = None
 ) -> list[MessageResult]:
     """Run one Lambda event (Kafka, else SQS) through `consumer.process`: the outcome of every
-    message, where `consumer.handle` only answers the partial batch response. SQS records are
-    parsed with the consumer's own FIFO failure mode."""
-    if is_kafka_event(event):
-        return consumer.process(parse_kafka_event(event), context)
-    mode = consumer.config.fifo_failure_mode
-    return consumer.process(parse_sqs_event(event, fifo_failure_mode=mode), context)
+    message, where `consumer.handle` only answers the partial batch response. Records are read by
+    the consumer's own sources (its FIFO failure mode, its Kafka value formats)."""
+    return consumer.process(detect(event, consumer.sources).messages(event), context)

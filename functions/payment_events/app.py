@@ -3,13 +3,20 @@
 Triggered by MSK (topic `payments`) and by the SQS `PaymentReplayQueue`, the redrive target of
 `PaymentEventsDLQ`. Both paths share the consumer name, so a replayed message that already
 committed is a no-op. A second event_id for an existing payment_id is a logical duplicate.
+
+Values are JSON, Avro (`schemas/payment_captured.avsc`) or Protobuf
+(`schemas/payment_captured.proto`), with or without the Confluent prefix, or as the event source
+mapping's schema registry hands them over (`valueSchemaMetadata`). `PAYMENT_VALUE_FORMAT` names
+the format of a value that says nothing about itself (default JSON).
 """
 
 import os
+from pathlib import Path
 
 from pydantic import BaseModel, Field
+from schemas.payment_captured_pb2 import PaymentCaptured as PaymentCapturedProto
 
-from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
+from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork, ValueFormats
 
 DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
 
@@ -53,12 +60,19 @@ def skip_logical_duplicate(
     uow.set_result(outcome="logical_duplicate")
 
 
+VALUE_FORMATS = ValueFormats(
+    avro_schema=Path(__file__).with_name("schemas") / "payment_captured.avsc",
+    protobuf_message=PaymentCapturedProto,
+    default=os.environ.get("PAYMENT_VALUE_FORMAT", "JSON").upper(),  # type: ignore[arg-type]
+)
+
 consumer = InboxConsumer(
     "payment-events",
     model=PaymentCaptured,
     decide=record_payment,
     on_condition_failed=skip_logical_duplicate,
     key="event_id",
+    value_formats=VALUE_FORMATS,
 )
 
 

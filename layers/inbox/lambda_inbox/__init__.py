@@ -17,6 +17,7 @@ from .errors import (
     UnsupportedEvent,
 )
 from .identity import KeyStrategy
+from .kafka_values import ValueFormats
 from .messages import InboundMessage
 from .outcomes import MessageResult, Outcome
 from .unit_of_work import ConditionFailures, FailedCondition, UnitOfWork
@@ -42,6 +43,7 @@ __all__ = [
     "UnitOfWork",
     "UnitOfWorkError",
     "UnsupportedEvent",
+    "ValueFormats",
 ]
 __version__ = "0.1.0"
 

@@ -25,6 +25,7 @@ from .decision import Decide, Decider, M, OnConditionFailed
 from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
 from .kafka import KafkaSource
+from .kafka_values import JSON_ONLY, ValueFormats
 from .messages import InboundMessage
 from .observability import Telemetry
 from .outcomes import MessageResult
@@ -56,6 +57,9 @@ class InboxConsumer(Generic[M]):
     commit only while the lease is still this delivery's. `lease` is a `LeasePolicy` (or its
     duration). See lease.py. `clock` is the wall clock (epoch seconds) of record times and
     lease expiries; simulations and tests pass their own.
+
+    `value_formats` says how Kafka values are read (JSON by default; Avro and Protobuf through
+    Powertools' deserializers, with or without the Confluent prefix; see kafka_values.py).
     """
 
     def __init__(
@@ -77,6 +81,7 @@ class InboxConsumer(Generic[M]):
         side_effect: SideEffect[M] | None = None,
         lease: LeasePolicy | timedelta | float | None = None,
         clock: Callable[[], float] = time.time,
+        value_formats: ValueFormats = JSON_ONLY,
     ) -> None:
         self.config = config or InboxConfig.from_env(name)
         if self.config.consumer != name:
@@ -92,8 +97,8 @@ class InboxConsumer(Generic[M]):
             )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         self.sources: Sequence[EventSource] = (
-            KafkaSource(),
-            SqsSource(self.config.fifo_failure_mode),
+            KafkaSource(value_formats),
+            SqsSource(self.config.fifo_failure_mode, value_formats),
         )
         store = InboxStore.from_config(self.dynamodb, self.config)
         self.pipeline: Pipeline[M] = Pipeline(

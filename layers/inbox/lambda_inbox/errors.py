@@ -19,6 +19,7 @@ class ErrorCode(StrEnum):
     # Poison: dead-lettered, FAILED record, acknowledged.
     UNDECODABLE_BODY = "undecodable_body"
     MALFORMED_JSON = "malformed_json"
+    UNDECODABLE_VALUE = "undecodable_value"
     MISSING_KEY = "missing_key"
     INVALID_PAYLOAD = "invalid_payload"
     REJECTED_BY_HANDLER = "rejected_by_handler"

@@ -155,7 +155,10 @@ def bounded_key(key: str) -> str:
 
 
 def fingerprint(message: InboundMessage) -> str:
-    """Hash of the canonical payload: equal for the same JSON whatever its key order or spacing."""
+    """Hash of the canonical payload: equal for the same JSON whatever its key order or spacing;
+    for an Avro or Protobuf value, the hash of its encoded record."""
+    if message.fingerprint_bytes is not None:
+        return hashlib.sha256(message.fingerprint_bytes).hexdigest()
     try:
         canonical = json.dumps(
             message.json, sort_keys=True, separators=(",", ":"), ensure_ascii=False

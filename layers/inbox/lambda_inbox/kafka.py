@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import MalformedRecord
+from .kafka_values import JSON_ONLY, ValueFormats, read_value
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
 from .sqs_envelope import is_sqs_text
@@ -30,11 +31,14 @@ class KafkaSource:
 
     name = "kafka"
 
+    def __init__(self, value_formats: ValueFormats = JSON_ONLY) -> None:
+        self._formats = value_formats
+
     def matches(self, event: Mapping[str, Any]) -> bool:
         return is_kafka_event(event)
 
     def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
-        return parse_kafka_event(event)
+        return parse_kafka_event(event, self._formats)
 
     def response(self, results: Sequence[MessageResult]) -> dict[str, list[dict[str, Any]]]:
         return kafka_response(results)
@@ -47,7 +51,9 @@ def is_kafka_event(event: Mapping[str, Any]) -> bool:
     return source in EVENT_SOURCES or (source is None and isinstance(event.get("records"), dict))
 
 
-def parse_kafka_event(event: Mapping[str, Any]) -> list[InboundMessage]:
+def parse_kafka_event(
+    event: Mapping[str, Any], formats: ValueFormats = JSON_ONLY
+) -> list[InboundMessage]:
     partitions = event.get("records")
     if not isinstance(partitions, dict):
         raise MalformedRecord("a Kafka event needs a 'records' mapping of topic-partition lists")
@@ -61,12 +67,14 @@ def parse_kafka_event(event: Mapping[str, Any]) -> list[InboundMessage]:
             raw_records.append((str(topic_partition), record["offset"], record))
     raw_records.sort(key=lambda entry: (entry[0], entry[1]))
     return [
-        _to_message(topic_partition, record, sequence)
+        _to_message(topic_partition, record, sequence, formats)
         for sequence, (topic_partition, _, record) in enumerate(raw_records)
     ]
 
 
-def _to_message(topic_partition: str, record: dict[str, Any], sequence: int) -> InboundMessage:
+def _to_message(
+    topic_partition: str, record: dict[str, Any], sequence: int, formats: ValueFormats
+) -> InboundMessage:
     topic = str(record.get("topic") or topic_partition.rsplit("-", 1)[0])
     partition = record.get("partition", topic_partition.rsplit("-", 1)[-1])
     offset: int = record["offset"]
@@ -103,6 +111,7 @@ def _to_message(topic_partition: str, record: dict[str, Any], sequence: int) -> 
         decode_error = "value is null (a tombstone)"
     elif value is None:
         decode_error = "value is not valid base64"
+    reading = read_value(value, record.get("valueSchemaMetadata"), formats, dead_letter)
     return InboundMessage(
         item_identifier={"topic-partition": topic_partition, "offset": offset},
         delivery_id=delivery_id,
@@ -113,6 +122,7 @@ def _to_message(topic_partition: str, record: dict[str, Any], sequence: int) -> 
         attributes={name: _header_text(value) for name, value in headers.items()},
         ordering_scope=topic_partition,
         dead_letter_attributes=dead_letter,
+        **reading,
     )
 
 

@@ -7,7 +7,7 @@ SQS and Kafka adapters turn their event records into `InboundMessage`s; everythi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -42,6 +42,11 @@ class InboundMessage:
     #: Set by the adapter when the envelope could not be decoded (e.g. Kafka value not base64);
     #: `body` then holds the raw text as delivered, and the message is poison.
     decode_error: str | None = None
+    #: A Kafka value in a binary format (kafka_values): decodes `body` into the payload document,
+    #: raising `UndecodableBody`. None for JSON, which `json` parses.
+    decode: Callable[[], Any] | None = field(default=None, compare=False)
+    #: The bytes the fingerprint hashes instead of the canonical JSON (a binary value's record).
+    fingerprint_bytes: bytes | None = None
 
     @cached_property
     def text(self) -> str:
@@ -54,6 +59,9 @@ class InboundMessage:
 
     @cached_property
     def json(self) -> Any:
+        """The payload document: the JSON body, or the decoded Avro or Protobuf value."""
+        if self.decode is not None and self.decode_error is None:
+            return self.decode()
         try:
             return json.loads(self.text)
         except json.JSONDecodeError as error:

@@ -12,11 +12,21 @@ from typing import Any
 
 from .config import FifoFailureMode
 from .errors import MalformedRecord
+from .kafka_values import (
+    FORMAT_ATTRIBUTE,
+    JSON_ONLY,
+    SCHEMA_ID_ATTRIBUTE,
+    ValueFormats,
+    read_value,
+)
 from .messages import InboundMessage
 from .outcomes import MessageResult
 from .sqs_envelope import body_bytes, original_attributes
 
 EVENT_SOURCE = "aws:sqs"
+#: Set on messages that carry a Kafka record (dead-lettered or replayed from a cluster): their
+#: body is read as that record's value would be (kafka_values).
+KAFKA_TOPIC_ATTRIBUTE = "kafka-topic"
 
 
 class SqsSource:
@@ -24,14 +34,19 @@ class SqsSource:
 
     name = "sqs"
 
-    def __init__(self, fifo_failure_mode: FifoFailureMode = "stop") -> None:
+    def __init__(
+        self, fifo_failure_mode: FifoFailureMode = "stop", value_formats: ValueFormats = JSON_ONLY
+    ) -> None:
         self._fifo_failure_mode = fifo_failure_mode
+        self._formats = value_formats
 
     def matches(self, event: Mapping[str, Any]) -> bool:
         return is_sqs_event(event)
 
     def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
-        return parse_sqs_event(event, fifo_failure_mode=self._fifo_failure_mode)
+        return parse_sqs_event(
+            event, fifo_failure_mode=self._fifo_failure_mode, value_formats=self._formats
+        )
 
     def response(self, results: Sequence[MessageResult]) -> dict[str, list[dict[str, Any]]]:
         return sqs_response(results)
@@ -54,15 +69,23 @@ def _from_sqs(record: Mapping[str, Any]) -> bool:
 
 
 def parse_sqs_event(
-    event: Mapping[str, Any], *, fifo_failure_mode: FifoFailureMode = "stop"
+    event: Mapping[str, Any],
+    *,
+    fifo_failure_mode: FifoFailureMode = "stop",
+    value_formats: ValueFormats = JSON_ONLY,
 ) -> list[InboundMessage]:
     records = event.get("Records")
     if not isinstance(records, list):
         raise MalformedRecord("an SQS event needs a 'Records' list")
-    return [_to_message(raw, sequence, fifo_failure_mode) for sequence, raw in enumerate(records)]
+    return [
+        _to_message(raw, sequence, fifo_failure_mode, value_formats)
+        for sequence, raw in enumerate(records)
+    ]
 
 
-def _to_message(record: object, sequence: int, fifo_mode: FifoFailureMode) -> InboundMessage:
+def _to_message(
+    record: object, sequence: int, fifo_mode: FifoFailureMode, formats: ValueFormats
+) -> InboundMessage:
     """One Lambda SQS record (a plain dict, read defensively) -> InboundMessage.
 
     Only `messageId` is required: without it no failure of the record could be reported, so the
@@ -86,6 +109,15 @@ def _to_message(record: object, sequence: int, fifo_mode: FifoFailureMode) -> In
         name: value["StringValue"] for name, value in original.items() if "StringValue" in value
     }
     body, decode_error = body_bytes(record.get("body"), strings)
+    reading: dict[str, Any] = {}
+    if KAFKA_TOPIC_ATTRIBUTE in strings and decode_error is None:  # a Kafka value, replayed
+        declared = strings.get(FORMAT_ATTRIBUTE)
+        metadata = (
+            {"dataFormat": declared, "schemaId": strings.get(SCHEMA_ID_ATTRIBUTE)}
+            if declared
+            else None
+        )
+        reading = read_value(body, metadata, formats, {})
     return InboundMessage(
         item_identifier=message_id,
         delivery_id=message_id,
@@ -98,6 +130,7 @@ def _to_message(record: object, sequence: int, fifo_mode: FifoFailureMode) -> In
         deduplication_id=_text(attributes.get("MessageDeduplicationId")),
         dead_letter_attributes=original,
         message_group_id=group_id,
+        **reading,
     )
 
 

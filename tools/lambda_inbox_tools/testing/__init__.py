@@ -7,7 +7,8 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
 - `app`: a SAM template's tables and queues on local endpoints, its functions loaded in-process
   (`local_app`, `LocalApp`, `LocalFunction`);
 - `events`: SQS and Kafka records and events as the event sources deliver them, redeliveries,
-  partial batch responses read back;
+  partial batch responses read back; `values`: Kafka values in Avro and Protobuf, with or
+  without the Confluent prefix (extra `kafka-codecs`);
 - `delivery`: redeliver until acknowledged, concurrent invocations;
 - `crashes`: the runtime dying just before or after a DynamoDB write; `faults`: throttling,
   cancelled transactions, lost answers, stale reads, slow sends;
@@ -36,6 +37,7 @@ from .events import (
     sqs_event,
     sqs_record,
 )
+from .values import avro_value, json_value, protobuf_value
 
 __all__ = [
     "CrashSwitch",
@@ -45,14 +47,17 @@ __all__ = [
     "LocalFunction",
     "NotEffectivelyOnce",
     "Report",
+    "avro_value",
     "check_effectively_once",
     "deliver_until_acknowledged",
     "failed_ids",
     "failed_offsets",
+    "json_value",
     "kafka_event",
     "kafka_record",
     "local_app",
     "payload",
+    "protobuf_value",
     "record_id",
     "redeliver",
     "redelivery",

@@ -168,9 +168,13 @@ def kafka_record(
     topic: str = "payments",
     timestamp: int | None = None,
     timestamp_type: str = "CREATE_TIME",
+    value_schema: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """One record as the MSK event source delivers it: base64 key and value (a mapping value is
-    sent as compact JSON; None leaves the value out), headers as lists of byte values."""
+    sent as compact JSON; None leaves the value out), headers as lists of byte values.
+    `value_schema` is the `valueSchemaMetadata` an event source mapping with a schema registry
+    adds (`{"dataFormat": "AVRO", "schemaId": "..."}`); build binary values with
+    `lambda_inbox_tools.testing.values`."""
     pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or [])
     raw: dict[str, Any] = {
         "topic": topic,
@@ -186,6 +190,8 @@ def kafka_record(
         raw["value"] = base64.b64encode(value).decode("ascii")
     if key is not None:
         raw["key"] = base64.b64encode(key).decode("ascii")
+    if value_schema is not None:
+        raw["valueSchemaMetadata"] = dict(value_schema)
     return raw
 
 
