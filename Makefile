@@ -52,6 +52,7 @@ template-lint: venv
 	$(BIN)/cfn-lint template.yaml --parameters $(TEMPLATE_VARIANT)
 
 TEMPLATE_VARIANT := \
+	MskSchemaRegistryUri=arn:aws:glue:us-east-1:123456789012:registry/payments MskSchemaValidation=KEY_AND_VALUE \
 	KmsKeyArn=arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab \
 	SqsMaximumConcurrency=50 ReservedConcurrency=10 \
 	MskClusterArn=arn:aws:kafka:us-east-1:123456789012:cluster/payments/abcd1234-ab12-cd34-ef56-abcdef123456-1

@@ -87,3 +87,20 @@ def test_functions_are_built_with_their_handler(layer: Path, function: str) -> N
     assert (BUILD / function / "app.py").is_file()
     template = (BUILD / "template.yaml").read_text()
     assert f"{function}:" in template
+
+
+def test_the_kafka_codecs_are_a_layer_of_their_own_for_payment_events(layer: Path) -> None:
+    """Avro and Protobuf ship in KafkaCodecsLayer (arm64, precompiled), not in InboxLayer, and
+    only PaymentEventsFunction has it; its schemas are built with it."""
+    codecs = BUILD / "KafkaCodecsLayer" / "python"
+    assert (codecs / "avro" / "__init__.py").is_file()
+    (upb,) = (codecs / "google" / "_upb").glob("_message*.so")
+    assert int.from_bytes(upb.read_bytes()[18:20], "little") == ELF_MACHINE_AARCH64
+    assert (codecs / "avro" / "__pycache__").is_dir()
+    for package in ("avro", "google"):
+        assert not (layer / package).exists(), package
+    template = (BUILD / "template.yaml").read_text()
+    assert template.count("KafkaCodecsLayer") >= 2  # the resource and the one function using it
+    schemas = BUILD / "PaymentEventsFunction" / "schemas"
+    for name in ("payment_captured.avsc", "payment_captured.proto", "payment_captured_pb2.py"):
+        assert (schemas / name).is_file(), name
