@@ -119,6 +119,10 @@ class Aws:
         client: SQSClient = self._client("sqs", attempts)
         return client
 
+    def s3(self) -> Any:
+        """An S3 client (kafka-replay reads an S3 on-failure destination)."""
+        return self._client("s3", 5)
+
     def where(self, service: str | None = None) -> str:
         """Where requests (of `service`, else of any client made) go, for messages."""
         for (name, _), client in self._clients.items():

@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from . import inspect_commands, local_command, reap_command, redrive_command, send_command
+from . import (
+    inspect_commands,
+    kafka_replay_command,
+    local_command,
+    reap_command,
+    redrive_command,
+    send_command,
+)
 from .common import command
 
 APP_HELP = (
@@ -41,7 +48,17 @@ app = typer.Typer(
 )
 
 # Importing these declared their commands in `command`; `--help` lists them in this order.
-command.install(app, (inspect_commands, reap_command, redrive_command, send_command, local_command))
+command.install(
+    app,
+    (
+        inspect_commands,
+        reap_command,
+        redrive_command,
+        kafka_replay_command,
+        send_command,
+        local_command,
+    ),
+)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

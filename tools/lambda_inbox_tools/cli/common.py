@@ -4,8 +4,10 @@ errors turned into messages and exit codes) and the registry the commands are de
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -110,3 +112,35 @@ class Commands:
 
 F = TypeVar("F", bound=Callable[..., Any])
 command = Commands()
+
+
+class Stop(threading.Event):
+    """Set by the first SIGINT or SIGTERM while `graceful`: a long command stops at its
+    next safe point, between SQS calls, so it settles every message it received. Otherwise
+    (e.g. SQS's move task, which is then cancelled, or a second signal) the signal interrupts."""
+
+    graceful = False
+
+
+@contextlib.contextmanager
+def interrupt_on_signals() -> Iterator[Stop]:
+    """SIGTERM stops a long command (redrive, kafka-replay) like Ctrl-C (see `Stop`)."""
+    stop = Stop()
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set() or not stop.graceful:
+            raise KeyboardInterrupt
+        stop.set()
+
+    try:
+        previous = {
+            number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)
+        }
+    except ValueError:  # not the main thread
+        yield stop
+        return
+    try:
+        yield stop
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)

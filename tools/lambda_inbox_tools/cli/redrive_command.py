@@ -3,11 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import threading
-from collections.abc import Iterator
-from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -30,7 +25,14 @@ from ..redrive import (
     follow_move_task,
     start_move_task,
 )
-from .common import EndpointOption, JsonOption, RegionOption, command, session
+from .common import (
+    EndpointOption,
+    JsonOption,
+    RegionOption,
+    command,
+    interrupt_on_signals,
+    session,
+)
 from .render import (
     Output,
     preview_table,
@@ -133,7 +135,7 @@ def redrive(
             or (rate is not None and (native_rate is None or native_rate > NATIVE_MAX_RATE))
         )
         report: MoveReport | None = None
-        with _interrupt_on_sigterm() as stop:
+        with interrupt_on_signals() as stop:
             if use_native:
                 try:
                     report = _native(out, aws, from_queue, to_queue, native_rate)
@@ -165,38 +167,6 @@ def redrive(
         _report_redrive(out, report, from_queue, to_queue)
         if not report.ok:
             raise typer.Exit(1)
-
-
-class _Stop(threading.Event):
-    """Set by the first SIGINT or SIGTERM while `graceful`: the client-side mover stops at its
-    next safe point, between SQS calls, so it settles every message it received. Otherwise
-    (SQS's move task, which is then cancelled, or a second signal) the signal interrupts."""
-
-    graceful = False
-
-
-@contextlib.contextmanager
-def _interrupt_on_sigterm() -> Iterator[_Stop]:
-    """SIGTERM stops a redrive like Ctrl-C (see `_Stop`)."""
-    stop = _Stop()
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set() or not stop.graceful:
-            raise KeyboardInterrupt
-        stop.set()
-
-    try:
-        previous = {
-            number: signal.signal(number, interrupt) for number in (signal.SIGINT, signal.SIGTERM)
-        }
-    except ValueError:  # not the main thread
-        yield stop
-        return
-    try:
-        yield stop
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
 
 
 def _progress(out: Output) -> Progress:
