@@ -2,8 +2,9 @@
 
 - orders on the order queue: producer retries (same event, new message ID), logical duplicates
   (a new event_id for an order already placed), an order beyond the stock, poison;
-- payments on the Kafka topic: producer retries (the same record again at a new offset), a
-  replay of the first records, poison;
+- payments on the Kafka topic in JSON, Avro and Protobuf (the Confluent wire format): producer
+  retries (the same record again at a new offset), a replay of the first records, poison (a
+  value that does not decode among it);
 - notifications on the notification queue, posted to a webhook receiver on 127.0.0.1 that counts
   calls per Idempotency-Key; it fails some first calls (HTTP 500: transient) and refuses one
   template (HTTP 422: poison) until the "fix";
@@ -17,14 +18,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .invoker import InjectedCrash, InProcessInvoker, boto_clients
@@ -165,9 +168,10 @@ class Workload:
             if p.function.logical_id == "CustomerNotificationsFunction"
         )
         kafka = [
-            e for f in local.stack.functions for e in f.events if isinstance(e, KafkaEventSpec)
+            (f, e) for f in local.stack.functions for e in f.events if isinstance(e, KafkaEventSpec)
         ]
-        self.topic = kafka[0].topics[0] if kafka else None
+        self.topic = kafka[0][1].topics[0] if kafka else None
+        self.payment_schemas = kafka[0][0].code_uri / "schemas" if kafka else None
         count = max(4, messages // 2)
         self.notification_ids = [f"evt-ntf-{n:04d}" for n in range(count)]
         transient = {k for n, k in enumerate(self.notification_ids) if n % 4 == 1}
@@ -249,6 +253,7 @@ class Workload:
 
         topic = self.topic
         producer = Producer({"bootstrap.servers": self.local.endpoints.kafka_bootstrap})
+        encode = payment_encoder(self.payment_schemas)
         records: list[tuple[bytes, bytes]] = []
 
         def produce(key: bytes, value: bytes, *, duplicate: bool = False) -> None:
@@ -266,14 +271,15 @@ class Workload:
                 "amount_cents": 500 + 10 * n,
             }
             self.published.payments[payment["event_id"]] = payment
-            record = (payment["customer_id"].encode(), json.dumps(payment).encode())
+            record = (payment["customer_id"].encode(), encode(n, payment))
             records.append(record)
             produce(*record)
             if self.random.random() < 0.15:
                 produce(*record, duplicate=True)
         produce(b"cust-bad", b"\xff\xfe not utf-8")
         produce(b"cust-bad", json.dumps({"event_id": "evt-pay-bad", "amount_cents": 0}).encode())
-        self.published.poison["payments"] += 2
+        produce(b"cust-bad", b"\x00\x00\x00\x00\x01\x0a\xff")  # framed Avro that does not decode
+        self.published.poison["payments"] += 3
         producer.flush(10)
         time.sleep(1.0)
         for record in records[: max(1, len(records) // 4)]:  # a replay of the first records
@@ -348,3 +354,44 @@ class Workload:
             # Poison comes straight back to the DLQ: move each message once.
             Mover(self.local.sqs, dlq.url, source.url, limit=before).run()
             self.redriven[dlq.name] = before
+
+
+def payment_encoder(schemas: Path | None) -> Callable[[int, dict[str, Any]], bytes]:
+    """Payments as MSK teams send them: one in three Avro, one in three Protobuf (both in the
+    Confluent wire format, from the payment function's `schemas/`), the rest JSON; all JSON when
+    the function has no schemas or the codecs are not installed."""
+    avsc = schemas / "payment_captured.avsc" if schemas else None
+    pb2 = schemas / "payment_captured_pb2.py" if schemas else None
+    try:
+        import avro.io  # noqa: F401  (the codecs: extra kafka-codecs)
+        import google.protobuf  # noqa: F401
+
+        from ..testing.values import avro_value, protobuf_value
+    except ImportError:
+        avsc = None
+    if avsc is None or pb2 is None or not avsc.is_file() or not pb2.is_file():
+
+        def json_only(n: int, payment: dict[str, Any]) -> bytes:
+            return json.dumps(payment).encode()
+
+        return json_only
+    proto = _protobuf_message(pb2)
+
+    def encode(n: int, payment: dict[str, Any]) -> bytes:
+        if n % 3 == 1:
+            return avro_value(avsc, payment, schema_id=1)
+        if n % 3 == 2:
+            return protobuf_value(proto(**payment), schema_id=2)
+        return json.dumps(payment).encode()
+
+    return encode
+
+
+def _protobuf_message(path: Path) -> Any:
+    """The generated message class of the payment function's Protobuf schema."""
+    spec = importlib.util.spec_from_file_location(f"_demo_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PaymentCaptured
