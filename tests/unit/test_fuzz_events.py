@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from google.protobuf.struct_pb2 import Struct
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, ORDER_QUEUE_ARN, replayed
 from devkit.memory_aws import MemoryAws
-from lambda_inbox import InboxConsumer, UnitOfWork
+from lambda_inbox import InboxConsumer, UnitOfWork, ValueFormats
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox_tools.services.queues import receive_all
 from lambda_inbox_tools.testing.limits import (
@@ -42,6 +43,7 @@ from lambda_inbox_tools.testing.limits import (
     enforce_sqs_limits,
     sqs_problems,
 )
+from lambda_inbox_tools.testing.values import avro_value, json_value, protobuf_value
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
@@ -178,8 +180,58 @@ hostile_value = st.one_of(
 )
 
 
+FUZZ_AVRO = json.dumps(
+    {
+        "type": "record",
+        "name": "Fuzz",
+        "fields": [{"name": "id", "type": "string"}, {"name": "note", "type": "string"}],
+    }
+)
+#: Avro (above) and Protobuf (a `Struct`, which reads back as the same JSON object) beside JSON.
+FUZZ_FORMATS = ValueFormats(avro_schema=FUZZ_AVRO, protobuf_message=Struct)
+
+
+def encoded_body(draw: st.DrawFn, serial: int, index: int, record: dict[str, Any]) -> bytes:
+    """A valid value in one of the formats, framed or described by schema registry metadata."""
+    body = json.loads(valid_body(serial, index))
+    fmt = draw(st.sampled_from(["JSON", "AVRO", "PROTOBUF"]))
+    framed = draw(st.booleans())
+    schema_id = draw(st.integers(min_value=0, max_value=2**31)) if framed else None
+    if fmt == "AVRO":
+        value = avro_value(FUZZ_AVRO, body, schema_id=schema_id)
+    elif fmt == "PROTOBUF":
+        message = Struct()
+        message.update(body)
+        value = protobuf_value(message, schema_id=schema_id)
+    else:
+        value = json_value(body, schema_id=schema_id)
+    if not framed and fmt != "JSON":
+        if fmt == "PROTOBUF":
+            value = b"\x00" + value  # a Confluent registry leaves the message indexes
+        record["valueSchemaMetadata"] = {"dataFormat": fmt, "schemaId": "7"}
+    return value
+
+
+hostile_metadata = st.one_of(
+    wrong_types,
+    st.fixed_dictionaries(
+        {
+            "dataFormat": st.one_of(
+                st.sampled_from(["AVRO", "PROTOBUF", "JSON", "XML"]), nasty_text
+            ),
+            "schemaId": st.one_of(nasty_text, wrong_types),
+        }
+    ),
+)
+framed_garbage = st.binary(max_size=40).map(
+    lambda raw: base64.b64encode(b"\x00\x00\x00\x00\x07" + raw).decode()
+)
+
+
 @st.composite
-def kafka_records(draw: st.DrawFn, serial: int) -> list[tuple[str, dict[str, Any], bool]]:
+def kafka_records(
+    draw: st.DrawFn, serial: int, formats: bool = False
+) -> list[tuple[str, dict[str, Any], bool]]:
     count = draw(st.integers(min_value=1, max_value=6))
     records = []
     for index in range(count):
@@ -194,11 +246,19 @@ def kafka_records(draw: st.DrawFn, serial: int) -> list[tuple[str, dict[str, Any
             "value": base64.b64encode(valid_body(serial, index).encode()).decode(),
             "headers": [],
         }
+        if formats:
+            value = encoded_body(draw, serial, index, record)
+            record["value"] = base64.b64encode(value).decode()
         hostile = draw(st.booleans())
         if hostile:
-            mutation = draw(st.sampled_from(["value", "headers", "key", "topic", "all"]))
+            mutations = ["value", "headers", "key", "topic", "all"]
+            mutation = draw(st.sampled_from(mutations + (["metadata"] if formats else [])))
             if mutation in ("value", "all"):
-                record["value"] = draw(hostile_value)
+                record["value"] = draw(
+                    st.one_of(hostile_value, framed_garbage) if formats else hostile_value
+                )
+            if mutation == "metadata":
+                record["valueSchemaMetadata"] = draw(hostile_metadata)
             if mutation in ("headers", "all"):
                 record["headers"] = draw(st.one_of(signed_headers, wrong_types))
             if mutation in ("key", "all"):
@@ -266,9 +326,16 @@ def empty_moto_tables(aws: AppState) -> None:
             aws.dynamodb.delete_item(TableName=table, Key=key)
 
 
-def fuzz_consumer(aws: AppState, dlq_url: str) -> tuple[InboxConsumer[Any], list[MessageResult]]:
+def fuzz_consumer(
+    aws: AppState, dlq_url: str, formats: ValueFormats | None = None
+) -> tuple[InboxConsumer[Any], list[MessageResult]]:
     inbox = aws.consumer(
-        "fuzz", config={"dead_letter_queue_url": dlq_url}, model=dict, decide=put_item, key="id"
+        "fuzz",
+        config={"dead_letter_queue_url": dlq_url},
+        model=dict,
+        decide=put_item,
+        key="id",
+        value_formats=formats or ValueFormats(),
     )
     seen: list[MessageResult] = []
     process = inbox.process
@@ -339,16 +406,20 @@ def test_fuzz_sqs(backend: Backend, fifo: bool) -> None:
     example()
 
 
-@pytest.mark.parametrize("source", ["aws:kafka", "SelfManagedKafka"], ids=["msk", "self-managed"])
-def test_fuzz_kafka(backend: Backend, source: str) -> None:
+@pytest.mark.parametrize(
+    ("source", "formats"),
+    [("aws:kafka", False), ("SelfManagedKafka", False), ("aws:kafka", True)],
+    ids=["msk", "self-managed", "msk-avro-protobuf"],
+)
+def test_fuzz_kafka(backend: Backend, source: str, formats: bool) -> None:
     aws = backend.aws
-    inbox, seen = fuzz_consumer(aws, aws.dlq_url)
+    inbox, seen = fuzz_consumer(aws, aws.dlq_url, FUZZ_FORMATS if formats else None)
 
     @settings(FUZZ, max_examples=backend.examples)
     @given(st.data())
     def example(data: st.DataObject) -> None:
         serial = next(_serial)
-        drawn = data.draw(kafka_records(serial))
+        drawn = data.draw(kafka_records(serial, formats))
         grouped: dict[str, list[dict[str, Any]]] = {}
         for topic_partition, record, _ in drawn:
             grouped.setdefault(topic_partition, []).append(record)
