@@ -28,7 +28,7 @@ AVSC = SCHEMAS / "payment_captured.avsc"
 
 
 def proto(module: ModuleType, body: dict[str, Any]) -> Any:
-    return module.PaymentCapturedProto(**body)
+    return module.VALUE_FORMATS.protobuf_class()(**body)
 
 
 def encoded(module: ModuleType, fmt: str, body: dict[str, Any], schema_id: int | None) -> bytes:

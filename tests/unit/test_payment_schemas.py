@@ -35,7 +35,7 @@ def test_the_generated_protobuf_module_is_the_proto_files(tmp_path: Path, aws: o
         for field in message.field:
             field.ClearField("json_name")
     committed = descriptor_pb2.FileDescriptorProto()
-    module = load_function("payment_events").PaymentCapturedProto
+    module = load_function("payment_events").VALUE_FORMATS.protobuf_class()
     module.DESCRIPTOR.file.CopyToProto(committed)
     assert committed == generated
 
@@ -43,6 +43,6 @@ def test_the_generated_protobuf_module_is_the_proto_files(tmp_path: Path, aws: o
 def test_avro_protobuf_and_the_model_have_the_same_fields(aws: object) -> None:
     module = load_function("payment_events")
     avro = json.loads((SCHEMAS / "payment_captured.avsc").read_text())
-    proto_fields = [f.name for f in module.PaymentCapturedProto.DESCRIPTOR.fields]
+    proto_fields = [f.name for f in module.VALUE_FORMATS.protobuf_class().DESCRIPTOR.fields]
     model_fields = list(module.PaymentCaptured.model_fields)
     assert [f["name"] for f in avro["fields"]] == proto_fields == model_fields

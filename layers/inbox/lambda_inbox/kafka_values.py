@@ -24,8 +24,8 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,12 +56,15 @@ class EncodedValue:
 @dataclass(frozen=True)
 class ValueFormats:
     """The formats a consumer reads. `avro_schema` is the schema's JSON text (or a path to an
-    `.avsc` file); `protobuf_message` the generated message class; `default` the format of a
-    value that neither metadata nor a Confluent prefix describes."""
+    `.avsc` file); `protobuf_message` the generated message class, or a function returning it
+    (called on the first Protobuf value, so that a cold start does not load the Protobuf
+    runtime); `default` the format of a value that neither metadata nor a Confluent prefix
+    describes."""
 
     avro_schema: str | Path | None = None
-    protobuf_message: type[Any] | None = None
+    protobuf_message: type[Any] | Callable[[], type[Any]] | None = None
     default: Format = "JSON"
+    _resolved: dict[str, type[Any]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.avro_schema, Path):
@@ -110,6 +113,15 @@ class ValueFormats:
                 return EncodedValue("AVRO", record, schema_id)
         return EncodedValue(self.default, value)
 
+    def protobuf_class(self) -> type[Any]:
+        """The Protobuf message class, resolved once."""
+        if "protobuf" not in self._resolved:
+            given = self.protobuf_message
+            if given is None:
+                raise ConfigurationError("no protobuf_message (ValueFormats)")
+            self._resolved["protobuf"] = given if isinstance(given, type) else given()
+        return self._resolved["protobuf"]
+
     def decode(self, encoded: EncodedValue) -> Any:
         if encoded.format == "JSON":
             try:
@@ -130,7 +142,7 @@ class ValueFormats:
             KafkaConsumerDeserializationError,
         )
 
-        schema = self.avro_schema if encoded.format == "AVRO" else self.protobuf_message
+        schema = self.avro_schema if encoded.format == "AVRO" else self.protobuf_class()
         # Powertools strips the Protobuf message indexes when a schema id is in the metadata.
         metadata = {"schemaId": encoded.schema_id} if encoded.indexed else None
         try:

@@ -90,7 +90,7 @@ def test_a_replay_from_sqs_failure_records_commits_each_payment_once_interrupted
     failures = create_queue(sqs, f"msk-failures-{uuid.uuid4().hex[:8]}")
     replay_queue = create_queue(sqs, f"payment-replay-{uuid.uuid4().hex[:8]}")
     bodies = [payment(n, f"cust-{n % 3}", 100 + n) for n in range(8)]
-    proto = module.PaymentCapturedProto
+    proto = module.VALUE_FORMATS.protobuf_class()
     # Partition 0: Avro in the Confluent wire format; partition 1: Protobuf, framed likewise.
     produce(cluster, [avro_value(AVSC, b, schema_id=1) for b in bodies[:4]], partition=0)
     produce(cluster, [protobuf_value(proto(**b), schema_id=2) for b in bodies[4:]], partition=1)
