@@ -133,7 +133,10 @@ def _summary(out: Output, report: ReplayReport) -> None:
         out.warn(error)
     for label, offsets in report.missing.items():
         shown = ", ".join(str(o) for o in offsets[:10]) + (" ..." if len(offsets) > 10 else "")
-        out.warn(f"{label}: {len(offsets)} offsets no longer in the cluster ({shown})")
+        out.warn(
+            f"{label}: {len(offsets)} offsets not in the cluster ({shown}): deleted by retention "
+            "or compaction, or beyond the partition's end; its failure record is kept"
+        )
     if report.interrupted:
         out.warn("interrupted: the failure records not replayed are still there; run it again")
     if out.json_mode:
@@ -142,6 +145,6 @@ def _summary(out: Output, report: ReplayReport) -> None:
         return
     sent = f"would send {report.would_send}" if report.dry_run else f"sent {report.sent}"
     out.out.print(
-        f"{report.batches} failed batches: {report.replayed} replayed, {report.filtered} "
-        f"filtered out; {sent} records"
+        f"{report.batches} failed batches: {report.replayed} replayed, {report.incomplete} "
+        f"with offsets missing, {report.filtered} filtered out; {sent} records"
     )

@@ -31,6 +31,8 @@ class ReplayReport:
     dry_run: bool = False
     batches: int = 0
     replayed: int = 0
+    #: Batches with offsets the cluster no longer has (what it has was sent).
+    incomplete: int = 0
     filtered: int = 0
     sent: int = 0
     would_send: int = 0
@@ -47,6 +49,7 @@ class ReplayReport:
             "dry_run": self.dry_run,
             "batches": self.batches,
             "replayed_batches": self.replayed,
+            "incomplete_batches": self.incomplete,
             "filtered_out": self.filtered,
             "sent": self.sent,
             "would_send": self.would_send,
@@ -167,7 +170,10 @@ class KafkaReplay:
             self._sqs.send_message(**request)
             report.sent += 1
         complete = batch.label not in report.missing
-        report.replayed += 1
+        if complete:
+            report.replayed += 1
+        else:
+            report.incomplete += 1
         verb = "would send" if report.dry_run else "sent"
         self._progress(report, f"{verb} {len(records)} records of {batch.label}")
         return complete
