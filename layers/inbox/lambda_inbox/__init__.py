@@ -17,7 +17,6 @@ from .errors import (
     UnsupportedEvent,
 )
 from .identity import KeyStrategy
-from .kafka_values import ValueFormats
 from .messages import InboundMessage
 from .outcomes import MessageResult, Outcome
 from .unit_of_work import ConditionFailures, FailedCondition, UnitOfWork
@@ -48,16 +47,19 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .kafka_values import ValueFormats
     from .lease import LeaseContext, LeasePolicy
     from .outbox import OutboxMessage
     from .relay import OutboxRelay
 
-#: Names loaded on first use: a transactional consumer never imports leased mode or the relay.
+#: Names loaded on first use: a transactional consumer never imports leased mode or the relay,
+#: and a JSON consumer never imports the Kafka value formats.
 _LAZY = {
     "LeaseContext": "lease",
     "LeasePolicy": "lease",
     "OutboxMessage": "outbox",
     "OutboxRelay": "relay",
+    "ValueFormats": "kafka_values",
 }
 
 

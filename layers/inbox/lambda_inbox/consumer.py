@@ -25,7 +25,6 @@ from .decision import Decide, Decider, M, OnConditionFailed
 from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
 from .kafka import KafkaSource
-from .kafka_values import JSON_ONLY, ValueFormats
 from .messages import InboundMessage
 from .observability import Telemetry
 from .outcomes import MessageResult
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
 
+    from .kafka_values import ValueFormats
     from .lease import LeasePolicy, Leases, SideEffect
 
 
@@ -81,7 +81,7 @@ class InboxConsumer(Generic[M]):
         side_effect: SideEffect[M] | None = None,
         lease: LeasePolicy | timedelta | float | None = None,
         clock: Callable[[], float] = time.time,
-        value_formats: ValueFormats = JSON_ONLY,
+        value_formats: ValueFormats | None = None,
     ) -> None:
         self.config = config or InboxConfig.from_env(name)
         if self.config.consumer != name:

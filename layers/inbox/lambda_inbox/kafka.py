@@ -13,13 +13,15 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import MalformedRecord
-from .kafka_values import JSON_ONLY, ValueFormats, read_value
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
 from .sqs_envelope import is_sqs_text
+
+if TYPE_CHECKING:
+    from .kafka_values import ValueFormats
 
 #: Lambda sends "aws:kafka" (MSK) and "SelfManagedKafka"; some sample events spell the latter
 #: "aws:SelfManagedKafka". Accepting it costs nothing.
@@ -31,7 +33,7 @@ class KafkaSource:
 
     name = "kafka"
 
-    def __init__(self, value_formats: ValueFormats = JSON_ONLY) -> None:
+    def __init__(self, value_formats: ValueFormats | None = None) -> None:
         self._formats = value_formats
 
     def matches(self, event: Mapping[str, Any]) -> bool:
@@ -52,7 +54,7 @@ def is_kafka_event(event: Mapping[str, Any]) -> bool:
 
 
 def parse_kafka_event(
-    event: Mapping[str, Any], formats: ValueFormats = JSON_ONLY
+    event: Mapping[str, Any], formats: ValueFormats | None = None
 ) -> list[InboundMessage]:
     partitions = event.get("records")
     if not isinstance(partitions, dict):
@@ -73,7 +75,7 @@ def parse_kafka_event(
 
 
 def _to_message(
-    topic_partition: str, record: dict[str, Any], sequence: int, formats: ValueFormats
+    topic_partition: str, record: dict[str, Any], sequence: int, formats: ValueFormats | None
 ) -> InboundMessage:
     topic = str(record.get("topic") or topic_partition.rsplit("-", 1)[0])
     partition = record.get("partition", topic_partition.rsplit("-", 1)[-1])
@@ -111,7 +113,12 @@ def _to_message(
         decode_error = "value is null (a tombstone)"
     elif value is None:
         decode_error = "value is not valid base64"
-    reading = read_value(value, record.get("valueSchemaMetadata"), formats, dead_letter)
+    metadata = record.get("valueSchemaMetadata")
+    reading: dict[str, Any] = {}
+    if formats is not None or metadata is not None or (value or b"")[:1] == b"\x00":
+        from .kafka_values import read_value  # JSON-only consumers of JSON values never load it
+
+        reading = read_value(value, metadata, formats, dead_letter)
     return InboundMessage(
         item_identifier={"topic-partition": topic_partition, "offset": offset},
         delivery_id=delivery_id,

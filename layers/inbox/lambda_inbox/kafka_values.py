@@ -171,7 +171,7 @@ def _require(module: str, extra: str) -> None:
 def read_value(
     value: bytes | None,
     metadata: object,
-    formats: ValueFormats,
+    formats: ValueFormats | None,
     dead_letter: dict[str, dict[str, str]],
 ) -> dict[str, Any]:
     """How a Kafka value (also one replayed through SQS) is read: nothing to add for a plain
@@ -179,6 +179,7 @@ def read_value(
     that let a replay of the same bytes read them the same way."""
     if value is None:
         return {}
+    formats = formats or JSON_ONLY
     encoded = formats.classify(value, metadata)
     if encoded.format == "JSON" and encoded.record is value:
         return {}

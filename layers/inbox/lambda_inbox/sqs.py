@@ -8,20 +8,16 @@ the first failed record, that record and every later one are reported and not pr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import FifoFailureMode
 from .errors import MalformedRecord
-from .kafka_values import (
-    FORMAT_ATTRIBUTE,
-    JSON_ONLY,
-    SCHEMA_ID_ATTRIBUTE,
-    ValueFormats,
-    read_value,
-)
 from .messages import InboundMessage
 from .outcomes import MessageResult
 from .sqs_envelope import body_bytes, original_attributes
+
+if TYPE_CHECKING:
+    from .kafka_values import ValueFormats
 
 EVENT_SOURCE = "aws:sqs"
 #: Set on messages that carry a Kafka record (dead-lettered or replayed from a cluster): their
@@ -35,7 +31,9 @@ class SqsSource:
     name = "sqs"
 
     def __init__(
-        self, fifo_failure_mode: FifoFailureMode = "stop", value_formats: ValueFormats = JSON_ONLY
+        self,
+        fifo_failure_mode: FifoFailureMode = "stop",
+        value_formats: ValueFormats | None = None,
     ) -> None:
         self._fifo_failure_mode = fifo_failure_mode
         self._formats = value_formats
@@ -72,7 +70,7 @@ def parse_sqs_event(
     event: Mapping[str, Any],
     *,
     fifo_failure_mode: FifoFailureMode = "stop",
-    value_formats: ValueFormats = JSON_ONLY,
+    value_formats: ValueFormats | None = None,
 ) -> list[InboundMessage]:
     records = event.get("Records")
     if not isinstance(records, list):
@@ -84,7 +82,7 @@ def parse_sqs_event(
 
 
 def _to_message(
-    record: object, sequence: int, fifo_mode: FifoFailureMode, formats: ValueFormats
+    record: object, sequence: int, fifo_mode: FifoFailureMode, formats: ValueFormats | None
 ) -> InboundMessage:
     """One Lambda SQS record (a plain dict, read defensively) -> InboundMessage.
 
@@ -111,6 +109,8 @@ def _to_message(
     body, decode_error = body_bytes(record.get("body"), strings)
     reading: dict[str, Any] = {}
     if KAFKA_TOPIC_ATTRIBUTE in strings and decode_error is None:  # a Kafka value, replayed
+        from .kafka_values import FORMAT_ATTRIBUTE, SCHEMA_ID_ATTRIBUTE, read_value
+
         declared = strings.get(FORMAT_ATTRIBUTE)
         metadata = (
             {"dataFormat": declared, "schemaId": strings.get(SCHEMA_ID_ATTRIBUTE)}
