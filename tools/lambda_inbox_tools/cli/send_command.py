@@ -19,7 +19,8 @@ from .common import EndpointOption, JsonOption, RegionOption, command, session
     "  lambda-inbox send --queue orders.fifo --file order.json --group-id cust-1\n"
     "  lambda-inbox send --topic payments --bootstrap-servers 127.0.0.1:9092 --file p.json\n\n"
     "Queues are found by URL, name or ARN at the SQS endpoint ($AWS_ENDPOINT_URL_SQS, or "
-    "--endpoint-url); topics need the `local` extra (confluent-kafka)."
+    "--endpoint-url); topics need the `local` extra (confluent-kafka). A --file is sent as its "
+    "bytes: an Avro or Protobuf value (Confluent-framed or not) goes to a topic as it is."
 )
 def send(
     queue: Annotated[
@@ -72,7 +73,7 @@ def send(
         else:
             sqs = aws.sqs()
             target = resolve_queue(sqs, queue or "", option="--queue", where=aws.where("sqs"))
-            request: dict[str, Any] = {"QueueUrl": target.url, "MessageBody": text}
+            request: dict[str, Any] = {"QueueUrl": target.url, "MessageBody": _text(text)}
             if attributes:
                 request["MessageAttributes"] = {
                     name: {"DataType": "String", "StringValue": value}
@@ -92,17 +93,28 @@ def send(
             out.out.print(" ".join(f"{name} {value}" for name, value in document.items()))
 
 
-def _body(body: str | None, file: Path | None) -> str:
+def _body(body: str | None, file: Path | None) -> bytes:
+    """The body as bytes: a Kafka value may be binary (Avro, Protobuf) and is sent as it is."""
     if (body is None) == (file is None):
         raise typer.BadParameter("give the body with exactly one of --body and --file")
     if file is None:
-        return body or ""
+        return (body or "").encode("utf-8")
     if str(file) == "-":
-        return sys.stdin.read()
+        return sys.stdin.buffer.read()
     try:
-        return file.read_text(encoding="utf-8")
+        return file.read_bytes()
     except OSError as error:
         raise typer.BadParameter(f"cannot read {file}: {error.strerror}") from None
+
+
+def _text(body: bytes) -> str:
+    """An SQS body is text: binary bodies go to Kafka topics only."""
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageProblem(
+            "an SQS message body must be UTF-8 text; a binary value can go to a --topic"
+        ) from None
 
 
 def _attributes(items: list[str]) -> dict[str, str]:
@@ -116,7 +128,7 @@ def _attributes(items: list[str]) -> dict[str, str]:
 
 
 def _produce(
-    bootstrap: str, topic: str, text: str, key: str | None, headers: dict[str, str]
+    bootstrap: str, topic: str, value: bytes, key: str | None, headers: dict[str, str]
 ) -> dict[str, Any]:
     try:
         from confluent_kafka import KafkaException, Producer
@@ -136,7 +148,7 @@ def _produce(
     try:
         producer.produce(
             topic,
-            value=text.encode("utf-8"),
+            value=value,
             key=key.encode("utf-8") if key is not None else None,
             headers=[(name, value.encode("utf-8")) for name, value in headers.items()],
             on_delivery=done,
