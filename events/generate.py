@@ -7,7 +7,8 @@ committed JSON files byte for byte.
     python events/generate.py           # rewrite the JSON files next to this script
     python events/generate.py --check   # exit 1 if any committed file differs from the output
 
-Standard library only; no AWS access.
+Standard library only, but for msk-payment-formats.json (`formats.py`: the avro and protobuf
+libraries, extra kafka-codecs); no AWS access.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from catalogue import (
     sqs_order_single,
     sqs_payment_replay,
 )
+from formats import msk_payment_formats
 
 # --------------------------------------------------------------------------- output
 
@@ -49,6 +51,7 @@ EVENTS = {
     "msk-payment-multi-partition.json": msk_payment_multi_partition,
     "msk-payment-poison.json": msk_payment_poison,
     "msk-payment-hot-customer.json": msk_payment_hot_customer,
+    "msk-payment-formats.json": msk_payment_formats,
     "sqs-payment-replay.json": sqs_payment_replay,
     "sqs-notification-single.json": sqs_notification_single,
     "sqs-notification-batch-duplicates.json": sqs_notification_batch_duplicates,

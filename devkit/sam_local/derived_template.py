@@ -3,7 +3,6 @@ relocated), its functions, and which sample events of events/ go to which functi
 
 from __future__ import annotations
 
-import base64
 import copy
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -168,20 +167,6 @@ def match_events(
 
 def sample_event_files(events_dir: Path = EVENTS_DIR) -> list[Path]:
     return sorted(events_dir.glob("*.json"))
-
-
-def record_payloads(event: Mapping[str, Any]) -> list[bytes]:
-    """The message bodies of an SQS event (`Records[].body`) or the record values of a Kafka
-    event (`records{}[].value`, base64, in offset order per partition)."""
-    if isinstance(event.get("Records"), list):
-        return [str(record.get("body", "")).encode() for record in event["Records"]]
-    if isinstance(event.get("records"), dict):
-        return [
-            base64.b64decode(record.get("value") or "")
-            for partition in event["records"].values()
-            for record in sorted(partition, key=lambda item: int(item.get("offset", 0)))
-        ]
-    return []
 
 
 def is_batch_event(event: Mapping[str, Any]) -> bool:

@@ -4,7 +4,6 @@ expectation that in-order delivery allows, and each function's seed."""
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections import Counter
@@ -14,6 +13,8 @@ from typing import Any
 
 from devkit.handlers import load_function
 from devkit.tables import seed_stock
+from lambda_inbox.errors import PoisonMessage
+from lambda_inbox.sources import detect
 from lambda_inbox.store import InboxRecord, Status, utc_iso
 from lambda_inbox_tools.local.invariants import (
     DomainState,
@@ -29,7 +30,6 @@ from lambda_inbox_tools.services.items import scan_items, scan_plain
 from lambda_inbox_tools.services.offline import patched_environ
 from lambda_inbox_tools.services.queues import queue_depth, receive_all
 
-from .derived_template import record_payloads
 from .services import PhaseStack, WebhookReceiver
 from .settings import SEEDED_STOCK, SamLocalError
 
@@ -51,25 +51,23 @@ class CheckContext:
         return self.stack.variable(self.function, variable)
 
 
-@functools.cache
-def payload_model(code_dir: str, class_name: str) -> Any:
-    """The payload model `class_name` of functions/<code_dir>/app.py: the function's own
-    validation decides what is poison. The module reads table names from its environment when
-    imported: placeholders are set for the import only (credentials and region are the fake
-    ones `main` set for this process)."""
+def function_payloads(
+    code_dir: str, class_name: str, events: Iterable[Mapping[str, Any]]
+) -> tuple[list[Any], int]:
+    """The payloads of the events that functions/<code_dir>/app.py accepts, in delivery order,
+    and how many records it rejects (poison): each record read by the function's own consumer
+    (its sources: SQS envelopes, Kafka value formats) and validated by its model `class_name`.
+    The module reads table names from its environment when imported: placeholders are set for
+    the import only (credentials and region are the fake ones `main` set for this process)."""
     with patched_environ({"INBOX_TABLE": "unused", "DOMAIN_TABLE": "unused"}):
-        return getattr(load_function(code_dir), class_name)
-
-
-def parse_payloads(model: Any, events: Iterable[Mapping[str, Any]]) -> tuple[list[Any], int]:
-    """The payloads of the events that the model accepts, in delivery order, and how many
-    records it rejects (poison)."""
+        module = load_function(code_dir)
+    model = getattr(module, class_name)
     valid, poison = [], 0
     for event in events:
-        for raw in record_payloads(event):
+        for message in detect(event, module.consumer.sources).messages(event):
             try:
-                valid.append(model.model_validate_json(raw))
-            except ValueError:  # pydantic's ValidationError is a ValueError
+                valid.append(model.model_validate(message.json))
+            except (ValueError, PoisonMessage):  # pydantic's ValidationError is a ValueError
                 poison += 1
     return valid, poison
 
@@ -94,8 +92,7 @@ def check_dead_letters(context: CheckContext, poison: int) -> tuple[list[str], s
 
 def seed_orders(context: CheckContext) -> None:
     """Stock for every SKU the order events name (`SEEDED_STOCK` each)."""
-    model = payload_model("order_events", "OrderPlaced")
-    orders, _ = parse_payloads(model, context.events)
+    orders, _ = function_payloads("order_events", "OrderPlaced", context.events)
     skus = sorted({line.sku for order in orders for line in order.lines})
     table = context.stack.variable(context.function, "DOMAIN_TABLE")
     seed_stock(context.dynamodb, table, dict.fromkeys(skus, SEEDED_STOCK))
@@ -106,8 +103,7 @@ def check_orders(context: CheckContext) -> list[str]:
     duplicate event_id or an order_id seen before changes nothing), then hold the domain table to
     the example application's invariants with that exact expectation: one SHIPMENT or REJECTION
     per order, as the replay says, and stock reserved exactly once."""
-    model = payload_model("order_events", "OrderPlaced")
-    orders, poison = parse_payloads(model, context.events)
+    orders, poison = function_payloads("order_events", "OrderPlaced", context.events)
     available: dict[str, int] = {line.sku: SEEDED_STOCK for order in orders for line in order.lines}
     expected: dict[str, OrderExpectation] = {}
     seen_events: set[str] = set()
@@ -143,8 +139,7 @@ def check_payments(context: CheckContext) -> list[str]:
     """payment-events: one PAYMENT item per distinct payment of the events (the first event_id
     wins; a duplicate event_id or a second event for a payment changes nothing), every
     customer's BALANCE the sum and count of its payments."""
-    model = payload_model("payment_events", "PaymentCaptured")
-    payments, poison = parse_payloads(model, context.events)
+    payments, poison = function_payloads("payment_events", "PaymentCaptured", context.events)
     expected: dict[str, PaymentExpectation] = {}
     seen_events: set[str] = set()
     for payment in payments:
@@ -171,8 +166,9 @@ def check_notifications(context: CheckContext) -> list[str]:
     notifications, one NOTIFICATION item (`SENT`, the first delivery's order and template) and
     exactly one webhook call carrying `Idempotency-Key: <event_id>` and the notification's body,
     whatever the duplicates in the batches; no call for poison, no call under any other key."""
-    model = payload_model("customer_notifications", "CustomerNotification")
-    notifications, poison = parse_payloads(model, context.events)
+    notifications, poison = function_payloads(
+        "customer_notifications", "CustomerNotification", context.events
+    )
     first: dict[str, Any] = {}
     for notification in notifications:
         first.setdefault(notification.event_id, notification)

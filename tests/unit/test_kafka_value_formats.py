@@ -14,6 +14,7 @@ from devkit.events import (
     PAYMENT_REPLAY_QUEUE_ARN,
     kafka_event,
     kafka_record,
+    load_event,
     sqs_event,
     sqs_record_from,
 )
@@ -165,3 +166,17 @@ def test_configuration_errors_are_clear() -> None:
         ValueFormats(avro_schema="{not json")
     with pytest.raises(ConfigurationError, match="default must be one of"):
         ValueFormats(default="XML")  # type: ignore[arg-type]
+
+
+def test_the_formats_sample_event_commits_four_payments_and_dead_letters_one(
+    aws: AppState, payment_events: ModuleType
+) -> None:
+    """events/msk-payment-formats.json, as events/README.md says it ends."""
+    event = load_event("msk-payment-formats.json")
+    assert payment_events.handler(event, None) == {"batchItemFailures": []}
+    assert aws.balance("cust-011") == (4000, 2)
+    assert aws.balance("cust-012") == (1000, 2)
+    (letter,) = aws.dead_letters()
+    attributes = {name: v["StringValue"] for name, v in letter["MessageAttributes"].items()}
+    assert attributes["inbox-error-code"] == "undecodable_value"
+    assert attributes["inbox-message-key"] == "payments-1-9"
