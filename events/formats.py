@@ -44,44 +44,44 @@ def msk_payment_formats() -> dict[str, Any]:
     wire format and as a schema registry in SOURCE mode hands it over), and one framed value that
     does not decode (poison)."""
     t = BASE_MS + 900_000
-    avro_framed = payment(301, 1301, "cust-011", 1500)
-    protobuf_framed = payment(302, 1302, "cust-011", 2500)
-    avro_registry = payment(303, 1303, "cust-012", 700)
-    protobuf_registry = payment(304, 1304, "cust-012", 300)
+    avro_framed = payment(701, 1701, "cust-011", 1500)
+    protobuf_framed = payment(702, 1702, "cust-011", 2500)
+    avro_registry = payment(703, 1703, "cust-012", 700)
+    protobuf_registry = payment(704, 1704, "cust-012", 300)
     records = [
         kafka_record(
             partition=0,
             offset=40,
             timestamp_ms=t,
-            key="ord-1301",
+            key="ord-1701",
             value=_avro(avro_framed, schema_id=11),
         ),
         kafka_record(
             partition=0,
             offset=41,
             timestamp_ms=t + 10,
-            key="ord-1302",
+            key="ord-1702",
             value=_protobuf(protobuf_framed, schema_id=12),
         ),
         kafka_record(
             partition=1,
             offset=7,
             timestamp_ms=t + 20,
-            key="ord-1303",
+            key="ord-1703",
             value=_avro(avro_registry, schema_id=None),
         ),
         kafka_record(
             partition=1,
             offset=8,
             timestamp_ms=t + 30,
-            key="ord-1304",
+            key="ord-1704",
             value=b"\x00" + _protobuf(protobuf_registry, schema_id=None),
         ),
         kafka_record(
             partition=1,
             offset=9,
             timestamp_ms=t + 40,
-            key="ord-1305",
+            key="ord-1705",
             value=b"\x00\x00\x00\x00\x0b\x0a\xff\xff",
         ),
     ]
