@@ -1,6 +1,7 @@
 """lambda-inbox vs a Powertools-idempotency baseline on the same DynamoDB Local, in one run.
 
     .venv/bin/python benchmarks/sqs_vs_powertools.py [--batches N] [--lines L] [--warmup W]
+        [--latency-ms 0,3,8] [--profile]
 
 Starts its own DynamoDB Local (`.cache/dynamodb-local`, in memory, free port), creates the
 tables, and feeds both consumers the same kind of work: 10-message SQS batches of new
@@ -18,6 +19,13 @@ event_id), interleaved the same way. Requests are counted per operation with a b
 with `before-send`. `ReturnConsumedCapacity=TOTAL` is added to every request; the WCU DynamoDB
 Local reports, when it reports them, are shown as "measured", and next to them the WCU computed
 from DynamoDB's pricing rules ("computed"). Both end states are checked item by item.
+
+CPU per batch is the process's own CPU time (every thread; DynamoDB Local is another process),
+`time.process_time()` around each handler call. `--latency-ms` also measures both sides again
+under a modelled network: a fixed delay in front of every HTTP request of every client of both
+sides (a botocore `before-send` hook, `devkit.network`), one set of fresh batches per delay.
+`--profile` prints a cProfile of the inbox side's measured batches over every thread
+(`devkit.profiling`; the consumer's call workers are started anew inside the profile).
 """
 
 from __future__ import annotations
@@ -40,8 +48,11 @@ from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.items import get_item, stock_of
 from devkit.meters import WRITE_OPERATIONS, RequestMeter, Tally, computed_wcu
+from devkit.network import ModelledLatency
 from devkit.payloads import order
+from devkit.profiling import AllThreadsProfile
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
+from lambda_inbox.deadline import BoundedCalls
 from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_or_exit
 from lambda_inbox_tools.services.offline import local_client, use_offline_aws
 from lambda_inbox_tools.testing.context import FakeLambdaContext
@@ -167,6 +178,8 @@ class Side:
     orders: list[list[dict[str, Any]]]
     new: list[tuple[Cost, float]] = field(default_factory=list)
     redelivered: list[tuple[Cost, float]] = field(default_factory=list)
+    #: CPU seconds of the process (all threads) per measured new batch.
+    cpu: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.meter = RequestMeter(*self.clients)
@@ -178,13 +191,15 @@ class Side:
         self.meter.clear()
         self.capacity.capacity = Capacity()
         with contextlib.redirect_stdout(sink):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             response = self.handler(event, FakeLambdaContext(function_name="benchmark"))
-            elapsed = time.perf_counter() - started
+            elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         failures = response.get("batchItemFailures")
         assert failures == [], f"{self.name}: batch item failures {failures}"
         if into is not None:
             into.append((Cost(self.meter.tally(), self.capacity.capacity), elapsed))
+            if into is self.new:
+                self.cpu.append(cpu)
 
 
 def interleave(
@@ -283,6 +298,9 @@ def report(inbox: Side, baseline: Side, args: argparse.Namespace) -> str:
         f"| {b['ms']:.1f} ({b['p90_ms']:.1f}) | {ratio(b['ms'], a['ms'])} |",
         f"| of which inside DynamoDB calls, median ms | {a['dynamodb_ms']:.1f} "
         f"| {b['dynamodb_ms']:.1f} | {ratio(b['dynamodb_ms'], a['dynamodb_ms'])} |",
+        f"| consumer CPU per batch (process, all threads), median ms "
+        f"| {median(inbox.cpu) * 1000:.1f} | {median(baseline.cpu) * 1000:.1f} "
+        f"| {ratio(median(baseline.cpu), median(inbox.cpu))} |",
         f"| throughput, messages/s (10 / median batch time) | {a['throughput']:.0f} "
         f"| {b['throughput']:.0f} | {ratio(b['throughput'], a['throughput'], inverse=True)} "
         "(inbox / baseline) |",
@@ -335,13 +353,53 @@ def report(inbox: Side, baseline: Side, args: argparse.Namespace) -> str:
     return "\n".join(out)
 
 
+def modelled_network(
+    inbox: Side, baseline: Side, latencies: list[float], *, start: int, batches: int
+) -> str:
+    """Fresh batches of both sides, interleaved, under each modelled per-request delay."""
+    if not latencies:
+        return ""
+    network = ModelledLatency(*inbox.clients, *baseline.clients)
+    rows = [
+        "Under a modelled network (a fixed delay before every HTTP request of both sides, a "
+        f"botocore before-send hook), {batches} new batches per side and delay:",
+        "",
+        "| delay per request | inbox batch, median ms | baseline batch, median ms "
+        "| throughput ratio (medians) | paired ratio: median (IQR) |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for n, milliseconds in enumerate(latencies):
+        network.set(milliseconds / 1000)
+        for side in (inbox, baseline):
+            side.new.clear()
+        first = start + n * batches
+        interleave(inbox, baseline, range(first, first + batches), "new")
+        a, b = median([s for _, s in inbox.new]), median([s for _, s in baseline.new])
+        pairs = [y / x for (_, x), (_, y) in zip(inbox.new, baseline.new, strict=True)]
+        q1, q2, q3 = statistics.quantiles(pairs, n=4)
+        rows.append(
+            f"| {milliseconds:g} ms | {a * 1000:.1f} | {b * 1000:.1f} | {b / a:.1f}x "
+            f"| {q2:.1f}x ({q1:.1f}x-{q3:.1f}x) |"
+        )
+    network.set(0)
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batches", type=int, default=60, help="measured batches per side")
     parser.add_argument("--lines", type=int, default=2, help="order lines (SKUs) per order")
     parser.add_argument("--warmup", type=int, default=10, help="unmeasured batches per side")
+    parser.add_argument(
+        "--latency-ms",
+        default="",
+        help="also run under a modelled network: delays per request, e.g. 0,3,8",
+    )
+    parser.add_argument("--profile", action="store_true", help="all-thread profile of the inbox")
     args = parser.parse_args()
+    latencies = [float(ms) for ms in args.latency_ms.split(",") if ms.strip()]
     total = args.warmup + args.batches
+    rounds = total + args.batches * len(latencies)
 
     use_offline_aws(**POWERTOOLS_ENV)
     os.environ.pop("DEAD_LETTER_QUEUE_URL", None)
@@ -362,8 +420,8 @@ def main() -> None:
         )
         ddb.get_waiter("table_exists").wait(TableName=idem_table)
 
-        inbox_orders = make_orders(f"i{suffix}", total, args.lines)
-        base_orders = make_orders(f"b{suffix}", total, args.lines)
+        inbox_orders = make_orders(f"i{suffix}", rounds, args.lines)
+        base_orders = make_orders(f"b{suffix}", rounds, args.lines)
         seed_stock(ddb, inbox_domain, stock_for(inbox_orders))
         seed_stock(ddb, base_domain, stock_for(base_orders))
 
@@ -386,11 +444,21 @@ def main() -> None:
         )
 
         interleave(inbox, baseline, range(args.warmup), "new", record=False)
-        interleave(inbox, baseline, range(args.warmup, total), "new")
+        profile = AllThreadsProfile() if args.profile else contextlib.nullcontext()
+        with profile:
+            if args.profile:  # the call workers must start inside the profile to be seen
+                app.consumer.calls = BoundedCalls(app.consumer.calls.workers)
+            interleave(inbox, baseline, range(args.warmup, total), "new")
         interleave(inbox, baseline, range(args.warmup, total), "redelivered")
+        modelled = modelled_network(inbox, baseline, latencies, start=total, batches=args.batches)
 
         checked = verify(ddb, inbox_domain, inbox_orders), verify(ddb, base_domain, base_orders)
         print(report(inbox, baseline, args))
+        if modelled:
+            print("\n" + modelled)
+        if isinstance(profile, AllThreadsProfile):
+            print("\nAll-thread profile of the inbox side's measured new batches (tottime):\n")
+            print(profile.top(25))
         print(
             f"\nEnd state verified after redelivery: {checked[0]} stock/shipment items (inbox), "
             f"{checked[1]} (baseline): every SKU reserved exactly once, one shipment per order."

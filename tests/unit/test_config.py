@@ -93,3 +93,14 @@ def test_bad_retention_is_a_clear_error(
     monkeypatch.setenv("INBOX_RETENTION_DAYS", days)
     with pytest.raises(ConfigurationError, match=message):
         InboxConfig.from_env("order-events")
+
+
+def test_parallel_commits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INBOX_TABLE", "inbox")
+    monkeypatch.setenv("INBOX_MAX_PARALLEL_COMMITS", "1")
+    assert InboxConfig.from_env("c").max_parallel_commits == 1
+    monkeypatch.setenv("INBOX_MAX_PARALLEL_COMMITS", "two")
+    with pytest.raises(ConfigurationError, match="whole number"):
+        InboxConfig.from_env("c")
+    monkeypatch.delenv("INBOX_MAX_PARALLEL_COMMITS")
+    assert InboxConfig.from_env("c").max_parallel_commits == 4

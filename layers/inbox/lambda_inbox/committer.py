@@ -12,7 +12,7 @@ redelivery.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .commit import CommitAttempt, CommitStatus, send
@@ -117,19 +117,29 @@ class Committer(Generic[M]):
     def _send_all(
         self, transactions: list[Transaction[M]]
     ) -> list[tuple[Transaction[M], CommitAttempt]]:
-        def one(transaction: Transaction[M]) -> CommitAttempt:
+        """Every transaction of the wave at once, on the consumer's call workers (at most
+        `max_parallel_commits` run side by side), each bounded by the deadline."""
+        deadline = self._deadline
+
+        def start(transaction: Transaction[M]) -> Future[CommitAttempt] | CommitAttempt:
+            try:
+                return deadline.start(send, self._dynamodb, transaction.request)
+            except DeadlineReached as error:
+                return CommitAttempt(CommitStatus.TRANSIENT, error=str(error))
+
+        def finish(
+            transaction: Transaction[M], started: Future[CommitAttempt] | CommitAttempt
+        ) -> CommitAttempt:
+            if isinstance(started, CommitAttempt):
+                return started
             with self._telemetry.commit_span(len(transaction.decisions)):
                 try:
-                    return self._deadline.run(send, self._dynamodb, transaction.request)
+                    return deadline.wait(started)
                 except DeadlineReached as error:  # outcome unknown; retried only if time allows
                     return CommitAttempt(CommitStatus.TRANSIENT, error=str(error))
 
-        if len(transactions) == 1 or self._config.max_parallel_commits == 1:
-            attempts = [one(transaction) for transaction in transactions]
-        else:
-            workers = min(self._config.max_parallel_commits, len(transactions))
-            with ThreadPoolExecutor(workers, thread_name_prefix="inbox-commit") as pool:
-                attempts = list(pool.map(one, transactions))
+        started = [start(transaction) for transaction in transactions]
+        attempts = [finish(t, s) for t, s in zip(transactions, started, strict=True)]
         for transaction, attempt in zip(transactions, attempts, strict=True):
             self._report.attempts.append(attempt)
             self._telemetry.transaction_done(attempt, len(transaction.decisions))

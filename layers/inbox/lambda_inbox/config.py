@@ -100,7 +100,8 @@ class InboxConfig:
 
     @classmethod
     def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:
-        """Build a config from `INBOX_TABLE`, `DEAD_LETTER_QUEUE_URL`, `INBOX_RETENTION_DAYS`."""
+        """Build a config from `INBOX_TABLE`, `DEAD_LETTER_QUEUE_URL`, `INBOX_RETENTION_DAYS` and
+        `INBOX_MAX_PARALLEL_COMMITS` (transactions of one batch sent side by side, default 4)."""
         table = os.environ.get("INBOX_TABLE", "")
         if not table and "inbox_table" not in overrides:
             raise ConfigurationError("INBOX_TABLE is not set: the inbox needs its DynamoDB table")
@@ -116,5 +117,12 @@ class InboxConfig:
                 raise ConfigurationError(
                     f"INBOX_RETENTION_DAYS must be a number of days, not {days!r}"
                 ) from None
+        parallel = os.environ.get("INBOX_MAX_PARALLEL_COMMITS")
+        if parallel:
+            if not parallel.isdigit():
+                raise ConfigurationError(
+                    f"INBOX_MAX_PARALLEL_COMMITS must be a whole number, not {parallel!r}"
+                )
+            values["max_parallel_commits"] = int(parallel)
         values.update(overrides)
         return cls(consumer=consumer, **values)  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 from .aws_clients import bounded, dynamodb_client, sqs_client
 from .config import InboxConfig
 from .dead_letter import DeadLetterQueue
-from .deadline import Deadline
+from .deadline import BoundedCalls, Deadline
 from .decision import Decide, Decider, M, OnConditionFailed
 from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
@@ -96,6 +96,8 @@ class InboxConsumer(Generic[M]):
                 bounded(sqs) if sqs else sqs_client, self.config.dead_letter_queue_url
             )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
+        #: The worker threads of this consumer's bounded network calls, made once.
+        self.calls = BoundedCalls(max(2, self.config.max_parallel_commits))
         self.sources: Sequence[EventSource] = (
             KafkaSource(value_formats),
             SqsSource(self.config.fifo_failure_mode, value_formats),
@@ -159,7 +161,8 @@ class InboxConsumer(Generic[M]):
 
     def process(self, messages: list[InboundMessage], context: Any = None) -> list[MessageResult]:
         """Run the processing model on already-parsed messages (for custom sources and tests)."""
-        return self.pipeline.process(messages, Deadline.from_context(context, self.config.retry))
+        deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)
+        return self.pipeline.process(messages, deadline)
 
 
 def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:

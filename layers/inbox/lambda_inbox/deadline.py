@@ -5,13 +5,16 @@ retry policy's margin), so a function with the smallest timeout (3 s) still work
 its budget while a long one keeps a few seconds for answering.
 
 Network calls are bounded by the time left, not only by the clients' fixed timeouts (a socket
-read timeout restarts with every byte, and retries multiply it): `Deadline.run` makes the call in
-a daemon thread and stops waiting when the deadline comes, raising `DeadlineReached`. The caller
-reports what the call was for as a batch item failure. The abandoned call ends on its own (the
-clients' timeouts and attempts are small, see `aws_clients.CLIENT_CONFIG`), and `stop_past_deadline`,
-a botocore `before-send` hook, refuses every further attempt once its deadline has passed. A call
-that still lands after the invocation answered is harmless: commits are conditional on the inbox
-record, reads change nothing, and a dead letter sent twice is a duplicate in the DLQ, never a loss.
+read timeout restarts with every byte, and retries multiply it): `Deadline.run` (or `start` and
+`wait`, for calls that run side by side) hands the call to `BoundedCalls`, a small pool of worker
+threads made once per consumer (never a thread per call), and stops waiting when the deadline
+comes, raising `DeadlineReached`. The caller reports what the call was for as a batch item
+failure. The abandoned call ends on its own (the clients' timeouts and attempts are small, see
+`aws_clients.CLIENT_CONFIG`); a queued call whose deadline passed before a worker took it never
+starts; and `stop_past_deadline`, a botocore `before-send` hook, refuses every further attempt
+once its deadline has passed. A call that still lands after the invocation answered is harmless:
+commits are conditional on the inbox record, reads change nothing, and a dead letter sent twice
+is a duplicate in the DLQ, never a loss.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from .config import RetryPolicy
@@ -46,6 +51,29 @@ class SystemClock:
 SYSTEM_CLOCK = SystemClock()
 
 
+class BoundedCalls:
+    """The worker threads that make one consumer's network calls: created on first use, kept for
+    the life of the execution environment. `workers` bounds how many calls run at once (the
+    committer's parallel transactions); an abandoned call holds its worker until it ends."""
+
+    def __init__(self, workers: int = 4, name: str = "inbox-call") -> None:
+        self.workers = workers
+        self._name = name
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, task: Callable[[], T]) -> Future[T]:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix=self._name)
+        return self._pool.submit(task)
+
+
+#: For deadlines made without a consumer's own pool (the relay, scripts).
+SHARED_CALLS = BoundedCalls(4, "inbox-shared-call")
+
+
 @dataclass(frozen=True)
 class Deadline:
     """When this invocation stops starting work; `None` means no deadline (tests, scripts)."""
@@ -55,17 +83,22 @@ class Deadline:
     #: Seconds past `ends_at` a call already under way may still take (half the margin: the
     #: other half is for answering Lambda).
     grace: float = 0.0
+    calls: BoundedCalls = field(default=SHARED_CALLS, compare=False, repr=False)
 
     @classmethod
     def from_context(
-        cls, context: Any, policy: RetryPolicy, clock: Clock = SYSTEM_CLOCK
+        cls,
+        context: Any,
+        policy: RetryPolicy,
+        clock: Clock = SYSTEM_CLOCK,
+        calls: BoundedCalls = SHARED_CALLS,
     ) -> Deadline:
         remaining = getattr(context, "get_remaining_time_in_millis", None)
         if not callable(remaining):
-            return cls(None, clock)
+            return cls(None, clock, calls=calls)
         budget = max(0.0, remaining() / 1000)
         margin = policy.margin_for(budget)
-        return cls(clock.monotonic() + budget - margin, clock, margin / 2)
+        return cls(clock.monotonic() + budget - margin, clock, margin / 2, calls)
 
     def left(self) -> float | None:
         """Seconds left before the deadline (negative once past it), None without one."""
@@ -92,32 +125,37 @@ class Deadline:
         then finishes unobserved). Without a deadline (`ends_at` None) the call runs inline."""
         if self.ends_at is None:
             return call(*args, **kwargs)
+        return self.wait(self.start(call, *args, **kwargs))
+
+    def start(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        """Hand `call` to the worker threads; `wait` for its result. Raises `DeadlineReached`
+        when no time is left to start it."""
         left = self.left()
-        if left is None or left <= 0:
+        if left is not None and left <= 0:
             raise DeadlineReached("no time left before the Lambda deadline for a network call")
-        outcome: list[Any] = []
-        failure: list[BaseException] = []
-
-        def target() -> None:
-            try:
-                outcome.append(call(*args, **kwargs))
-            except BaseException as error:  # handed to the caller below
-                failure.append(error)
-
         context = contextvars.copy_context()
-        context.run(_CURRENT.set, self)
-        worker = threading.Thread(
-            target=context.run, args=(target,), name="inbox-bounded-call", daemon=True
-        )
-        worker.start()
-        worker.join(left + self.grace)
-        if worker.is_alive():
+
+        def task() -> T:
+            if self.expired():  # queued behind other calls until too late: never sent
+                raise DeadlineReached("the Lambda deadline passed before this call could start")
+            _CURRENT.set(self)
+            return call(*args, **kwargs)
+
+        return self.calls.submit(lambda: context.run(task))
+
+    def wait(self, started: Future[T]) -> T:
+        """The result of a call `start`ed under this deadline, or `DeadlineReached` when it has
+        not returned by the deadline plus `grace`."""
+        left = self.left()
+        timeout = None if left is None else max(0.0, left + self.grace)
+        try:
+            return started.result(timeout)
+        except FutureTimeout:
+            if started.done():  # the call's own TimeoutError
+                raise
             raise DeadlineReached(
-                f"a network call did not answer in the {left + self.grace:.2f} s left"
-            )
-        if failure:
-            raise failure[0]
-        return outcome[0]  # type: ignore[no-any-return]
+                f"a network call did not answer in the {timeout or 0.0:.2f} s left"
+            ) from None
 
 
 #: The deadline of the bounded call running in this thread (see `Deadline.run`).

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .decision import short_error
-from .errors import ErrorCode, PoisonMessage
+from .errors import DeadlineReached, ErrorCode, PoisonMessage
 from .lease_policy import LeasePolicy, lease_policy
 from .outcomes import Outcome
 from .store import InboxRecord
@@ -138,13 +138,14 @@ class Leases(Generic[M]):
         delivery = decision.delivery
         log = self._telemetry.logger
         try:
-            claim = self.store.claim(delivery, now=self._now())
+            claim = deadline.run(self.store.claim, delivery, now=self._now())
         except Exception as error:
             log.error(
                 "lease claim failed; the record is reported for redelivery",
                 extra={"message_key": delivery.key, "error": short_error(error)},
             )
-            code = ErrorCode.INBOX_UNAVAILABLE
+            late = isinstance(error, DeadlineReached)
+            code = ErrorCode.DEADLINE if late else ErrorCode.INBOX_UNAVAILABLE
             report.record(delivery, Outcome.FAILED, code, short_error(error))
             return False
         if claim.state is ClaimState.COMPLETED:
@@ -176,7 +177,7 @@ class Leases(Generic[M]):
             dead_letters.dead_letter(delivery, poison)
             return False
         except Exception as error:
-            self._side_effect_failed(decision, claim, error, report, dead_letters)
+            self._side_effect_failed(decision, claim, error, report, dead_letters, deadline)
             return False
         decision.lease_owner = claim.owner
         return True
@@ -188,6 +189,7 @@ class Leases(Generic[M]):
         error: Exception,
         report: BatchReport,
         dead_letters: DeadLettering,
+        deadline: Deadline,
     ) -> None:
         delivery = decision.delivery
         detail = short_error(error)
@@ -202,7 +204,8 @@ class Leases(Generic[M]):
             )
             return
         try:
-            self.store.fail_attempt(
+            deadline.run(
+                self.store.fail_attempt,
                 delivery.key,
                 claim.owner,
                 code=ErrorCode.SIDE_EFFECT_FAILED,

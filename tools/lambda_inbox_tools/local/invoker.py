@@ -159,12 +159,16 @@ def boto_clients(module: ModuleType) -> list[Any]:
 class InProcessInvoker:
     """Calls `handler(event, context)` of each function in this process."""
 
-    def __init__(self, functions: list[FunctionSpec]) -> None:
+    def __init__(self, functions: list[FunctionSpec], *, serial: bool = False) -> None:
+        """`serial`: one invocation at a time over all functions (moto loses writes under
+        concurrent transactions); otherwise one at a time per function, as Lambda's warm
+        container does."""
         self.modules: dict[str, ModuleType] = {}
         self._locks: dict[str, threading.Lock] = {}
+        shared = threading.Lock()
         for function in functions:
             self.modules[function.logical_id] = load_handler_module(function)
-            self._locks[function.logical_id] = threading.Lock()
+            self._locks[function.logical_id] = shared if serial else threading.Lock()
 
     def handler(self, function: FunctionSpec) -> Callable[[Any, Any], Any]:
         attribute = function.handler.rsplit(".", 1)[1]

@@ -239,7 +239,10 @@ def running_stack(
             if invoke_endpoint:
                 invoker = EndpointInvoker(invoke_endpoint)
             else:
-                invoker = InProcessInvoker(stack.functions)
+                on_moto = endpoints.dynamodb_backend == "moto"
+                if on_moto:  # moto loses writes under concurrent transactions: one at a time
+                    os.environ["INBOX_MAX_PARALLEL_COMMITS"] = "1"
+                invoker = InProcessInvoker(stack.functions, serial=on_moto)
             local = LocalStack(
                 stack, endpoints, invoker, scale=scale, invoke_endpoint=invoke_endpoint
             )

@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..dead_letter import DeadLetterQueue
+from ..deadline import Deadline
 from ..decision import short_error
-from ..errors import ErrorCode
+from ..errors import DeadlineReached, ErrorCode
 from ..messages import InboundMessage
 from ..store import OPEN_INDEX_SHARDS, InboxRecord, Status, open_records_of_shard
 from ..store.reaping import ReaperClaims
@@ -48,6 +49,8 @@ class Reaper:
         self._queues: dict[str, DeadLetterQueue] = {}
         self._now = now
         self._log = log or (lambda message, extra: None)
+        #: Bounds this run's writes and dead letters (`Deadline.run`); none outside Lambda.
+        self._deadline = Deadline(None)
         self._claims = ReaperClaims(
             dynamodb,
             settings.table,
@@ -67,13 +70,21 @@ class Reaper:
         margin = self.settings.stop_margin.total_seconds()
         seen: set[str] = set()
         for record in self._open_records():
-            if time_left is not None and time_left() < margin:
+            left = time_left() if time_left is not None else None
+            if left is not None and left < margin:
                 summary.complete = False
                 self._log("reaper stopped before the deadline", {"open": summary.open})
                 return summary
+            if left is not None:  # this record's writes end by then, half the margin to answer
+                self._deadline = Deadline(time.monotonic() + left - margin / 2)
             if record.pk not in seen:
                 seen.add(record.pk)
-                self._visit(record, summary, dry_run)
+                try:
+                    self._visit(record, summary, dry_run)
+                except DeadlineReached:  # the record stays open for the next run
+                    summary.complete = False
+                    self._log("reaper stopped at the deadline", {"open": summary.open})
+                    return summary
         return summary
 
     run = reap_once
@@ -135,7 +146,9 @@ class Reaper:
 
     def _reap(self, record: InboxRecord, now: float) -> bool:
         code, reason = ErrorCode.LEASE_EXPIRED.value, LEASE_EXPIRED_REASON
-        if not self._claims.reap_lease(record, code=code, reason=reason, now=now):
+        if not self._deadline.run(
+            self._claims.reap_lease, record, code=code, reason=reason, now=now
+        ):
             return False  # taken over, completed or reaped by another run meanwhile
         self._log("lease reaped", {"consumer": record.consumer, "message_key": record.message_key})
         return True
@@ -148,12 +161,13 @@ class Reaper:
             summary.undeliverable += 1
             self._log("no dead-letter queue for this consumer", {"consumer": record.consumer})
             if claimed:
-                self._claims.settle(record, dead_lettered=False, now=self._now())
+                self._settle(record, dead_lettered=False)
             return
-        if not claimed and not self._claims.claim(record, now=self._now()):
+        if not claimed and not self._deadline.run(self._claims.claim, record, now=self._now()):
             return  # another run holds it, or it is done
         try:
-            self._queue(queue_url).send(
+            self._deadline.run(
+                self._queue(queue_url).send,
                 message_of(record),
                 message_key=record.message_key,
                 code=record.error_code or ErrorCode.LEASE_EXPIRED.value,
@@ -165,11 +179,16 @@ class Reaper:
                 "reaper could not dead-letter the record; the next run retries",
                 {"message_key": record.message_key, "error": short_error(error)},
             )
-            self._claims.settle(record, dead_lettered=False, now=self._now())
+            self._settle(record, dead_lettered=False)
             return
         summary.dead_lettered += 1
         counts.dead_lettered += 1
-        self._claims.settle(record, dead_lettered=True, now=self._now())
+        self._settle(record, dead_lettered=True)
+
+    def _settle(self, record: InboxRecord, *, dead_lettered: bool) -> None:
+        self._deadline.run(
+            self._claims.settle, record, dead_lettered=dead_lettered, now=self._now()
+        )
 
     def _queue(self, url: str) -> DeadLetterQueue:
         if url not in self._queues:
