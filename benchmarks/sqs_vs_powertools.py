@@ -24,8 +24,8 @@ CPU per batch is the process's own CPU time (every thread; DynamoDB Local is ano
 `time.process_time()` around each handler call. `--latency-ms` also measures both sides again
 under a modelled network: a fixed delay in front of every HTTP request of every client of both
 sides (a botocore `before-send` hook, `devkit.network`), one set of fresh batches per delay.
-`--profile` prints a cProfile of the inbox side's measured batches over every thread
-(`devkit.profiling`; the consumer's call workers are started anew inside the profile).
+`--profile` prints a cProfile over every thread of as many more inbox batches, run after the
+measurement (`devkit.profiling`; the consumer's call workers are started anew inside it).
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ from devkit.network import ModelledLatency
 from devkit.payloads import order
 from devkit.profiling import AllThreadsProfile
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
-from lambda_inbox.deadline import BoundedCalls
 from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_or_exit
 from lambda_inbox_tools.services.offline import local_client, use_offline_aws
 from lambda_inbox_tools.testing.context import FakeLambdaContext
@@ -353,6 +352,20 @@ def report(inbox: Side, baseline: Side, args: argparse.Namespace) -> str:
     return "\n".join(out)
 
 
+def profile_inbox(app: Any, inbox: Side, batches: range) -> AllThreadsProfile:
+    """More inbox batches, after the measurement, under a profile of every thread (cProfile
+    slows what it watches: never during the measured batches). The consumer's call workers are
+    started anew inside the profile, where its per-thread profiles attach."""
+    from lambda_inbox.deadline import BoundedCalls  # (this code's; --profile needs it)
+
+    profile = AllThreadsProfile()
+    with profile:
+        app.consumer.calls = BoundedCalls(app.consumer.calls.workers)
+        for i in batches:
+            inbox.run(inbox.orders[i], None)
+    return profile
+
+
 def modelled_network(
     inbox: Side, baseline: Side, latencies: list[float], *, start: int, batches: int
 ) -> str:
@@ -399,7 +412,7 @@ def main() -> None:
     args = parser.parse_args()
     latencies = [float(ms) for ms in args.latency_ms.split(",") if ms.strip()]
     total = args.warmup + args.batches
-    rounds = total + args.batches * len(latencies)
+    rounds = total + args.batches * (len(latencies) + (1 if args.profile else 0))
 
     use_offline_aws(**POWERTOOLS_ENV)
     os.environ.pop("DEAD_LETTER_QUEUE_URL", None)
@@ -421,7 +434,8 @@ def main() -> None:
         ddb.get_waiter("table_exists").wait(TableName=idem_table)
 
         inbox_orders = make_orders(f"i{suffix}", rounds, args.lines)
-        base_orders = make_orders(f"b{suffix}", rounds, args.lines)
+        # The profiled batches (if any) are the inbox's alone.
+        base_orders = make_orders(f"b{suffix}", rounds - args.profile * args.batches, args.lines)
         seed_stock(ddb, inbox_domain, stock_for(inbox_orders))
         seed_stock(ddb, base_domain, stock_for(base_orders))
 
@@ -444,20 +458,19 @@ def main() -> None:
         )
 
         interleave(inbox, baseline, range(args.warmup), "new", record=False)
-        profile = AllThreadsProfile() if args.profile else contextlib.nullcontext()
-        with profile:
-            if args.profile:  # the call workers must start inside the profile to be seen
-                app.consumer.calls = BoundedCalls(app.consumer.calls.workers)
-            interleave(inbox, baseline, range(args.warmup, total), "new")
+        interleave(inbox, baseline, range(args.warmup, total), "new")
         interleave(inbox, baseline, range(args.warmup, total), "redelivered")
+        profiled = total + args.batches * len(latencies)
+        profile = profile_inbox(app, inbox, range(profiled, rounds)) if args.profile else None
+        summary = report(inbox, baseline, args)
         modelled = modelled_network(inbox, baseline, latencies, start=total, batches=args.batches)
 
         checked = verify(ddb, inbox_domain, inbox_orders), verify(ddb, base_domain, base_orders)
-        print(report(inbox, baseline, args))
+        print(summary)
         if modelled:
             print("\n" + modelled)
-        if isinstance(profile, AllThreadsProfile):
-            print("\nAll-thread profile of the inbox side's measured new batches (tottime):\n")
+        if profile is not None:
+            print(f"\nAll-thread profile of {args.batches} more inbox batches (tottime):\n")
             print(profile.top(25))
         print(
             f"\nEnd state verified after redelivery: {checked[0]} stock/shipment items (inbox), "
