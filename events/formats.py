@@ -7,24 +7,12 @@ this directory does not need. The encodings are deterministic, so the file is re
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 from builders import BASE_MS, HERE, kafka_record, msk_event, payment
 
 SCHEMAS = HERE.parent / "functions" / "payment_events" / "schemas"
-
-
-def _protobuf_class() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "payment_captured_pb2", SCHEMAS / "payment_captured_pb2.py"
-    )
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {SCHEMAS / 'payment_captured_pb2.py'}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PaymentCaptured
 
 
 def _avro(record: dict[str, Any], schema_id: int | None) -> bytes:
@@ -34,9 +22,13 @@ def _avro(record: dict[str, Any], schema_id: int | None) -> bytes:
 
 
 def _protobuf(record: dict[str, Any], schema_id: int | None) -> bytes:
+    from lambda_inbox.kafka_values import generated_message
     from lambda_inbox_tools.testing.values import protobuf_value
 
-    return protobuf_value(_protobuf_class()(**record), schema_id=schema_id)
+    return protobuf_value(
+        generated_message(SCHEMAS / "payment_captured_pb2.py", "PaymentCaptured")()(**record),
+        schema_id=schema_id,
+    )
 
 
 def msk_payment_formats() -> dict[str, Any]:

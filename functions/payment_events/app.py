@@ -10,14 +10,13 @@ mapping's schema registry hands them over (`valueSchemaMetadata`). `PAYMENT_VALU
 the format of a value that says nothing about itself (default JSON).
 """
 
-import importlib.util
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork, ValueFormats
+from lambda_inbox.kafka_values import generated_message
 
 DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
 
@@ -64,23 +63,10 @@ def skip_logical_duplicate(
 SCHEMAS = Path(__file__).with_name("schemas")
 
 
-def payment_captured_proto() -> type[Any]:
-    """The generated Protobuf class (`make protobuf`), loaded on the first Protobuf value rather
-    than at every cold start."""
-    spec = importlib.util.spec_from_file_location(
-        "payment_captured_pb2", SCHEMAS / "payment_captured_pb2.py"
-    )
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {SCHEMAS / 'payment_captured_pb2.py'}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    message: type[Any] = module.PaymentCaptured
-    return message
-
-
 VALUE_FORMATS = ValueFormats(
     avro_schema=SCHEMAS / "payment_captured.avsc",
-    protobuf_message=payment_captured_proto,
+    # The generated class (`make protobuf`), loaded on the first Protobuf value.
+    protobuf_message=generated_message(SCHEMAS / "payment_captured_pb2.py", "PaymentCaptured"),
     default=os.environ.get("PAYMENT_VALUE_FORMAT", "JSON").upper(),  # type: ignore[arg-type]
 )
 

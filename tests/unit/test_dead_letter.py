@@ -91,6 +91,26 @@ def test_exactly_seven_originals_fit_without_folding(aws: AppState) -> None:
     assert len(attributes) == 10
 
 
+def test_seven_originals_and_a_body_to_compress_stay_within_ten_attributes(
+    aws: AppState,
+) -> None:
+    """The compressed body's encoding attribute needs a slot: one more original is folded
+    (found by the Kafka fuzz test: SQS refused the eleventh attribute)."""
+    originals = {f"a{index}": string_attribute(str(index)) for index in range(7)}
+    body = "x" * 300_000  # over SQS's 256 KiB as it is, small once compressed
+    (parsed,) = parse_sqs_event(sqs_event(sqs_record(body, message_attributes=originals)))
+    DeadLetterQueue(aws.sqs, aws.dlq_url).send(parsed, message_key="k", code="c", error="e")
+    received = _only(aws)
+    attributes = received["MessageAttributes"]
+    assert len(attributes) == 10
+    assert attributes["inbox-body-encoding"]["StringValue"] == "zlib+base64"
+    folded = json.loads(attributes[FOLDED_ATTRIBUTE]["StringValue"])
+    kept = {name for name in attributes if name.startswith("a")}
+    assert kept | set(folded) == set(originals)
+    (replayed,) = parse_sqs_event(sqs_event(sqs_record_from(received, arn=ORDER_QUEUE_ARN)))
+    assert replayed.body == body.encode()
+
+
 def test_binary_body_is_sent_base64_and_replays_to_the_same_bytes(aws: AppState) -> None:
     raw = b"\xff\xfe\x00not utf-8"
     DeadLetterQueue(aws.sqs, aws.dlq_url).send(

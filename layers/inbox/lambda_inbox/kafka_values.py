@@ -152,6 +152,25 @@ class ValueFormats:
             raise _undecodable(encoded, str(error)) from None
 
 
+def generated_message(path: Path, name: str) -> Callable[[], type[Any]]:
+    """A `protobuf_message` for `ValueFormats` that loads class `name` from the generated module
+    at `path` (a `*_pb2.py` beside the function) on the first Protobuf value, not at import: a
+    cold start then loads no Protobuf runtime. By path, so it needs no package on `sys.path`."""
+
+    def load() -> type[Any]:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise ConfigurationError(f"cannot load the generated Protobuf module {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        message: type[Any] = getattr(module, name)
+        return message
+
+    return load
+
+
 def _require(module: str, extra: str) -> None:
     """Fail at start-up, not on the first record, when the codec library is missing (a layer
     without it): checked without importing it."""

@@ -36,11 +36,9 @@ from .identity import MESSAGE_KEY_ATTRIBUTE
 if TYPE_CHECKING:
     from .messages import AttributeValue, InboundMessage
 
-#: Set on dead-lettered messages whose body is not the original text: how to get the original
-#: bytes back (`base64`, `empty`, `zlib+base64`, `truncated+base64`; see `dead_letter`).
+#: How to get the original bytes of a dead letter's body back (the module docstring).
 BODY_ENCODING_ATTRIBUTE = "inbox-body-encoding"
-#: SHA-256 (hex) and length of the original body, when the dead letter holds only its start.
-BODY_DIGEST_ATTRIBUTE = "inbox-body-sha256"
+BODY_DIGEST_ATTRIBUTE = "inbox-body-sha256"  # of the original body, when only its start is kept
 BODY_BYTES_ATTRIBUTE = "inbox-body-bytes"
 #: The body of a dead letter whose original had no bytes (SQS refuses an empty body).
 EMPTY_BODY = "(empty)"
@@ -57,8 +55,7 @@ DIGEST_STRING = "String.inbox-digest"
 ENVELOPE_ATTRIBUTES = frozenset(
     {BODY_ENCODING_ATTRIBUTE, BODY_DIGEST_ATTRIBUTE, BODY_BYTES_ATTRIBUTE}
 )
-# Characters SQS accepts in a message body (anything else is rejected by SendMessage). Compiled
-# on first use by `re`'s cache: most invocations never dead-letter anything.
+# Characters SQS accepts in a body; compiled on first use (`re`'s cache): dead letters are rare.
 _INVALID_SQS_TEXT = "[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 _ATTRIBUTE_NAME = re.compile(
     r"(?!\.)(?!.*\.\.)(?!.*\.$)(?!(?i:aws\.|amazon\.))[A-Za-z0-9_.-]{1,256}"
@@ -89,9 +86,14 @@ def send_message_request(
             invalid[str(name)] = value
     body, envelope = _envelope(message.body)
     added.update(envelope)
-    attributes = {**_fit(originals, invalid, MAX_ATTRIBUTES - len(added)), **added}
-    attributes = {name: _valid(value) for name, value in attributes.items()}
-    body, attributes = _within_limit(message.body, body, attributes)
+    for reserve in (0, 1):  # a compressed body adds its encoding: one more original folded
+        room = MAX_ATTRIBUTES - len(added) - reserve
+        attributes = {**_fit(originals, invalid, room), **added}
+        attributes = {name: _valid(value) for name, value in attributes.items()}
+        fitted, attributes = _within_limit(message.body, body, attributes)
+        if len(attributes) <= MAX_ATTRIBUTES:
+            break
+    body = fitted
     request: dict[str, Any] = {
         "QueueUrl": queue_url,
         "MessageBody": body,

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import threading
@@ -29,6 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from lambda_inbox.kafka_values import generated_message
 
 from .invoker import InjectedCrash, InProcessInvoker, boto_clients
 from .stack import LocalStack
@@ -375,7 +376,7 @@ def payment_encoder(schemas: Path | None) -> Callable[[int, dict[str, Any]], byt
             return json.dumps(payment).encode()
 
         return json_only
-    proto = _protobuf_message(pb2)
+    proto = generated_message(pb2, "PaymentCaptured")()
 
     def encode(n: int, payment: dict[str, Any]) -> bytes:
         if n % 3 == 1:
@@ -385,13 +386,3 @@ def payment_encoder(schemas: Path | None) -> Callable[[int, dict[str, Any]], byt
         return json.dumps(payment).encode()
 
     return encode
-
-
-def _protobuf_message(path: Path) -> Any:
-    """The generated message class of the payment function's Protobuf schema."""
-    spec = importlib.util.spec_from_file_location(f"_demo_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.PaymentCaptured
