@@ -57,12 +57,11 @@ ENVELOPE_ATTRIBUTES = frozenset(
 )
 # Characters SQS accepts in a body; compiled on first use (`re`'s cache): dead letters are rare.
 _INVALID_SQS_TEXT = "[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-_ATTRIBUTE_NAME = re.compile(
-    r"(?!\.)(?!.*\.\.)(?!.*\.$)(?!(?i:aws\.|amazon\.))[A-Za-z0-9_.-]{1,256}"
-)
-_DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,200})?")
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-_GROUP_ID = re.compile(r"[!-~]{1,128}")
+# Patterns as text, compiled by `re.fullmatch` on first use (its cache), not at import.
+_ATTRIBUTE_NAME = r"(?!\.)(?!.*\.\.)(?!.*\.$)(?!(?i:aws\.|amazon\.))[A-Za-z0-9_.-]{1,256}"
+_DATA_TYPE = r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,200})?"
+_NUMBER = r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?"
+_GROUP_ID = r"[!-~]{1,128}"
 
 
 def send_message_request(
@@ -80,7 +79,7 @@ def send_message_request(
     for name, value in message.dead_letter_attributes.items():
         if name in added or name in ENVELOPE_ATTRIBUTES:
             continue
-        if isinstance(name, str) and _ATTRIBUTE_NAME.fullmatch(name) and _usable(value):
+        if isinstance(name, str) and re.fullmatch(_ATTRIBUTE_NAME, name) and _usable(value):
             originals[name] = value
         else:
             invalid[str(name)] = value
@@ -193,15 +192,15 @@ def _valid(value: AttributeValue) -> AttributeValue:
     """`value` as SQS accepts it: a String value with forbidden characters (or none) escaped, a
     data type SQS refuses replaced by `String`, a Number that is not one sent as a String."""
     if "BinaryValue" in value:
-        data_type = value["DataType"] if _DATA_TYPE.fullmatch(value["DataType"]) else "Binary"
+        data_type = value["DataType"] if re.fullmatch(_DATA_TYPE, value["DataType"]) else "Binary"
         if not data_type.startswith("Binary"):
             data_type = "Binary"
         return {"DataType": data_type, "BinaryValue": value["BinaryValue"]}
     text: str = value["StringValue"]
     data_type = value["DataType"]
-    if not _DATA_TYPE.fullmatch(data_type) or data_type.startswith("Binary"):
+    if not re.fullmatch(_DATA_TYPE, data_type) or data_type.startswith("Binary"):
         data_type = "String"
-    if data_type.startswith("Number") and not _NUMBER.fullmatch(text):
+    if data_type.startswith("Number") and not re.fullmatch(_NUMBER, text):
         data_type = "String"
     if text and is_sqs_text(text):
         return {"DataType": data_type, "StringValue": text}
@@ -209,7 +208,7 @@ def _valid(value: AttributeValue) -> AttributeValue:
 
 
 def _group_id(candidate: str) -> str:
-    if _GROUP_ID.fullmatch(candidate):
+    if re.fullmatch(_GROUP_ID, candidate):
         return candidate
     raw = candidate.encode("utf-8", errors="surrogatepass")
     return "sha256:" + hashlib.sha256(raw).hexdigest()
