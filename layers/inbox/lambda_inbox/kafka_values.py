@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .decision import truncate
 from .errors import ConfigurationError, ErrorCode, UndecodableBody
 
 Format = Literal["JSON", "AVRO", "PROTOBUF"]
@@ -83,10 +84,6 @@ class ValueFormats:
                 raise ConfigurationError(f"avro_schema is not JSON: {error}") from None
         if self.protobuf_message is not None:
             _require("google.protobuf", "kafka-consumer-protobuf")
-
-    @property
-    def binary(self) -> bool:
-        return self.avro_schema is not None or self.protobuf_message is not None
 
     def classify(self, value: bytes, metadata: object = None) -> EncodedValue:
         """Which format `value` is in, and its record bytes (see the module docstring)."""
@@ -217,7 +214,7 @@ def read_value(
 
 def _undecodable(encoded: EncodedValue, reason: str) -> UndecodableBody:
     return UndecodableBody(
-        f"{encoded.format} value does not decode: {reason}"[:500],
+        truncate(f"{encoded.format} value does not decode: {reason}"),
         code=ErrorCode.UNDECODABLE_VALUE,
     )
 
