@@ -4,6 +4,7 @@ expectation that in-order delivery allows, and each function's seed."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections import Counter
@@ -51,16 +52,22 @@ class CheckContext:
         return self.stack.variable(self.function, variable)
 
 
+@functools.cache
+def function_module(code_dir: str) -> Any:
+    """functions/<code_dir>/app.py, imported once. The module reads table names from its
+    environment when imported: placeholders are set for the import only (credentials and region
+    are the fake ones `main` set for this process)."""
+    with patched_environ({"INBOX_TABLE": "unused", "DOMAIN_TABLE": "unused"}):
+        return load_function(code_dir)
+
+
 def function_payloads(
     code_dir: str, class_name: str, events: Iterable[Mapping[str, Any]]
 ) -> tuple[list[Any], int]:
     """The payloads of the events that functions/<code_dir>/app.py accepts, in delivery order,
     and how many records it rejects (poison): each record read by the function's own consumer
-    (its sources: SQS envelopes, Kafka value formats) and validated by its model `class_name`.
-    The module reads table names from its environment when imported: placeholders are set for
-    the import only (credentials and region are the fake ones `main` set for this process)."""
-    with patched_environ({"INBOX_TABLE": "unused", "DOMAIN_TABLE": "unused"}):
-        module = load_function(code_dir)
+    (its sources: SQS envelopes, Kafka value formats) and validated by its model `class_name`."""
+    module = function_module(code_dir)
     model = getattr(module, class_name)
     valid, poison = [], 0
     for event in events:
