@@ -53,6 +53,30 @@ def test_import_lambda_inbox_loads_none_of_the_tooling() -> None:
     assert [m for m in modules if m.startswith(("lambda_inbox.cli", "lambda_inbox.local"))] == []
 
 
+#: What a transactional consumer loads only when it first needs it (docs/architecture.md).
+ON_FIRST_USE = (
+    "lambda_inbox.kafka",  # the first Kafka event
+    "lambda_inbox.kafka_values",  # the first Avro or Protobuf value
+    "lambda_inbox.lease",  # leased mode
+    "lambda_inbox.store.leases",
+    "lambda_inbox.reaper",
+    "lambda_inbox.outbox",  # the first outbox request
+    "lambda_inbox.relay",
+    "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
+)
+
+
+def test_a_transactional_consumer_loads_its_optional_parts_on_first_use() -> None:
+    consumer = (
+        "import lambda_inbox; lambda_inbox.InboxConsumer('c', model=dict, decide=print, "
+        "config=lambda_inbox.InboxConfig('c', 'inbox'), dynamodb=object(), "
+        "key='event_id')"
+    )
+    loaded = set(loaded_by(consumer))
+    assert "lambda_inbox.pipeline" in loaded
+    assert sorted(loaded.intersection(ON_FIRST_USE)) == []
+
+
 @pytest.mark.parametrize(
     "statement",
     [

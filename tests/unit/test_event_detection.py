@@ -12,7 +12,7 @@ import pytest
 
 from devkit.app_state import AppState
 from devkit.events import load_event, sqs_event, sqs_record
-from lambda_inbox.kafka import is_kafka_event
+from lambda_inbox.sources import is_kafka_event
 from lambda_inbox.sqs import is_sqs_event
 
 

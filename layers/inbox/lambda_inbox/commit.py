@@ -1,19 +1,18 @@
 """Commit one group of messages in a single `TransactWriteItems` and classify what happened.
 
-The `ClientRequestToken` is a digest of the exact request: re-sending the same request after a
-timeout cannot apply it twice (DynamoDB answers success for a token it has already committed in
-the last 10 minutes), while a redelivery builds a new request and meets the inbox condition.
+Each prepared request gets a random `ClientRequestToken` of its own: re-sending the same request
+after a timeout cannot apply it twice (DynamoDB answers success for a token it has already
+committed in the last 10 minutes), while a redelivery builds a new request, with a new token,
+and meets the inbox condition.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
@@ -57,35 +56,29 @@ class CommitStatus(StrEnum):
     REJECTED = "rejected"
 
 
-@dataclass(frozen=True)
-class CancellationReason:
+class CancellationReason(NamedTuple):
     code: str
     message: str = ""
     item: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class CommitAttempt:
+class CommitAttempt(NamedTuple):
     status: CommitStatus
     reasons: tuple[CancellationReason, ...] = ()
     error: str = ""
     latency_ms: float = 0.0
 
 
-@dataclass
 class PreparedTransaction:
-    """A request ready to send; kept intact so a retry after a timeout reuses its token."""
+    """A request ready to send; kept intact so a retry after a timeout reuses its token.
 
-    transact_items: list[dict[str, Any]]
-    token: str = field(init=False)
+    The token is random (36 hex characters, the most DynamoDB takes): it must be the same for
+    every sending of this request and differ from every other request's, which a digest of the
+    request also gives, at the cost of encoding the whole request once more."""
 
-    def __post_init__(self) -> None:
-        canonical = json.dumps(self.transact_items, sort_keys=True, default=_bytes_as_hex)
-        self.token = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:36]
-
-
-def _bytes_as_hex(value: object) -> str:
-    return value.hex() if isinstance(value, bytes) else str(value)
+    def __init__(self, transact_items: list[dict[str, Any]]) -> None:
+        self.transact_items = transact_items
+        self.token = os.urandom(18).hex()
 
 
 def send(client: DynamoDBClient, prepared: PreparedTransaction) -> CommitAttempt:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal
 
@@ -18,8 +17,27 @@ MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 MAX_ITEM_BYTES = 400 * 1024
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+class _Settings:
+    """Equality, hashing and a repr over `__slots__`, as a frozen dataclass would give them:
+    settings are made at import, and each dataclass costs ~3 M instructions to define."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class RetryPolicy(_Settings):
     """Bounded, jittered exponential backoff for transient failures inside one invocation.
 
     A message is retried at most `max_attempts` times, and never past the Lambda deadline minus
@@ -28,19 +46,33 @@ class RetryPolicy:
     most `deadline_margin` (3 s of a 30 s function; 0.6 s of a 3 s one).
     """
 
-    max_attempts: int = 6
-    base_delay: float = 0.025
-    max_delay: float = 1.0
-    deadline_margin: timedelta = timedelta(seconds=3)
-    deadline_margin_fraction: float = 0.2
+    __slots__ = (
+        "base_delay",
+        "deadline_margin",
+        "deadline_margin_fraction",
+        "max_attempts",
+        "max_delay",
+    )
 
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
+    def __init__(
+        self,
+        max_attempts: int = 6,
+        base_delay: float = 0.025,
+        max_delay: float = 1.0,
+        deadline_margin: timedelta = timedelta(seconds=3),
+        deadline_margin_fraction: float = 0.2,
+    ) -> None:
+        if max_attempts < 1:
             raise ConfigurationError("RetryPolicy.max_attempts must be >= 1")
-        if self.base_delay <= 0 or self.max_delay < self.base_delay:
+        if base_delay <= 0 or max_delay < base_delay:
             raise ConfigurationError("RetryPolicy needs 0 < base_delay <= max_delay")
-        if not 0 <= self.deadline_margin_fraction < 1:
+        if not 0 <= deadline_margin_fraction < 1:
             raise ConfigurationError("RetryPolicy.deadline_margin_fraction must be in [0, 1)")
+        self.max_attempts = max_attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.deadline_margin = deadline_margin
+        self.deadline_margin_fraction = deadline_margin_fraction
 
     def margin_for(self, budget_seconds: float) -> float:
         """Seconds kept back from a budget for answering Lambda in time."""
@@ -55,48 +87,73 @@ class RetryPolicy:
         return random.uniform(0, cap)  # nosec B311
 
 
-@dataclass(frozen=True)
-class InboxConfig:
+class InboxConfig(_Settings):
     """Where the inbox lives and how a consumer behaves.
 
     `retention` must exceed the broker's redelivery window (SQS retention, Kafka replay horizon):
     a message redelivered after its record expired is processed again.
+
+    `max_transaction_actions`: most actions one group-commit transaction may hold (DynamoDB
+    allows 100). `max_group_messages`: most messages one transaction may hold; 1 disables group
+    commit; the default leaves the limit to `max_transaction_actions` (a message takes at least
+    its inbox record's action, and merged commuting updates let many messages of a hot item
+    share a transaction). `max_parallel_commits`: transactions of one wave that may run at the
+    same time. `fifo_failure_mode`, SQS FIFO: "stop" reports every record after the first
+    failure (the AWS rule), "skip-group" only holds back later records of the failed message
+    group. `failed_payload_snapshot_bytes`: bytes of the payload kept on FAILED inbox records,
+    for the incident review.
     """
 
-    consumer: str
-    inbox_table: str
-    dead_letter_queue_url: str | None = None
-    retention: timedelta = timedelta(days=7)
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    #: Most actions one group-commit transaction may hold (DynamoDB allows 100).
-    max_transaction_actions: int = MAX_TRANSACTION_ACTIONS
-    #: Most messages one group-commit transaction may hold; 1 disables group commit. The default
-    #: leaves the limit to `max_transaction_actions`: a message takes at least its inbox record's
-    #: action, and merged commuting updates let many messages of a hot item share a transaction.
-    max_group_messages: int = MAX_TRANSACTION_ACTIONS
-    #: Transactions of one wave that may run at the same time.
-    max_parallel_commits: int = 4
-    #: SQS FIFO: "stop" reports every record after the first failure (the AWS rule);
-    #: "skip-group" only holds back later records of the failed message group.
-    fifo_failure_mode: FifoFailureMode = "stop"
-    #: Bytes of the payload kept on FAILED inbox records, for the incident review.
-    failed_payload_snapshot_bytes: int = 8 * 1024
+    __slots__ = (
+        "consumer",
+        "dead_letter_queue_url",
+        "failed_payload_snapshot_bytes",
+        "fifo_failure_mode",
+        "inbox_table",
+        "max_group_messages",
+        "max_parallel_commits",
+        "max_transaction_actions",
+        "retention",
+        "retry",
+    )
 
-    def __post_init__(self) -> None:
-        if not self.consumer or "#" in self.consumer:
+    def __init__(
+        self,
+        consumer: str,
+        inbox_table: str,
+        dead_letter_queue_url: str | None = None,
+        retention: timedelta = timedelta(days=7),
+        retry: RetryPolicy | None = None,
+        max_transaction_actions: int = MAX_TRANSACTION_ACTIONS,
+        max_group_messages: int = MAX_TRANSACTION_ACTIONS,
+        max_parallel_commits: int = 4,
+        fifo_failure_mode: FifoFailureMode = "stop",
+        failed_payload_snapshot_bytes: int = 8 * 1024,
+    ) -> None:
+        if not consumer or "#" in consumer:
             raise ConfigurationError("consumer must be a non-empty name without '#'")
-        if not self.inbox_table:
+        if not inbox_table:
             raise ConfigurationError("inbox_table is required (set INBOX_TABLE)")
-        if self.retention <= timedelta(0):
+        if retention <= timedelta(0):
             raise ConfigurationError("retention must be positive")
-        if not 2 <= self.max_transaction_actions <= MAX_TRANSACTION_ACTIONS:
+        if not 2 <= max_transaction_actions <= MAX_TRANSACTION_ACTIONS:
             raise ConfigurationError(
                 f"max_transaction_actions must be between 2 and {MAX_TRANSACTION_ACTIONS}"
             )
-        if self.max_group_messages < 1 or self.max_parallel_commits < 1:
+        if max_group_messages < 1 or max_parallel_commits < 1:
             raise ConfigurationError("max_group_messages and max_parallel_commits must be >= 1")
-        if self.fifo_failure_mode not in ("stop", "skip-group"):
+        if fifo_failure_mode not in ("stop", "skip-group"):
             raise ConfigurationError("fifo_failure_mode must be 'stop' or 'skip-group'")
+        self.consumer = consumer
+        self.inbox_table = inbox_table
+        self.dead_letter_queue_url = dead_letter_queue_url
+        self.retention = retention
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.max_transaction_actions = max_transaction_actions
+        self.max_group_messages = max_group_messages
+        self.max_parallel_commits = max_parallel_commits
+        self.fifo_failure_mode: FifoFailureMode = fifo_failure_mode
+        self.failed_payload_snapshot_bytes = failed_payload_snapshot_bytes
 
     @classmethod
     def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:

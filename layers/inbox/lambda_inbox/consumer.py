@@ -24,12 +24,11 @@ from .deadline import BoundedCalls, Deadline
 from .decision import Decide, Decider, M, OnConditionFailed
 from .errors import ConfigurationError
 from .identity import KeyExtractor, KeyStrategy
-from .kafka import KafkaSource
 from .messages import InboundMessage
 from .observability import Telemetry
 from .outcomes import MessageResult
 from .pipeline import Pipeline
-from .sources import EventSource, detect
+from .sources import EventSource, KafkaSource, detect
 from .sqs import SqsSource
 from .store import InboxStore
 from .unit_of_work import DEFAULT_KEY_ATTRIBUTES

@@ -25,8 +25,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from .config import RetryPolicy
 from .errors import DeadlineReached
@@ -74,8 +73,7 @@ class BoundedCalls:
 SHARED_CALLS = BoundedCalls(4, "inbox-shared-call")
 
 
-@dataclass(frozen=True)
-class Deadline:
+class Deadline(NamedTuple):
     """When this invocation stops starting work; `None` means no deadline (tests, scripts)."""
 
     ends_at: float | None
@@ -83,7 +81,7 @@ class Deadline:
     #: Seconds past `ends_at` a call already under way may still take (half the margin: the
     #: other half is for answering Lambda).
     grace: float = 0.0
-    calls: BoundedCalls = field(default=SHARED_CALLS, compare=False, repr=False)
+    calls: BoundedCalls = SHARED_CALLS
 
     @classmethod
     def from_context(

@@ -9,7 +9,6 @@ raised (a bug or an outage: the source retries it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .errors import ErrorCode, HandlerFailed, InvalidPayload, PoisonMessage, UnitOfWorkError
@@ -27,7 +26,6 @@ MAX_DECISION_ROUNDS = 4
 INBOX_RECORD_BYTES = 1024
 
 
-@dataclass
 class Decision(Generic[M]):
     """A delivery with the writes its handler decided; `items` names every item they touch.
 
@@ -35,21 +33,41 @@ class Decision(Generic[M]):
     shape: such an item may be shared with other decisions' updates of the same shape.
     """
 
-    delivery: Delivery
-    payload: M
-    uow: UnitOfWork
-    inbox_item: str
-    rounds: int = 0
-    #: Commit attempts that failed transiently.
-    attempts: int = 0
-    #: Leased mode: the owner token of the lease this decision completes under.
-    lease_owner: str | None = None
-    items: frozenset[str] = field(init=False)
-    commuting_items: dict[str, str] = field(init=False)
+    __slots__ = (
+        "attempts",
+        "commuting_items",
+        "delivery",
+        "inbox_item",
+        "items",
+        "lease_owner",
+        "payload",
+        "rounds",
+        "uow",
+    )
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        delivery: Delivery,
+        payload: M,
+        uow: UnitOfWork,
+        inbox_item: str,
+        rounds: int = 0,
+        lease_owner: str | None = None,
+    ) -> None:
+        self.delivery = delivery
+        self.payload = payload
+        self.uow = uow
+        self.inbox_item = inbox_item
+        self.rounds = rounds
+        #: Commit attempts that failed transiently.
+        self.attempts = 0
+        #: Leased mode: the owner token of the lease this decision completes under.
+        self.lease_owner = lease_owner
         self.items = self._touched()
         self.commuting_items = self._commuting()
+
+    def __repr__(self) -> str:
+        return f"Decision({self.delivery.key!r}, rounds={self.rounds}, attempts={self.attempts})"
 
     def replace_writes(self, uow: UnitOfWork) -> None:
         """Take the writes of another round of deciding (a business outcome)."""

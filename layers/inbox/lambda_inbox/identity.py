@@ -16,8 +16,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
 from .messages import InboundMessage
@@ -31,15 +30,13 @@ MAX_KEY_BYTES = 1024
 KeyExtractor = Callable[[Any], object]
 
 
-@dataclass(frozen=True)
-class MessageIdentity:
+class MessageIdentity(NamedTuple):
     key: str
     #: Which strategy found the key (for logs and tests).
     strategy: str
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
     """One delivered message with its identity; every stage after `identify` works on this."""
 
     message: InboundMessage

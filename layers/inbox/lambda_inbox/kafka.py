@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import MalformedRecord
@@ -22,35 +22,6 @@ from .sqs_envelope import is_sqs_text
 
 if TYPE_CHECKING:
     from .kafka_values import ValueFormats
-
-#: Lambda sends "aws:kafka" (MSK) and "SelfManagedKafka"; some sample events spell the latter
-#: "aws:SelfManagedKafka". Accepting it costs nothing.
-EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka", "aws:SelfManagedKafka")
-
-
-class KafkaSource:
-    """Amazon MSK and self-managed Kafka (`EventSource`)."""
-
-    name = "kafka"
-
-    def __init__(self, value_formats: ValueFormats | None = None) -> None:
-        self._formats = value_formats
-
-    def matches(self, event: Mapping[str, Any]) -> bool:
-        return is_kafka_event(event)
-
-    def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
-        return parse_kafka_event(event, self._formats)
-
-    def response(self, results: Sequence[MessageResult]) -> dict[str, list[dict[str, Any]]]:
-        return kafka_response(results)
-
-
-def is_kafka_event(event: Mapping[str, Any]) -> bool:
-    """MSK or self-managed Kafka, or no `eventSource` but a `records` mapping (a hand-written
-    test event)."""
-    source = event.get("eventSource")
-    return source in EVENT_SOURCES or (source is None and isinstance(event.get("records"), dict))
 
 
 def parse_kafka_event(

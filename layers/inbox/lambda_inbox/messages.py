@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from .errors import ErrorCode, UndecodableBody
@@ -18,48 +16,110 @@ from .errors import ErrorCode, UndecodableBody
 AttributeValue = dict[str, Any]
 
 
-@dataclass(frozen=True)
 class InboundMessage:
-    """One record of a batch, as the inbox sees it.
+    """One record of a batch, as the inbox sees it (read-only once made).
 
     `item_identifier` is what goes back in `batchItemFailures`; `delivery_id` is the identity the
     broker gave this delivery (SQS messageId, Kafka topic-partition-offset); `ordering_scope` names
     the sequence whose order matters (a Kafka partition, a FIFO queue or group), None if unordered.
+
+    `dead_letter_attributes` are copied onto the dead-letter message (original attributes, Kafka
+    coordinates); `message_group_id` is the FIFO message group, reused when the dead-letter queue
+    is FIFO too. `decode_error` is set by the adapter when the envelope could not be decoded (a
+    Kafka value not base64): `body` then holds the raw text as delivered, and the message is
+    poison. `decode` reads a Kafka value in a binary format (kafka_values) into the payload
+    document, raising `UndecodableBody`; None for JSON, which `json` parses. `fingerprint_bytes`
+    is what the fingerprint hashes instead of the canonical JSON (a binary value's record).
     """
 
-    item_identifier: Any
-    delivery_id: str
-    body: bytes
-    source: str
-    sequence: int
-    attributes: Mapping[str, str] = field(default_factory=dict)
-    ordering_scope: str | None = None
-    deduplication_id: str | None = None
-    #: Attributes copied onto the dead-letter message (original attributes, Kafka coordinates).
-    dead_letter_attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
-    #: FIFO message group, reused when the dead-letter queue is FIFO too.
-    message_group_id: str | None = None
-    #: Set by the adapter when the envelope could not be decoded (e.g. Kafka value not base64);
-    #: `body` then holds the raw text as delivered, and the message is poison.
-    decode_error: str | None = None
-    #: A Kafka value in a binary format (kafka_values): decodes `body` into the payload document,
-    #: raising `UndecodableBody`. None for JSON, which `json` parses.
-    decode: Callable[[], Any] | None = field(default=None, compare=False)
-    #: The bytes the fingerprint hashes instead of the canonical JSON (a binary value's record).
-    fingerprint_bytes: bytes | None = None
+    # A plain class with slots: one is made per record, and a dataclass costs ~3 M instructions
+    # of cold start to define.
+    __slots__ = (
+        "_json",
+        "_text",
+        "attributes",
+        "body",
+        "dead_letter_attributes",
+        "decode",
+        "decode_error",
+        "deduplication_id",
+        "delivery_id",
+        "fingerprint_bytes",
+        "item_identifier",
+        "message_group_id",
+        "ordering_scope",
+        "sequence",
+        "source",
+    )
 
-    @cached_property
+    def __init__(
+        self,
+        item_identifier: Any,
+        delivery_id: str,
+        body: bytes,
+        source: str,
+        sequence: int,
+        attributes: Mapping[str, str] | None = None,
+        ordering_scope: str | None = None,
+        deduplication_id: str | None = None,
+        dead_letter_attributes: Mapping[str, AttributeValue] | None = None,
+        message_group_id: str | None = None,
+        decode_error: str | None = None,
+        decode: Callable[[], Any] | None = None,
+        fingerprint_bytes: bytes | None = None,
+    ) -> None:
+        self.item_identifier = item_identifier
+        self.delivery_id = delivery_id
+        self.body = body
+        self.source = source
+        self.sequence = sequence
+        self.attributes: Mapping[str, str] = attributes if attributes is not None else {}
+        self.ordering_scope = ordering_scope
+        self.deduplication_id = deduplication_id
+        self.dead_letter_attributes: Mapping[str, AttributeValue] = (
+            dead_letter_attributes if dead_letter_attributes is not None else {}
+        )
+        self.message_group_id = message_group_id
+        self.decode_error = decode_error
+        self.decode = decode
+        self.fingerprint_bytes = fingerprint_bytes
+        self._text: str | None = None
+        self._json: Any = _UNPARSED
+
+    def __repr__(self) -> str:
+        return (
+            f"InboundMessage({self.source}, {self.delivery_id!r}, "
+            f"item_identifier={self.item_identifier!r}, {len(self.body)} bytes)"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InboundMessage) and other._fields() == self._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable mappings inside
+
+    def _fields(self) -> tuple[Any, ...]:
+        """What equality compares: every field but `decode` (a function)."""
+        return tuple(getattr(self, name) for name in _COMPARED)
+
+    @property
     def text(self) -> str:
-        if self.decode_error:
-            raise UndecodableBody(self.decode_error)
-        try:
-            return self.body.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise UndecodableBody(f"body is not UTF-8: {error}") from None
+        if self._text is None:
+            if self.decode_error:
+                raise UndecodableBody(self.decode_error)
+            try:
+                self._text = self.body.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise UndecodableBody(f"body is not UTF-8: {error}") from None
+        return self._text
 
-    @cached_property
+    @property
     def json(self) -> Any:
         """The payload document: the JSON body, or the decoded Avro or Protobuf value."""
+        if self._json is _UNPARSED:
+            self._json = self._parse()
+        return self._json
+
+    def _parse(self) -> Any:
         if self.decode is not None and self.decode_error is None:
             return self.decode()
         try:
@@ -72,3 +132,10 @@ class InboundMessage:
             raise UndecodableBody(
                 "body is nested too deeply to parse", code=ErrorCode.MALFORMED_JSON
             ) from None
+
+
+#: `InboundMessage.json` not parsed yet (None is a valid document).
+_UNPARSED = object()
+_COMPARED = tuple(
+    name for name in InboundMessage.__slots__ if not name.startswith("_") and name != "decode"
+)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from .messages import InboundMessage
 
@@ -27,8 +27,7 @@ class Outcome(StrEnum):
         return self in (Outcome.FAILED, Outcome.SKIPPED)
 
 
-@dataclass(frozen=True)
-class MessageResult:
+class MessageResult(NamedTuple):
     message: InboundMessage
     outcome: Outcome
     message_key: str | None = None

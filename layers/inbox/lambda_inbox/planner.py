@@ -15,7 +15,6 @@ concurrently. Serialisation happens only where items collide.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from .config import MAX_TRANSACTION_BYTES
@@ -42,14 +41,16 @@ def commuting_items(work: Plannable) -> Mapping[str, str]:
     return found or {}
 
 
-@dataclass
 class _ItemState:
-    #: Merge shape of the latest run of touches (None: a non-commuting touch).
-    shape: str | None
-    #: Earliest wave another commuting touch of the same shape may join.
-    floor: int
-    #: Latest wave that touched the item.
-    last: int
+    __slots__ = ("floor", "last", "shape")
+
+    def __init__(self, shape: str | None, floor: int, last: int) -> None:
+        #: Merge shape of the latest run of touches (None: a non-commuting touch).
+        self.shape = shape
+        #: Earliest wave another commuting touch of the same shape may join.
+        self.floor = floor
+        #: Latest wave that touched the item.
+        self.last = last
 
 
 def plan_waves(pending: Sequence[P]) -> list[list[P]]:

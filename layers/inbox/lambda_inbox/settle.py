@@ -7,10 +7,10 @@ Pure: from the attempt's status and `CancellationReasons` (one per action, in or
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
+from .attribute_values import deserialize_item
 from .commit import (
     REJECTED_REASONS,
     TRANSIENT_REASONS,
@@ -18,7 +18,7 @@ from .commit import (
     CommitAttempt,
     CommitStatus,
 )
-from .write_actions import ConditionFailures, FailedCondition, WriteAction, deserialize_item
+from .write_actions import ConditionFailures, FailedCondition, WriteAction
 
 #: Marks the inbox record's action in a transaction's owner map.
 INBOX_ACTION = -1
@@ -43,8 +43,7 @@ class VerdictKind(StrEnum):
     UNAVAILABLE = "unavailable"
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     kind: VerdictKind
     detail: str = ""
     failures: ConditionFailures | None = None

@@ -3,18 +3,27 @@ and build the partial batch response that source expects.
 
 `detect` picks the source of an event or raises `UnsupportedEvent` saying what was received. A
 new source (Kinesis, DynamoDB streams...) plugs in by implementing `EventSource`.
+
+`KafkaSource` lives here, its batch semantics in `kafka`, loaded by the first Kafka event: an
+SQS consumer never imports them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import UnsupportedEvent
 from .messages import InboundMessage
 from .outcomes import MessageResult
 
+if TYPE_CHECKING:
+    from .kafka_values import ValueFormats
+
 BatchResponse = dict[str, list[dict[str, Any]]]
+#: Lambda sends "aws:kafka" (MSK) and "SelfManagedKafka"; some sample events spell the latter
+#: "aws:SelfManagedKafka". Accepting it costs nothing.
+KAFKA_EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka", "aws:SelfManagedKafka")
 
 
 class EventSource(Protocol):
@@ -32,6 +41,37 @@ class EventSource(Protocol):
     def response(self, results: Sequence[MessageResult]) -> BatchResponse:
         """The partial batch response: the records the source must deliver again."""
         ...
+
+
+class KafkaSource:
+    """Amazon MSK and self-managed Kafka (`EventSource`; the batch semantics: `kafka`)."""
+
+    name = "kafka"
+
+    def __init__(self, value_formats: ValueFormats | None = None) -> None:
+        self._formats = value_formats
+
+    def matches(self, event: Mapping[str, Any]) -> bool:
+        return is_kafka_event(event)
+
+    def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
+        from .kafka import parse_kafka_event
+
+        return parse_kafka_event(event, self._formats)
+
+    def response(self, results: Sequence[MessageResult]) -> BatchResponse:
+        from .kafka import kafka_response
+
+        return kafka_response(results)
+
+
+def is_kafka_event(event: Mapping[str, Any]) -> bool:
+    """MSK or self-managed Kafka, or no `eventSource` but a `records` mapping (a hand-written
+    test event)."""
+    source = event.get("eventSource")
+    return source in KAFKA_EVENT_SOURCES or (
+        source is None and isinstance(event.get("records"), dict)
+    )
 
 
 def detect(event: object, sources: Sequence[EventSource]) -> EventSource:

@@ -4,7 +4,6 @@ can be traced back to its message."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .commit import PreparedTransaction
@@ -18,16 +17,24 @@ if TYPE_CHECKING:
 M = TypeVar("M")
 
 
-@dataclass
 class Transaction(Generic[M]):
     """Decisions that commit together, and the request that commits them."""
 
-    decisions: list[Decision[M]]
-    request: PreparedTransaction
-    #: For each transact item: (index of its decision, index of its action or INBOX_ACTION).
-    owners: list[tuple[int, int]]
-    #: Transact items that merge the commuting updates of several decisions: every owner.
-    shared: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    __slots__ = ("decisions", "owners", "request", "shared")
+
+    def __init__(
+        self,
+        decisions: list[Decision[M]],
+        request: PreparedTransaction,
+        owners: list[tuple[int, int]],
+        shared: dict[int, list[tuple[int, int]]] | None = None,
+    ) -> None:
+        self.decisions = decisions
+        self.request = request
+        #: For each transact item: (index of its decision, index of its action or INBOX_ACTION).
+        self.owners = owners
+        #: Transact items that merge the commuting updates of several decisions: every owner.
+        self.shared = shared or {}
 
 
 def build_transaction(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
@@ -26,7 +25,6 @@ from .write_actions import (
     WriteAction,
     commuting_shape,
     complete_request,
-    item_size,
     key_of,
     merge_commuting,
     serialized_item,
@@ -49,9 +47,10 @@ DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
 MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1
 #: Bytes left to the handler per message; the inbox record is small but not free.
 MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024
+#: Result values that need no check: JSON encodes them whatever they hold.
+_JSON_SCALARS = frozenset({str, int, bool, type(None)})
 
 
-@dataclass
 class UnitOfWork:
     """The writes one message causes, committed atomically with its inbox record.
 
@@ -59,11 +58,18 @@ class UnitOfWork:
     touches; the default suits single-table designs keyed on `pk` (and `sk`).
     """
 
-    key_attributes: tuple[str, ...] = DEFAULT_KEY_ATTRIBUTES
-    _actions: list[WriteAction] = field(default_factory=list, init=False, repr=False)
-    _items: set[str] = field(default_factory=set, init=False, repr=False)
-    _bytes: int = field(default=0, init=False, repr=False)
-    result: dict[str, Any] = field(default_factory=dict, init=False)
+    __slots__ = ("_actions", "_bytes", "_items", "key_attributes", "result")
+
+    def __init__(self, key_attributes: tuple[str, ...] = DEFAULT_KEY_ATTRIBUTES) -> None:
+        self.key_attributes = key_attributes
+        self._actions: list[WriteAction] = []
+        self._items: set[str] = set()
+        self._bytes = 0
+        #: The small JSON outcome stored on the inbox record (`set_result`).
+        self.result: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"UnitOfWork({len(self._actions)} actions, result={self.result!r})"
 
     @property
     def actions(self) -> tuple[WriteAction, ...]:
@@ -71,10 +77,11 @@ class UnitOfWork:
 
     def set_result(self, **result: Any) -> None:
         """Record a small JSON outcome on the inbox record (e.g. `outcome="reserved"`)."""
-        try:
-            json.dumps(result, default=str)
-        except (TypeError, ValueError) as error:
-            raise UnitOfWorkError(f"result is not JSON-serializable: {error}") from None
+        if not all(type(value) in _JSON_SCALARS for value in result.values()):
+            try:
+                json.dumps(result, default=str)
+            except (TypeError, ValueError) as error:
+                raise UnitOfWorkError(f"result is not JSON-serializable: {error}") from None
         self.result.update(result)
 
     def put(
@@ -88,9 +95,8 @@ class UnitOfWork:
         label: str | None = None,
     ) -> None:
         """Create or replace an item; `condition` e.g. `attribute_not_exists(pk)`."""
-        key, serialized = serialized_item(f"put on {table}", item, self.key_attributes)
+        key, serialized, size = serialized_item(f"put on {table}", item, self.key_attributes)
         request: dict[str, Any] = {"TableName": table, "Item": serialized}
-        size = item_size(serialized)
         self._add("Put", table, key, request, condition, names, values, label, size)
 
     def update(
@@ -235,5 +241,5 @@ class UnitOfWork:
 
 def keyed(request: dict[str, Any], where: str, key: Mapping[str, Any]) -> int:
     """Put the serialized `key` into `request`; its size."""
-    request["Key"] = serialized_key(where, key)
-    return item_size(request["Key"])
+    request["Key"], size = serialized_key(where, key)
+    return size

@@ -12,81 +12,60 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from decimal import Decimal, DecimalException, localcontext
-from functools import cached_property
-from typing import Any, Literal
+from decimal import Decimal, localcontext
+from functools import lru_cache
+from typing import Any, Literal, NamedTuple
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
+from .attribute_values import serialize_sized
 from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
 
 ActionKind = Literal["Put", "Update", "Delete", "ConditionCheck"]
-_NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
+#: Patterns compiled by `re` on first use (its cache), not at import.
+_NAME_PLACEHOLDER = r"#[A-Za-z0-9_]+"
+_VALUE_PLACEHOLDER = r":[A-Za-z0-9_]+"
 #: `ADD path :value[, path :value ...]` and nothing else (paths may be nested: `a.b`, `#n[0]`).
-_ADD_ONLY = re.compile(
-    r"\s*ADD\s+[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+"
-    r"(\s*,\s*[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+)*\s*",
-    re.IGNORECASE,
+_ADD_ONLY = (
+    r"(?i)\s*ADD\s+[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+"
+    r"(\s*,\s*[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+)*\s*"
 )
-_VALUE_PLACEHOLDER = re.compile(r":[A-Za-z0-9_]+")
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 
 
-def serialize(value: Any, *, where: str) -> dict[str, Any]:
-    """Python value -> DynamoDB attribute value, with an error that says where it failed."""
-    try:
-        return dict(_serializer.serialize(value))
-    except TypeError as error:
-        hint = " (use int or Decimal for numbers)" if isinstance(value, float) else ""
-        raise UnitOfWorkError(f"{where}: {error}{hint}") from None
-    except DecimalException as error:  # Inexact, Rounded, Overflow, Underflow
-        raise UnitOfWorkError(
-            f"{where}: {type(error).__name__}: DynamoDB numbers have at most 38 significant "
-            "digits, between 1E-130 and 9.9E+125"
-        ) from None
+def item_identity(table: str, key: Mapping[str, Mapping[str, Any]]) -> str:
+    """Names the item a serialized `key` of `table` designates (one action per item)."""
+    return repr((table, sorted((name, *value.items()) for name, value in key.items())))
 
 
-def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _deserializer.deserialize(value) for name, value in item.items()}
-
-
-def attribute_size(value: Mapping[str, Any]) -> int:
-    """DynamoDB's size of one attribute value (close enough to plan limits)."""
-    (kind, inner), *_ = value.items()
-    if kind in ("S", "B"):
-        return len(inner.encode("utf-8")) if isinstance(inner, str) else len(inner)
-    if kind == "N":
-        return len(str(inner)) // 2 + 2
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind in ("SS", "NS", "BS"):
-        return sum(attribute_size({kind[0]: member}) for member in inner)
-    if kind == "L":
-        return 3 + sum(attribute_size(member) + 1 for member in inner)
-    return 3 + sum(len(k.encode("utf-8")) + attribute_size(v) + 1 for k, v in inner.items())
-
-
-def item_size(item: Mapping[str, Mapping[str, Any]]) -> int:
-    return sum(len(name.encode("utf-8")) + attribute_size(value) for name, value in item.items())
-
-
-@dataclass(frozen=True)
 class WriteAction:
     """One action of a transaction, already serialized to DynamoDB's wire format."""
 
-    kind: ActionKind
-    table: str
-    key: Mapping[str, Any]
-    request: Mapping[str, Any]
-    label: str
-    size: int
-    #: Commutes with other updates of the same item and shape (see `commuting_shape`).
-    commutes: bool = False
+    __slots__ = ("commutes", "item_identity", "key", "kind", "label", "request", "size", "table")
 
-    @cached_property
+    def __init__(
+        self,
+        kind: ActionKind,
+        table: str,
+        key: Mapping[str, Any],
+        request: Mapping[str, Any],
+        label: str,
+        size: int,
+        commutes: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.table = table
+        self.key = key
+        self.request = request
+        self.label = label
+        self.size = size
+        #: Commutes with other updates of the same item and shape (see `commuting_shape`).
+        self.commutes = commutes
+        #: Identifies the item this action touches (DynamoDB allows one action per item).
+        self.item_identity = item_identity(table, key)
+
+    def __repr__(self) -> str:
+        return f"WriteAction({self.kind}, {self.item_identity}, label={self.label!r})"
+
+    @property
     def merge_shape(self) -> str | None:
         """What commuting updates must share to merge into one action: the update expression and
         its names (values are summed per placeholder). None for an action that never merges."""
@@ -95,17 +74,11 @@ class WriteAction:
         names = self.request.get("ExpressionAttributeNames") or {}
         return json.dumps([self.request["UpdateExpression"], names], sort_keys=True)
 
-    @cached_property
-    def item_identity(self) -> str:
-        """Identifies the item this action touches (DynamoDB allows one action per item)."""
-        return self.table + "|" + json.dumps(self.key, sort_keys=True)
-
     def transact_item(self) -> dict[str, Any]:
         return {self.kind: dict(self.request)}
 
 
-@dataclass(frozen=True)
-class FailedCondition:
+class FailedCondition(NamedTuple):
     """A domain action whose condition did not hold, with the item as it stood (if returned)."""
 
     action: WriteAction
@@ -116,11 +89,22 @@ class FailedCondition:
         return self.action.label
 
 
-@dataclass(frozen=True)
 class ConditionFailures:
     """What the handler learns when its conditions fail: which actions, and the current items."""
 
-    failed: tuple[FailedCondition, ...]
+    __slots__ = ("failed",)
+
+    def __init__(self, failed: tuple[FailedCondition, ...]) -> None:
+        self.failed = failed
+
+    def __repr__(self) -> str:
+        return f"ConditionFailures({sorted(self.labels)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ConditionFailures) and other.failed == self.failed
+
+    def __hash__(self) -> int:
+        return hash(self.failed)
 
     @property
     def labels(self) -> frozenset[str]:
@@ -145,7 +129,7 @@ def commuting_shape(
     to add constants, whatever the item holds and whatever other such updates ran before."""
     if condition is not None:
         return "it has a condition"
-    if not _ADD_ONLY.fullmatch(expression):
+    if not _adds_only(expression):
         return "its expression is not `ADD path :value, ...` only"
     if not values or any(
         not isinstance(value, (int, Decimal)) or isinstance(value, bool)
@@ -153,6 +137,11 @@ def commuting_shape(
     ):
         return "not every value it adds is a number"
     return None
+
+
+@lru_cache(maxsize=256)
+def _adds_only(expression: str) -> bool:
+    return re.fullmatch(_ADD_ONLY, expression) is not None
 
 
 def merge_commuting(transact_item: Mapping[str, Any], action: WriteAction) -> dict[str, Any]:
@@ -182,6 +171,17 @@ def key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> dict[str, Any]
 def check_placeholders(
     where: str, expressions: str, names: Mapping[str, str], values: Mapping[str, Any]
 ) -> None:
+    problem = _placeholder_problem(expressions, tuple(names), tuple(values))
+    if problem is not None:
+        raise UnitOfWorkError(f"{where}: {problem}")
+
+
+@lru_cache(maxsize=512)
+def _placeholder_problem(
+    expressions: str, names: tuple[str, ...], values: tuple[str, ...]
+) -> str | None:
+    """What is wrong with the placeholders of `expressions`, None if nothing. Cached: a handler
+    writes the same few expressions with the same placeholders for every message."""
     # Malformed names first: they can never appear in an expression, so they would otherwise
     # be reported as merely unused.
     for placeholders, pattern, form in (
@@ -189,48 +189,54 @@ def check_placeholders(
         (values, _VALUE_PLACEHOLDER, ":value"),
     ):
         for placeholder in placeholders:
-            if not pattern.fullmatch(placeholder):
-                raise UnitOfWorkError(f"{where}: {placeholder!r} is not a '{form}' placeholder")
-    used_names = set(_NAME_PLACEHOLDER.findall(expressions))
-    used_values = set(_VALUE_PLACEHOLDER.findall(expressions))
-    for kind, used, defined in (
-        ("name", used_names, set(names)),
-        ("value", used_values, set(values)),
+            if not re.fullmatch(pattern, placeholder):
+                return f"{placeholder!r} is not a '{form}' placeholder"
+    for kind, pattern, defined in (
+        ("name", _NAME_PLACEHOLDER, names),
+        ("value", _VALUE_PLACEHOLDER, values),
     ):
-        if missing := sorted(used - defined):
-            raise UnitOfWorkError(f"{where}: expression {kind} placeholders not defined: {missing}")
-        if unused := sorted(defined - used):
-            raise UnitOfWorkError(f"{where}: expression {kind}s defined but never used: {unused}")
+        used = set(re.findall(pattern, expressions))
+        if missing := sorted(used.difference(defined)):
+            return f"expression {kind} placeholders not defined: {missing}"
+        if unused := sorted(set(defined) - used):
+            return f"expression {kind}s defined but never used: {unused}"
+    return None
 
 
 def serialized_item(
     where: str, item: Mapping[str, Any], key_attributes: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The key (Python values) and the serialized item of a `put`, within DynamoDB's 400 KB."""
+) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """The key (Python values), the serialized item of a `put` and its size, within DynamoDB's
+    400 KB."""
     key = {name: item[name] for name in key_attributes if name in item}
     if not key:
         raise UnitOfWorkError(f"{where}: the item has none of the key attributes {key_attributes}")
-    serialized = {
-        name: serialize(value, where=f"{where}, {name!r}") for name, value in item.items()
-    }
-    size = item_size(serialized)
+    serialized = {}
+    size = 0
+    for name, value in item.items():
+        if type(name) is not str:
+            raise UnitOfWorkError(f"{where}: attribute name {name!r} is not a string")
+        serialized[name], value_size = serialize_sized(value, where=f"{where}, {name!r}")
+        size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
     if size > MAX_ITEM_BYTES:
         raise UnitOfWorkError(f"{where}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}")
-    return key, serialized
+    return key, serialized, size
 
 
-def serialized_key(where: str, key: Mapping[str, Any]) -> dict[str, Any]:
-    """A key of strings, numbers or bytes, serialized."""
+def serialized_key(where: str, key: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """A key of strings, numbers or bytes, serialized, and its size."""
     if not key:
         raise UnitOfWorkError(f"{where}: the key is empty")
     serialized = {}
+    size = 0
     for name, value in key.items():
         if not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
             raise UnitOfWorkError(
                 f"{where}: key attribute {name!r} must be a string, number or bytes"
             )
-        serialized[name] = serialize(value, where=f"{where}, key {name!r}")
-    return serialized
+        serialized[name], value_size = serialize_sized(value, where=f"{where}, key {name!r}")
+        size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
+    return serialized, size
 
 
 def complete_request(
@@ -256,8 +262,12 @@ def complete_request(
         request["ExpressionAttributeNames"] = dict(names)
     if not values:
         return 0
-    request["ExpressionAttributeValues"] = {
-        placeholder: serialize(value, where=f"{where}, {placeholder}")
-        for placeholder, value in values.items()
-    }
-    return item_size(request["ExpressionAttributeValues"])
+    serialized = {}
+    size = 0
+    for placeholder, value in values.items():
+        serialized[placeholder], value_size = serialize_sized(
+            value, where=f"{where}, {placeholder}"
+        )
+        size += len(placeholder) + value_size
+    request["ExpressionAttributeValues"] = serialized
+    return size

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -119,8 +118,7 @@ class Reaper:
             if dry_run:
                 self._would_dead_letter(record, summary, counts)
                 return
-            failed = replace(
-                record,
+            failed = record._replace(
                 status=Status.FAILED,
                 error_code=ErrorCode.LEASE_EXPIRED.value,
                 last_error=LEASE_EXPIRED_REASON,

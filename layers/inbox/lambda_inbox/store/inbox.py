@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..write_actions import item_identity
 from .record import PARTITION_KEY, TTL_ATTRIBUTE, InboxRecord, Status, record_pk, utc_iso
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class InboxStore:
 
     def item_identity(self, message_key: str) -> str:
         """Names the inbox item the way the planner names items (one action per item)."""
-        return f"{self.table}|{self.pk(message_key)}"
+        return item_identity(self.table, {PARTITION_KEY: {"S": self.pk(message_key)}})
 
     def fetch(self, message_keys: Iterable[str], *, now: float) -> dict[str, InboxRecord]:
         """Live records by message key: one eventually consistent `BatchGetItem` per 100 keys.

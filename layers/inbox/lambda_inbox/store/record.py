@@ -14,10 +14,9 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 PARTITION_KEY = "pk"
 TTL_ATTRIBUTE = "expires_at"
@@ -56,8 +55,7 @@ def utc_iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
 
 
-@dataclass(frozen=True)
-class InboxRecord:
+class InboxRecord(NamedTuple):
     """One inbox record, whatever its status; `from_item` / `to_item` map it both ways."""
 
     consumer: str
