@@ -62,6 +62,7 @@ ON_FIRST_USE = (
     "lambda_inbox.reaper",
     "lambda_inbox.outbox",  # the first outbox request
     "lambda_inbox.relay",
+    "lambda_inbox.dead_letter_envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
 )
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from devkit.events import inbound_message
 from lambda_inbox import KeyStrategy
 from lambda_inbox.errors import MissingMessageKey, UndecodableBody
-from lambda_inbox.identity import MAX_KEY_BYTES, fingerprint
+from lambda_inbox.identity import MAX_KEY_BYTES, fingerprint, is_field_path
 
 
 def test_jmespath_expression_reads_the_body() -> None:
@@ -184,3 +184,12 @@ def test_only_an_expression_beyond_field_names_is_evaluated_by_jmespath() -> Non
     assert isinstance(evaluator("items[0].id"), jmespath.parser.ParsedResult)
     extractor = KeyStrategy.from_body("detail.id")._extractor
     assert extractor is not None and extractor({"detail": {"id": 7}}) == 7
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aZ_09.é-[ ", max_size=8))
+def test_a_field_path_is_ascii_field_names_joined_by_dots(expression: str) -> None:
+    import re
+
+    expected = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", expression)
+    assert is_field_path(expression) is (expected is not None)

@@ -2,7 +2,7 @@
 
 `DeadLettering` is the stage (DLQ first, then the FAILED inbox record, then acknowledge);
 `DeadLetterQueue` is the SQS transport. What a dead letter holds is the envelope's
-(`sqs_envelope`, docs/bad-input.md "The dead-letter envelope").
+(`dead_letter_envelope`, docs/bad-input.md "The dead-letter envelope").
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ class DeadLetterQueue:
     def request(
         self, message: InboundMessage, *, message_key: str, code: str, error: str
     ) -> dict[str, Any]:
-        """The `SendMessage` request for `message` (`sqs_envelope.send_message_request`)."""
-        from .sqs_envelope import send_message_request  # loaded by the first poison message
+        """The `SendMessage` request for `message` (`dead_letter_envelope.send_message_request`)."""
+        from .dead_letter_envelope import send_message_request  # loaded by the first poison message
 
         return send_message_request(
             self.queue_url, message, message_key=message_key, code=code, error=error

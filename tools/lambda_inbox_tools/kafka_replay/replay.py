@@ -3,7 +3,7 @@ destination that kept them or from the cluster, sent to an SQS queue that feeds 
 consumer (the example app's `PaymentReplayQueue`).
 
 Every record is sent as the library's dead-letter envelope sends a Kafka record (its bytes,
-key, headers and coordinates: `lambda_inbox.sqs_envelope`), so the consumer reads it exactly as
+key, headers and coordinates: `lambda_inbox.dead_letter_envelope`), so the consumer reads it exactly as
 it would have read it from Kafka, and its inbox makes a record that committed before a no-op.
 A failure record in SQS is deleted only once every record of its batch is sent: interrupted, a
 run leaves it to the next one, which sends some records twice, at no cost but a duplicate.
@@ -16,8 +16,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from lambda_inbox.dead_letter_envelope import send_message_request
 from lambda_inbox.kafka import parse_kafka_event
-from lambda_inbox.sqs_envelope import send_message_request
 
 from .cluster import ClusterError, ClusterReader
 from .failures import FailedBatch, NotAFailureRecord, from_s3, from_sqs
