@@ -1,0 +1,162 @@
+"""Instructions per 10-message SQS batch of the order handler: its own work, deterministic.
+
+    .venv/bin/python benchmarks/consumer_instructions.py [--batches N] [--library DIR ...]
+
+CPU time per batch on this shared 2-core machine moves by a third between runs, and a process
+that waits for DynamoDB Local pays for cold caches after every wake-up, so small changes drown.
+This counts instructions instead, under valgrind's callgrind, with the network taken out:
+DynamoDB's answers come from a botocore `before-send` hook (an empty `BatchGetItem` result and
+an empty `TransactWriteItems` result: every message new, every transaction committed), so what
+is counted is the handler, the library, boto3 and botocore building, signing and parsing both
+requests: everything but the socket and the wait. Each program runs twice, with W and W + N
+batches (same events); the difference divided by N is the count per batch, within 0.1% on
+every run.
+
+Programs (each a fresh interpreter):
+
+- `inbox`: `functions/order_events/app.py` on the library in `layers/inbox` (or each
+  `--library DIR`, e.g. a git worktree's `layers/inbox`, side by side);
+- `floor`: the same two requests alone (captured from one batch of the handler), sent through
+  the same stubbed botocore client: what no library code can save.
+
+The events, the answers and the order lines are those of `sqs_vs_powertools.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from devkit.paths import REPO_ROOT
+
+LAYER = REPO_ROOT / "layers" / "inbox"
+
+_PROGRAM = r"""
+import contextlib, io, json, os, sys
+sys.path[:0] = [{benchmarks!r}]
+from botocore.awsrequest import AWSResponse
+from devkit.events import sqs_event, sqs_record
+from devkit.handlers import load_function
+from lambda_inbox_tools.testing.context import FakeLambdaContext
+from sqs_vs_powertools import make_orders
+
+app = load_function("order_events")
+client = app.consumer.dynamodb
+
+
+class _Body:
+    def __init__(self, data): self.data = data
+    def stream(self, **_): yield self.data
+
+
+def answer(request, **_):
+    target = request.headers.get("X-Amz-Target", b"")
+    target = target.decode() if isinstance(target, bytes) else target
+    body = b'{{"Responses": {{"inbox": []}}, "UnprocessedKeys": {{}}}}' if "BatchGetItem" in target else b"{{}}"
+    headers = {{"x-amzn-requestid": "r", "content-type": "application/x-amz-json-1.0"}}
+    return AWSResponse(request.url, 200, headers, _Body(body))
+
+
+client.meta.events.register("before-send.dynamodb", answer)
+events = [sqs_event(*(sqs_record(body) for body in batch)) for batch in make_orders("b", {batches}, 2)]
+context = FakeLambdaContext(function_name="benchmark")
+if {floor}:
+    captured = {{}}
+    def capture(params, model, **_): captured.setdefault(model.name, json.loads(json.dumps(params)))
+    client.meta.events.register("provide-client-params.dynamodb", capture)
+    with contextlib.redirect_stdout(io.StringIO()):
+        app.handler(events[0], context)
+    client.meta.events.unregister("provide-client-params.dynamodb", capture)
+    for _ in range({batches}):
+        client.batch_get_item(**captured["BatchGetItem"])
+        client.transact_write_items(**captured["TransactWriteItems"])
+else:
+    with contextlib.redirect_stdout(io.StringIO()):
+        for event in events:
+            response = app.handler(event, context)
+            assert response == {{"batchItemFailures": []}}, response
+"""
+
+_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:8000",
+    "INBOX_TABLE": "inbox",
+    "DOMAIN_TABLE": "domain",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+    "POWERTOOLS_SERVICE_NAME": "benchmark",
+    "POWERTOOLS_METRICS_NAMESPACE": "Benchmark",
+    "AWS_LAMBDA_FUNCTION_NAME": "benchmark",
+    "PYTHONHASHSEED": "0",
+}
+
+
+def count(batches: int, library: Path, *, floor: bool) -> int:
+    """Instructions of a fresh interpreter running `batches` batches (or floor requests)."""
+    code = _PROGRAM.format(benchmarks=str(REPO_ROOT / "benchmarks"), batches=batches, floor=floor)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHON"))}
+    env |= _ENV | {"PYTHONPATH": os.pathsep.join([str(library), str(REPO_ROOT)])}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)  # writes the .pyc files
+    counted = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = re.search(r"Collected : (\d+)", counted.stderr)
+    if counted.returncode != 0 or found is None:
+        sys.exit(f"callgrind failed:\n{counted.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def per_batch(library: Path, warmup: int, batches: int, *, floor: bool = False) -> float:
+    """Millions of instructions per batch: the difference of two runs, over the extra batches."""
+    extra = count(warmup + batches, library, floor=floor) - count(warmup, library, floor=floor)
+    return extra / batches / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batches", type=int, default=50, help="batches counted (default 50)")
+    parser.add_argument("--warmup", type=int, default=10, help="batches in both runs")
+    parser.add_argument(
+        "--library",
+        action="append",
+        type=Path,
+        help="a layers/inbox folder to measure instead of this checkout's (repeatable)",
+    )
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        sys.exit("needs valgrind (apt-get install valgrind)")
+    libraries = args.library or [LAYER]
+    print(
+        f"Instructions per 10-message batch of new 2-line orders (M), network answered in "
+        f"process, {args.batches} batches after {args.warmup}; Python {sys.version.split()[0]}.\n"
+    )
+    print("| program | library | M instructions per batch |\n|---|---|---:|")
+    floor = per_batch(LAYER, args.warmup, args.batches, floor=True)
+    print(f"| floor: the two requests alone (botocore) | - | {floor:.2f} |", flush=True)
+    for library in libraries:
+        inbox = per_batch(library.resolve(), args.warmup, args.batches)
+        print(
+            f"| order handler | {library} | {inbox:.2f} (floor + {inbox - floor:.2f}) |", flush=True
+        )
+
+
+if __name__ == "__main__":
+    main()
