@@ -43,14 +43,13 @@ import argparse
 import ast
 import itertools
 import os
-import re
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from devkit.callgrind import count_instructions, require_valgrind
 from devkit.paths import FUNCTIONS_DIR, REPO_ROOT
 from lambda_inbox_tools.services.offline import OFFLINE_AWS_ENV
 
@@ -253,25 +252,12 @@ def time_mode(runs: int, top: int) -> None:
 
 def instructions(body: str) -> int:
     """Instructions executed by a fresh interpreter running `body`, counted by callgrind."""
-    command = [PYTHON, "-c", body]
     env = {**child_env(), "PYTHONHASHSEED": "0"}
-    counted = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
-        env=env,
-        cwd="/",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found = re.search(r"Collected : (\d+)", counted.stderr)
-    if counted.returncode != 0 or found is None:
-        sys.exit(f"callgrind failed for:\n{body}\n{counted.stderr[-2000:]}")
-    return int(found.group(1))
+    return count_instructions([PYTHON, "-c", body], env=env, cwd="/")
 
 
 def instruction_mode() -> None:
-    if shutil.which("valgrind") is None:
-        sys.exit("instruction mode needs valgrind (apt-get install valgrind)")
+    require_valgrind()
     bodies = {**PROGRAMS, **STAGES}
     for body in bodies.values():  # write the .pyc files first: compiling is not cold start
         subprocess.run([PYTHON, "-c", body], env=child_env(), cwd="/", check=True)

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from devkit.callgrind import count_instructions, require_valgrind
 from devkit.paths import REPO_ROOT
 
 LAYER = REPO_ROOT / "layers" / "inbox"
@@ -104,24 +103,7 @@ def count(batches: int, library: Path, *, floor: bool) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHON"))}
     env |= _ENV | {"PYTHONPATH": os.pathsep.join([str(library), str(REPO_ROOT)])}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)  # writes the .pyc files
-    counted = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            sys.executable,
-            "-c",
-            code,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found = re.search(r"Collected : (\d+)", counted.stderr)
-    if counted.returncode != 0 or found is None:
-        sys.exit(f"callgrind failed:\n{counted.stderr[-2000:]}")
-    return int(found.group(1))
+    return count_instructions([sys.executable, "-c", code], env=env)
 
 
 def per_batch(library: Path, warmup: int, batches: int, *, floor: bool = False) -> float:
@@ -141,8 +123,7 @@ def main() -> None:
         help="a layers/inbox folder to measure instead of this checkout's (repeatable)",
     )
     args = parser.parse_args()
-    if shutil.which("valgrind") is None:
-        sys.exit("needs valgrind (apt-get install valgrind)")
+    require_valgrind()
     libraries = args.library or [LAYER]
     print(
         f"Instructions per 10-message batch of new 2-line orders (M), network answered in "

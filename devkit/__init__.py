@@ -11,4 +11,6 @@ fakes and event builders. Not part of the Lambda layer.
 - `memory_aws`: DynamoDB tables and SQS queues in memory behind real boto3 clients.
 - `lambda_context`: a fake Lambda context; `faults`: injected faults and crashes;
   `meters`: request counting; `emf`: EMF metric records in captured output.
+- For the benchmarks: `network` (a modelled per-request delay), `profiling` (a cProfile of
+  every thread), `callgrind` (instruction counts).
 """
