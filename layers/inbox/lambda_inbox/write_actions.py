@@ -39,7 +39,17 @@ def item_identity(table: str, key: Mapping[str, Mapping[str, Any]]) -> str:
 class WriteAction:
     """One action of a transaction, already serialized to DynamoDB's wire format."""
 
-    __slots__ = ("commutes", "item_identity", "key", "kind", "label", "request", "size", "table")
+    __slots__ = (
+        "commutes",
+        "item_identity",
+        "key",
+        "kind",
+        "label",
+        "merge_shape",
+        "request",
+        "size",
+        "table",
+    )
 
     def __init__(
         self,
@@ -61,18 +71,16 @@ class WriteAction:
         self.commutes = commutes
         #: Identifies the item this action touches (DynamoDB allows one action per item).
         self.item_identity = item_identity(table, key)
+        #: What commuting updates must share to merge into one action: the update expression
+        #: and its names (values are summed per placeholder). None for an action that never
+        #: merges.
+        self.merge_shape: str | None = None
+        if commutes:
+            names = request.get("ExpressionAttributeNames") or {}
+            self.merge_shape = json.dumps([request["UpdateExpression"], names], sort_keys=True)
 
     def __repr__(self) -> str:
         return f"WriteAction({self.kind}, {self.item_identity}, label={self.label!r})"
-
-    @property
-    def merge_shape(self) -> str | None:
-        """What commuting updates must share to merge into one action: the update expression and
-        its names (values are summed per placeholder). None for an action that never merges."""
-        if not self.commutes:
-            return None
-        names = self.request.get("ExpressionAttributeNames") or {}
-        return json.dumps([self.request["UpdateExpression"], names], sort_keys=True)
 
     def transact_item(self) -> dict[str, Any]:
         return {self.kind: dict(self.request)}
