@@ -104,3 +104,19 @@ def test_parallel_commits_come_from_the_environment(monkeypatch: pytest.MonkeyPa
         InboxConfig.from_env("c")
     monkeypatch.delenv("INBOX_MAX_PARALLEL_COMMITS")
     assert InboxConfig.from_env("c").max_parallel_commits == 4
+
+
+def test_settings_compare_by_value_and_replace_checks_the_copy() -> None:
+    config = InboxConfig("orders", "inbox", retry=RetryPolicy(max_attempts=3))
+    assert config == InboxConfig("orders", "inbox", retry=RetryPolicy(max_attempts=3))
+    assert hash(config) == hash(InboxConfig("orders", "inbox", retry=RetryPolicy(max_attempts=3)))
+    assert config != InboxConfig("orders", "inbox")
+    assert "max_parallel_commits=4" in repr(config)
+    wider = config.replace(max_parallel_commits=8)
+    assert (wider.max_parallel_commits, wider.retry, config.max_parallel_commits) == (
+        8,
+        RetryPolicy(max_attempts=3),
+        4,
+    )
+    with pytest.raises(ConfigurationError, match="max_parallel_commits"):
+        config.replace(max_parallel_commits=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import random
 from datetime import timedelta
-from typing import Literal
+from typing import Any, Literal, Self
 
 from .errors import ConfigurationError
 
@@ -25,6 +25,11 @@ class _Settings:
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with `changes` applied, checked like a new one (as `dataclasses.replace`)."""
+        current = {name: getattr(self, name) for name in self.__slots__}
+        return type(self)(**(current | changes))
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other._values() == self._values()
