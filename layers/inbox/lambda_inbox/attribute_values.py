@@ -25,11 +25,6 @@ if TYPE_CHECKING:
 _EXACT_INT_BOUND = 10**38
 
 
-def serialize(value: Any, *, where: str) -> dict[str, Any]:
-    """Python value -> DynamoDB attribute value, with an error that says where it failed."""
-    return serialize_sized(value, where=where)[0]
-
-
 def serialize_sized(value: Any, *, where: str) -> tuple[dict[str, Any], int]:
     """The attribute value of `value` and its size in bytes."""
     try:
@@ -122,7 +117,3 @@ def attribute_size(value: Mapping[str, Any]) -> int:
     if kind == "L":
         return 3 + sum(attribute_size(member) + 1 for member in inner)
     return 3 + sum(len(k.encode("utf-8")) + attribute_size(v) + 1 for k, v in inner.items())
-
-
-def item_size(item: Mapping[str, Mapping[str, Any]]) -> int:
-    return sum(len(name.encode("utf-8")) + attribute_size(value) for name, value in item.items())
