@@ -59,6 +59,7 @@ ON_FIRST_USE = (
     "lambda_inbox.kafka_values",  # the first Avro or Protobuf value
     "lambda_inbox.lease",  # leased mode
     "lambda_inbox.store.leases",
+    "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads
     "lambda_inbox.reaper",
     "lambda_inbox.outbox",  # the first outbox request
     "lambda_inbox.relay",
@@ -76,6 +77,29 @@ def test_a_transactional_consumer_loads_its_optional_parts_on_first_use() -> Non
     loaded = set(loaded_by(consumer))
     assert "lambda_inbox.pipeline" in loaded
     assert sorted(loaded.intersection(ON_FIRST_USE)) == []
+
+
+def test_library_named_tuples_have_evaluated_annotations() -> None:
+    """`typing.NamedTuple` compiles every string annotation into a ForwardRef when the class is
+    made: under `from __future__ import annotations` that cost ~3 M instructions of the import
+    (docs/PERFORMANCE.md, cold start). Modules that define one evaluate their annotations."""
+    stringified = []
+    for path in sorted(PACKAGES["lambda_inbox"].rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        defines = any(
+            isinstance(node, ast.ClassDef)
+            and any(isinstance(b, ast.Name) and b.id == "NamedTuple" for b in node.bases)
+            for node in tree.body
+        )
+        future = any(
+            isinstance(node, ast.ImportFrom)
+            and node.module == "__future__"
+            and any(alias.name == "annotations" for alias in node.names)
+            for node in tree.body
+        )
+        if defines and future:
+            stringified.append(path.name)
+    assert stringified == []
 
 
 @pytest.mark.parametrize(

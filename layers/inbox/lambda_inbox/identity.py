@@ -10,8 +10,8 @@ The stage's output is a `Delivery`: the message with its key and fingerprint. A 
 cannot be read is still a `Delivery` (under a fallback key) that carries the poison it is.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
+# compiles each string annotation into a ForwardRef, which costs more at cold start.
 import hashlib
 import json
 from collections.abc import Callable
@@ -77,7 +77,7 @@ class KeyStrategy:
         self._description = description or "extractor"
 
     @classmethod
-    def from_body(cls, expression_or_callable: str | KeyExtractor) -> KeyStrategy:
+    def from_body(cls, expression_or_callable: str | KeyExtractor) -> "KeyStrategy":
         """Key from the JSON body: a JMESPath expression (`"event_id"`) or a callable."""
         if isinstance(expression_or_callable, str):
             description = f"jmespath:{expression_or_callable}"

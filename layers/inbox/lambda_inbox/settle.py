@@ -4,8 +4,8 @@ Pure: from the attempt's status and `CancellationReasons` (one per action, in or
 `Verdict` per message. The committer acts on the verdicts; nothing here talks to DynamoDB.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
+# compiles each string annotation into a ForwardRef, which costs more at cold start.
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple

@@ -4,13 +4,15 @@ inbox record lives in this package.
 - `record`: the record, its key and the open-records index layout (read both ways).
 - `inbox`: the consumer's reads and writes (duplicate filter, the transaction's inbox `Put`, the
   FAILED record of a dead-lettered message).
-- `open_index`: reads of the sparse open-records index, every shard.
+- `open_index`: reads of the sparse open-records index, every shard (the reaper's and the
+  command line's; loaded on first use, a consumer never reads the index).
 - `leases`: leased mode's claim and failed-attempt writes (loaded by leased consumers only).
 - `reaping`: the reaper's claims and marks (loaded by the reaper only).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .inbox import BATCH_GET_LIMIT, InboxStore, get_record
-from .open_index import open_records, open_records_of_shard
 from .record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SHARDS,
@@ -45,3 +47,14 @@ __all__ = [
     "record_pk",
     "utc_iso",
 ]
+
+if TYPE_CHECKING:
+    from .open_index import open_records, open_records_of_shard
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("open_records", "open_records_of_shard"):
+        from . import open_index
+
+        return getattr(open_index, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,8 +9,8 @@ record needs attention from (failure time, lease expiry). Reads treat `expires_a
 absent: TTL deletion lags by up to days.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
+# compiles each string annotation into a ForwardRef, which costs more at cold start.
 import time
 import zlib
 from collections.abc import Mapping
@@ -87,7 +87,7 @@ class InboxRecord(NamedTuple):
         return self.expires_at is None or self.expires_at >= int(now)
 
     @classmethod
-    def from_item(cls, item: Mapping[str, Any]) -> InboxRecord:
+    def from_item(cls, item: Mapping[str, Any]) -> "InboxRecord":
         def text(name: str) -> str | None:
             value = item.get(name, {})
             return str(value["S"]) if "S" in value else None
