@@ -10,7 +10,6 @@ function's code folder and the layer), as every Lambda function has its code fol
 handler. The reference's folders differ (`benchmarks/` and the layer); its floors would cost
 0.3 M more.
 
-
 - floor:      `import boto3, pydantic; boto3.client("dynamodb")`, the project's floor. pydantic 2
               imports lazily, so this loads almost none of pydantic;
 - floor+pydantic: the floor plus `from pydantic import BaseModel, ConfigDict, Field` (the names
