@@ -5,10 +5,10 @@
 CPU time per batch on this shared 2-core machine moves by a third between runs, and a process
 that waits for DynamoDB Local pays for cold caches after every wake-up, so small changes drown.
 This counts instructions instead, under valgrind's callgrind, with the network taken out:
-DynamoDB's answers come from a botocore `before-send` hook (an empty `BatchGetItem` result and
-an empty `TransactWriteItems` result: every message new, every transaction committed), so what
-is counted is the handler, the library, boto3 and botocore building, signing and parsing both
-requests: everything but the socket and the wait. Each program runs twice, with W and W + N
+DynamoDB's answers come from a botocore `before-send` hook (`devkit.captured.answer_in_process`:
+an empty `BatchGetItem` result, an empty success for the transaction: every message new, every
+transaction committed), so what is counted is the handler, the library, boto3 and botocore
+building, signing and parsing both requests: everything but the socket and the wait. Each program runs twice, with W and W + N
 batches (same events); the difference divided by N is the count per batch, within 0.1% on
 every run.
 
@@ -16,8 +16,9 @@ Programs (each a fresh interpreter):
 
 - `inbox`: `functions/order_events/app.py` on the library in `layers/inbox` (or each
   `--library DIR`, e.g. a git worktree's `layers/inbox`, side by side);
-- `floor`: the same two requests alone (captured from one batch of the handler), sent through
-  the same stubbed botocore client: what no library code can save.
+- `floor`: the same two requests alone (captured from one batch of the handler with
+  `devkit.captured`), sent through the same client, answered the same way: what no library
+  code can save.
 
 The events, the answers and the order lines are those of `sqs_vs_powertools.py`.
 """
@@ -36,9 +37,9 @@ from devkit.paths import REPO_ROOT
 LAYER = REPO_ROOT / "layers" / "inbox"
 
 _PROGRAM = r"""
-import contextlib, io, json, os, sys
+import contextlib, functools, io, sys
 sys.path[:0] = [{benchmarks!r}]
-from botocore.awsrequest import AWSResponse
+from devkit.captured import answer_in_process, capture_requests, replay
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from lambda_inbox_tools.testing.context import FakeLambdaContext
@@ -46,35 +47,16 @@ from sqs_vs_powertools import make_orders
 
 app = load_function("order_events")
 client = app.consumer.dynamodb
-
-
-class _Body:
-    def __init__(self, data): self.data = data
-    def stream(self, **_): yield self.data
-
-
-def answer(request, **_):
-    target = request.headers.get("X-Amz-Target", b"")
-    target = target.decode() if isinstance(target, bytes) else target
-    body = b'{{"Responses": {{"inbox": []}}, "UnprocessedKeys": {{}}}}' if "BatchGetItem" in target else b"{{}}"
-    headers = {{"x-amzn-requestid": "r", "content-type": "application/x-amz-json-1.0"}}
-    return AWSResponse(request.url, 200, headers, _Body(body))
-
-
-client.meta.events.register("before-send.dynamodb", answer)
 events = [sqs_event(*(sqs_record(body) for body in batch)) for batch in make_orders("b", {batches}, 2)]
 context = FakeLambdaContext(function_name="benchmark")
 if {floor}:
-    captured = {{}}
-    def capture(params, model, **_): captured.setdefault(model.name, json.loads(json.dumps(params)))
-    client.meta.events.register("provide-client-params.dynamodb", capture)
     with contextlib.redirect_stdout(io.StringIO()):
-        app.handler(events[0], context)
-    client.meta.events.unregister("provide-client-params.dynamodb", capture)
+        requests = capture_requests(client, functools.partial(app.handler, events[0], context))
+    client.meta.events.register("before-send.dynamodb", answer_in_process)
     for _ in range({batches}):
-        client.batch_get_item(**captured["BatchGetItem"])
-        client.transact_write_items(**captured["TransactWriteItems"])
+        replay(client, requests)
 else:
+    client.meta.events.register("before-send.dynamodb", answer_in_process)
     with contextlib.redirect_stdout(io.StringIO()):
         for event in events:
             response = app.handler(event, context)

@@ -76,6 +76,15 @@ class RequestMeter:
         self._register(session.events)
         return self
 
+    def detach(self, client: Any) -> RequestMeter:
+        """Stop metering a client (e.g. while its CPU time is measured: the meter decodes every
+        request body, which is the meter's cost, not the client's)."""
+        events = client.meta.events
+        events.unregister("before-call", self._on_call)
+        events.unregister("before-send", self._on_send)
+        events.unregister("after-call", self._on_answer)
+        return self
+
     def _register(self, events: Any) -> None:
         events.register("before-call", self._on_call)
         events.register("before-send", self._on_send)

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import boto3
 import pytest
-from botocore.exceptions import ClientError, ParamValidationError
+from botocore.config import Config
+from botocore.exceptions import ClientError, EndpointConnectionError, ParamValidationError
 
 from devkit.app_state import AppState
+from devkit.captured import capture_requests, replay
 from devkit.events import (
     binary_attribute,
     kafka_event,
@@ -24,10 +27,12 @@ from devkit.events import (
 )
 from devkit.memory_aws import MemoryAws
 from devkit.payloads import payment
+from lambda_inbox_tools.services.offline import REGION
 from lambda_inbox_tools.testing.context import FakeLambdaContext
 from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import PutTypeDef
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 
@@ -196,3 +201,33 @@ def test_memory_aws_queues_enforce_sqs_limits_and_fifo_deduplication() -> None:
     aws.sqs.send_message(QueueUrl=aws.dlq_url, MessageBody="kept")
     assert [m["Body"] for m in memory.drain(aws.dlq_url)] == ["kept"]
     assert memory.drain(aws.dlq_url) == []
+
+
+def test_captured_requests_are_answered_in_process_then_replayed_for_real(aws: AppState) -> None:
+    # Captured through a client whose endpoint refuses connections: a request sent would fail.
+    nowhere = boto3.client(
+        "dynamodb",
+        region_name=REGION,
+        endpoint_url="http://127.0.0.1:9",
+        config=Config(retries={"total_max_attempts": 1}),
+    )
+    key = {"pk": {"S": "captured"}, "sk": {"S": "V"}}
+    put: PutTypeDef = {
+        "TableName": aws.domain,
+        "Item": key,
+        "ConditionExpression": "attribute_not_exists(pk)",
+    }
+
+    def batch() -> None:
+        read = nowhere.batch_get_item(RequestItems={aws.domain: {"Keys": [key]}})
+        assert read["Responses"] == {}
+        nowhere.transact_write_items(TransactItems=[{"Put": put}])
+
+    requests = capture_requests(nowhere, batch)
+    assert [name for name, _ in requests] == ["BatchGetItem", "TransactWriteItems"]
+    with pytest.raises(EndpointConnectionError):  # the hook is gone once captured
+        nowhere.batch_get_item(RequestItems={aws.domain: {"Keys": [key]}})
+    replay(aws.dynamodb, requests)
+    assert aws.dynamodb.get_item(TableName=aws.domain, Key=key)["Item"] == key
+    with pytest.raises(ClientError, match="TransactionCanceled"):  # sent for real this time
+        replay(aws.dynamodb, requests[1:])
