@@ -21,11 +21,16 @@ Local reports, when it reports them, are shown as "measured", and next to them t
 from DynamoDB's pricing rules ("computed"). Both end states are checked item by item.
 
 CPU per batch is the process's own CPU time (every thread; DynamoDB Local is another process),
-`time.process_time()` around each handler call. `--latency-ms` also measures both sides again
+`time.process_time()` around each handler call, over as many more new batches per side with the
+meters off (they decode and size every request: the benchmark's cost, not the consumer's).
+Interleaved with them runs the floor: for batches of orders of its own, the inbox's two requests
+captured with DynamoDB answered in process, then sent alone through the inbox's client
+(`devkit.captured`): what no library code can save. `--latency-ms` also measures both sides again
 under a modelled network: a fixed delay in front of every HTTP request of every client of both
 sides (a botocore `before-send` hook, `devkit.network`), one set of fresh batches per delay.
 `--profile` prints a cProfile over every thread of as many more inbox batches, run after the
-measurement (`devkit.profiling`; the consumer's call workers are started anew inside it).
+measurement (`devkit.profiling`; the consumer's call workers are started anew inside it). Both
+run with the meters off, like the CPU phase: they need times, not counts.
 """
 
 from __future__ import annotations
@@ -40,10 +45,12 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from devkit.captured import Captured, capture_requests, replay
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.items import get_item, stock_of
@@ -88,9 +95,15 @@ class CapacityMeter:
         self.capacity = Capacity()
         self._lock = threading.Lock()
         for each in clients:
-            events = each.meta.events
-            events.register("before-parameter-build.dynamodb", self._ask_capacity)
-            events.register("after-call.dynamodb", self._capacity)
+            self.attach(each)
+
+    def attach(self, client: Any) -> None:
+        client.meta.events.register("before-parameter-build.dynamodb", self._ask_capacity)
+        client.meta.events.register("after-call.dynamodb", self._capacity)
+
+    def detach(self, client: Any) -> None:
+        client.meta.events.unregister("before-parameter-build.dynamodb", self._ask_capacity)
+        client.meta.events.unregister("after-call.dynamodb", self._capacity)
 
     def _ask_capacity(self, params: dict[str, Any], model: Any, **_: Any) -> None:
         # API parameters (before serialization): the place to compute WCU and ask for them.
@@ -177,14 +190,15 @@ class Side:
     orders: list[list[dict[str, Any]]]
     new: list[tuple[Cost, float]] = field(default_factory=list)
     redelivered: list[tuple[Cost, float]] = field(default_factory=list)
-    #: CPU seconds of the process (all threads) per measured new batch.
+    #: CPU seconds of the process (all threads) per new batch of the CPU phase (meters off).
     cpu: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.meter = RequestMeter(*self.clients)
         self.capacity = CapacityMeter(self.clients)
 
-    def run(self, batch: list[dict[str, Any]], into: list[tuple[Cost, float]] | None) -> None:
+    def run(self, batch: list[dict[str, Any]], into: list[tuple[Cost, float]] | None) -> float:
+        """One batch through the handler, recorded `into` a list when given; its CPU seconds."""
         event = sqs_event(*(sqs_record(body) for body in batch))  # new messageIds every time
         sink = io.StringIO()
         self.meter.clear()
@@ -197,8 +211,50 @@ class Side:
         assert failures == [], f"{self.name}: batch item failures {failures}"
         if into is not None:
             into.append((Cost(self.meter.tally(), self.capacity.capacity), elapsed))
-            if into is self.new:
-                self.cpu.append(cpu)
+        return cpu
+
+    @contextlib.contextmanager
+    def unmetered(self) -> Iterator[None]:
+        """The side's clients without the benchmark's hooks (request and capacity meters)."""
+        for client in self.clients:
+            self.meter.detach(client)
+            self.capacity.detach(client)
+        try:
+            yield
+        finally:
+            for client in self.clients:
+                self.meter.attach(client)
+                self.capacity.attach(client)
+
+
+@dataclass
+class Floor:
+    """The inbox's requests alone: for each batch of its own orders, the `BatchGetItem` and
+    `TransactWriteItems` the inbox handler makes, captured with DynamoDB answered in process
+    (`devkit.captured`) and sent for real, through the inbox's client, by `run`."""
+
+    client: Any
+    requests: list[list[Captured]]
+    cpu: list[float] = field(default_factory=list)
+
+    @classmethod
+    def capture(cls, inbox: Side, client: Any, orders: list[list[dict[str, Any]]]) -> Floor:
+        requests = []
+        with inbox.unmetered(), contextlib.redirect_stdout(io.StringIO()):
+            for batch in orders:
+                event = sqs_event(*(sqs_record(body) for body in batch))
+                context = FakeLambdaContext(function_name="benchmark")
+                requests.append(capture_requests(client, partial(inbox.handler, event, context)))
+        assert all(
+            [name for name, _ in each] == ["BatchGetItem", "TransactWriteItems"]
+            for each in requests
+        ), "the inbox's batch is no longer one read and one transaction"
+        return cls(client, requests)
+
+    def run(self, n: int) -> float:
+        started = time.process_time()
+        replay(self.client, self.requests[n])
+        return time.process_time() - started
 
 
 def interleave(
@@ -208,6 +264,20 @@ def interleave(
         pair = (inbox, baseline) if i % 2 == 0 else (baseline, inbox)
         for side in pair:
             side.run(side.orders[i], getattr(side, phase) if record else None)
+
+
+def measure_cpu(inbox: Side, baseline: Side, floor: Floor, batches: range) -> None:
+    """CPU per new batch with the benchmark's meters off (they decode and size every request:
+    their cost, not the consumer's), the three interleaved: inbox, floor, baseline in turn."""
+    with inbox.unmetered(), baseline.unmetered():
+        for n, i in enumerate(batches):
+            runs: list[tuple[list[float], Callable[[], float]]] = [
+                (inbox.cpu, partial(inbox.run, inbox.orders[i], None)),
+                (floor.cpu, partial(floor.run, n)),
+                (baseline.cpu, partial(baseline.run, baseline.orders[i], None)),
+            ]
+            for into, run in runs[n % 3 :] + runs[: n % 3]:
+                into.append(run())
 
 
 def median(values: list[float]) -> float:
@@ -268,7 +338,7 @@ def pair_spread(inbox: list[tuple[Cost, float]], baseline: list[tuple[Cost, floa
     )
 
 
-def report(inbox: Side, baseline: Side, args: argparse.Namespace) -> str:
+def report(inbox: Side, baseline: Side, floor: Floor, args: argparse.Namespace) -> str:
     a, b = summarize(inbox.new), summarize(baseline.new)
     ra, rb = summarize(inbox.redelivered), summarize(baseline.redelivered)
     measured = a["measured_wcu"] is not None and b["measured_wcu"] is not None
@@ -297,7 +367,7 @@ def report(inbox: Side, baseline: Side, args: argparse.Namespace) -> str:
         f"| {b['ms']:.1f} ({b['p90_ms']:.1f}) | {ratio(b['ms'], a['ms'])} |",
         f"| of which inside DynamoDB calls, median ms | {a['dynamodb_ms']:.1f} "
         f"| {b['dynamodb_ms']:.1f} | {ratio(b['dynamodb_ms'], a['dynamodb_ms'])} |",
-        f"| consumer CPU per batch (process, all threads), median ms "
+        f"| consumer CPU per batch (process, all threads, meters off), median ms "
         f"| {median(inbox.cpu) * 1000:.1f} | {median(baseline.cpu) * 1000:.1f} "
         f"| {ratio(median(baseline.cpu), median(inbox.cpu))} |",
         f"| throughput, messages/s (10 / median batch time) | {a['throughput']:.0f} "
@@ -320,6 +390,12 @@ def report(inbox: Side, baseline: Side, args: argparse.Namespace) -> str:
         f"| {ratio(rb['ms'], ra['ms'])} |",
         "",
         pair_spread(inbox.new, baseline.new),
+        "",
+        f"CPU, {len(inbox.cpu)} more new batches per side with the meters off: the inbox "
+        f"{median(inbox.cpu) * 1000:.2f} ms per batch; its two requests alone, sent again "
+        f"through its client (the floor no library code can save) "
+        f"{median(floor.cpu) * 1000:.2f} ms; the inbox above them "
+        f"{(median(inbox.cpu) - median(floor.cpu)) * 1000:.2f} ms.",
         "",
         "Requests per batch by operation (mean):",
         "",
@@ -359,7 +435,7 @@ def profile_inbox(app: Any, inbox: Side, batches: range) -> AllThreadsProfile:
     from lambda_inbox.deadline import BoundedCalls  # (this code's; --profile needs it)
 
     profile = AllThreadsProfile()
-    with profile:
+    with inbox.unmetered(), profile:
         app.consumer.calls = BoundedCalls(app.consumer.calls.workers)
         for i in batches:
             inbox.run(inbox.orders[i], None)
@@ -386,7 +462,8 @@ def modelled_network(
         for side in (inbox, baseline):
             side.new.clear()
         first = start + n * batches
-        interleave(inbox, baseline, range(first, first + batches), "new")
+        with inbox.unmetered(), baseline.unmetered():  # times only: no counts needed
+            interleave(inbox, baseline, range(first, first + batches), "new")
         a, b = median([s for _, s in inbox.new]), median([s for _, s in baseline.new])
         pairs = [y / x for (_, x), (_, y) in zip(inbox.new, baseline.new, strict=True)]
         q1, q2, q3 = statistics.quantiles(pairs, n=4)
@@ -412,7 +489,7 @@ def main() -> None:
     args = parser.parse_args()
     latencies = [float(ms) for ms in args.latency_ms.split(",") if ms.strip()]
     total = args.warmup + args.batches
-    rounds = total + args.batches * (len(latencies) + (1 if args.profile else 0))
+    rounds = total + args.batches * (1 + len(latencies) + (1 if args.profile else 0))
 
     use_offline_aws(**POWERTOOLS_ENV)
     os.environ.pop("DEAD_LETTER_QUEUE_URL", None)
@@ -436,7 +513,8 @@ def main() -> None:
         inbox_orders = make_orders(f"i{suffix}", rounds, args.lines)
         # The profiled batches (if any) are the inbox's alone.
         base_orders = make_orders(f"b{suffix}", rounds - args.profile * args.batches, args.lines)
-        seed_stock(ddb, inbox_domain, stock_for(inbox_orders))
+        floor_orders = make_orders(f"f{suffix}", args.batches, args.lines)
+        seed_stock(ddb, inbox_domain, stock_for(inbox_orders + floor_orders))
         seed_stock(ddb, base_domain, stock_for(base_orders))
 
         # Both handlers read their environment at import.
@@ -460,12 +538,19 @@ def main() -> None:
         interleave(inbox, baseline, range(args.warmup), "new", record=False)
         interleave(inbox, baseline, range(args.warmup, total), "new")
         interleave(inbox, baseline, range(args.warmup, total), "redelivered")
-        profiled = total + args.batches * len(latencies)
+        floor = Floor.capture(inbox, app.consumer.dynamodb, floor_orders)
+        measure_cpu(inbox, baseline, floor, range(total, total + args.batches))
+        profiled = total + args.batches * (1 + len(latencies))
         profile = profile_inbox(app, inbox, range(profiled, rounds)) if args.profile else None
-        summary = report(inbox, baseline, args)
-        modelled = modelled_network(inbox, baseline, latencies, start=total, batches=args.batches)
+        summary = report(inbox, baseline, floor, args)
+        modelled = modelled_network(
+            inbox, baseline, latencies, start=total + args.batches, batches=args.batches
+        )
 
-        checked = verify(ddb, inbox_domain, inbox_orders), verify(ddb, base_domain, base_orders)
+        checked = (
+            verify(ddb, inbox_domain, inbox_orders + floor_orders),
+            verify(ddb, base_domain, base_orders),
+        )
         print(summary)
         if modelled:
             print("\n" + modelled)
