@@ -239,12 +239,10 @@ class Floor:
 
     @classmethod
     def capture(cls, inbox: Side, client: Any, orders: list[list[dict[str, Any]]]) -> Floor:
-        requests = []
-        with inbox.unmetered(), contextlib.redirect_stdout(io.StringIO()):
-            for batch in orders:
-                event = sqs_event(*(sqs_record(body) for body in batch))
-                context = FakeLambdaContext(function_name="benchmark")
-                requests.append(capture_requests(client, partial(inbox.handler, event, context)))
+        with inbox.unmetered():
+            requests = [
+                capture_requests(client, partial(inbox.run, batch, None)) for batch in orders
+            ]
         assert all(
             [name for name, _ in each] == ["BatchGetItem", "TransactWriteItems"]
             for each in requests
