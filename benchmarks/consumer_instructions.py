@@ -8,9 +8,9 @@ This counts instructions instead, under valgrind's callgrind, with the network t
 DynamoDB's answers come from a botocore `before-send` hook (`devkit.captured.answer_in_process`:
 an empty `BatchGetItem` result, an empty success for the transaction: every message new, every
 transaction committed), so what is counted is the handler, the library, boto3 and botocore
-building, signing and parsing both requests: everything but the socket and the wait. Each program runs twice, with W and W + N
-batches (same events); the difference divided by N is the count per batch, within 0.1% on
-every run.
+building, signing and parsing both requests: everything but the socket and the wait. Each
+program runs twice, with W and W + N batches (same events); the difference divided by N is the
+count per batch, within 0.1% on every run.
 
 Programs (each a fresh interpreter):
 

@@ -10,27 +10,18 @@ can be sent for real later, with `replay`, against tables that have not seen the
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from botocore import xform_name
-from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.awsrequest import AWSResponse
+
+from lambda_inbox_tools.testing.faults import dynamodb_answer
 
 #: One API call: its operation name and its parameters as the caller passed them.
 Captured = tuple[str, dict[str, Any]]
 
 _EMPTY_READ = b'{"Responses": {}, "UnprocessedKeys": {}}'
-_HEADERS = HTTPHeaders.from_dict(
-    {"x-amzn-requestid": "in-process", "content-type": "application/x-amz-json-1.0"}
-)
-
-
-class _Body:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self.data
 
 
 def answer_in_process(request: Any, **_: Any) -> AWSResponse:
@@ -38,7 +29,7 @@ def answer_in_process(request: Any, **_: Any) -> AWSResponse:
     target = request.headers.get("X-Amz-Target", b"")
     target = target.decode() if isinstance(target, bytes) else target
     body = _EMPTY_READ if target.endswith(".BatchGetItem") else b"{}"
-    return AWSResponse(request.url, 200, _HEADERS, _Body(body))
+    return dynamodb_answer(request, 200, body, request_id="in-process")
 
 
 def capture_requests(client: Any, run: Callable[[], object]) -> list[Captured]:

@@ -57,6 +57,18 @@ class _Body:
         yield self._data
 
 
+def dynamodb_answer(
+    request: AWSPreparedRequest, status: int, body: bytes, request_id: str | None = None
+) -> AWSResponse:
+    """An HTTP answer to `request` with a DynamoDB JSON `body`, headers as the service sends
+    them (a `before-send` hook returns it instead of sending the request)."""
+    headers = HTTPHeaders()
+    headers["Content-Type"] = "application/x-amz-json-1.0"
+    headers["x-amzn-RequestId"] = request_id or uuid.uuid4().hex
+    headers["Content-Length"] = str(len(body))
+    return AWSResponse(str(request.url), status, headers, _Body(body))
+
+
 def dynamodb_error(
     request: AWSPreparedRequest, code: str, message: str, **fields: Any
 ) -> AWSResponse:
@@ -64,11 +76,7 @@ def dynamodb_error(
     body = json.dumps(
         {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message, **fields}
     ).encode("utf-8")
-    headers = HTTPHeaders()
-    headers["Content-Type"] = "application/x-amz-json-1.0"
-    headers["x-amzn-RequestId"] = uuid.uuid4().hex
-    headers["Content-Length"] = str(len(body))
-    return AWSResponse(str(request.url), 400, headers, _Body(body))
+    return dynamodb_answer(request, 400, body)
 
 
 def throttling(request: AWSPreparedRequest, items: list[dict[str, Any]]) -> AWSResponse:
