@@ -82,9 +82,9 @@ def sample_event_names(prefix: str) -> list[str]:
 
 
 def sqs_record(body: str | Mapping[str, Any], **options: Any) -> dict[str, Any]:
-    """`lambda_inbox_tools.testing.events.sqs_record`, from OrderEventsQueue unless `arn` is
-    given."""
-    options.setdefault("arn", ORDER_QUEUE_ARN)
+    """`lambda_inbox_tools.testing.events.sqs_record`, from OrderEventsQueue (its FIFO twin
+    for a record with a group) unless `arn` is given."""
+    options.setdefault("arn", ORDER_FIFO_QUEUE_ARN if options.get("group") else ORDER_QUEUE_ARN)
     return events.sqs_record(body, **options)
 
 

@@ -13,9 +13,10 @@ from typing import Any
 import boto3
 import pytest
 
+from devkit.aws_documents import aws_document, shape_problems
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
 from lambda_inbox_tools.local.invoker import InProcessInvoker, Invocation
-from lambda_inbox_tools.local.kafka_poller import KafkaPoller
+from lambda_inbox_tools.local.kafka_poller import KafkaPoller, KafkaRecord, next_positions
 from lambda_inbox_tools.local.provision import create_topics
 from lambda_inbox_tools.local.scheduler import Scheduler
 from lambda_inbox_tools.local.sqs_poller import SqsPoller, messages_to_delete
@@ -26,8 +27,13 @@ from lambda_inbox_tools.local.template import (
     ScheduleEventSpec,
     SqsEventSpec,
 )
+from lambda_inbox_tools.services.queues import receive_all
 
 pytestmark = pytest.mark.integration
+
+CLUSTER_ARN = (
+    "arn:aws:kafka:us-east-1:123456789012:cluster/payments/abcd1234-ab12-cd34-ef56-abcdef123456-1"
+)
 
 Respond = Callable[[Mapping[str, Any]], Invocation]
 
@@ -95,7 +101,7 @@ def test_partial_batch_response_deletes_successes_and_failures_come_back(sqs: An
         return ok({"batchItemFailures": [{"itemIdentifier": m} for m in failed]})
 
     invoker = ScriptedInvoker(respond)
-    event = SqsEventSpec("E", queue.arn, 10, 0.5, True)
+    event = SqsEventSpec("E", queue.arn, 10, 0, True)
     poller = SqsPoller(sqs, FUNCTION, event, queue, invoker)
     assert poller.poll_once() == 4
     assert sorted(bodies(invoker.events[0])) == ["m0", "m1", "m2", "m3"]
@@ -128,14 +134,54 @@ def test_failing_message_goes_to_the_dlq_after_max_receive_count(sqs: Any) -> No
     assert moved["Body"] == "always fails"
 
 
+def test_the_batching_window_is_scaled_with_the_visibility_timeout(sqs: Any) -> None:
+    """A 20 s window on a queue whose 30 s visibility timeout runs locally as 1 s: unscaled, the
+    window outlived the timeout, the same message came back into its own batch, and one that
+    succeeded ended in the DLQ."""
+    queue, dlq_url = make_queue(sqs, visibility=1, max_receive=2)
+    queue = QueueSpec(**{**queue.__dict__, "visibility_timeout": 30})  # the template's value
+    sqs.send_message(QueueUrl=queue.url, MessageBody="once")
+    invoker = ScriptedInvoker(lambda event: ok({"batchItemFailures": []}))
+    event = SqsEventSpec("E", queue.arn, 10, 20, True)
+    poller = SqsPoller(sqs, FUNCTION, event, queue, invoker, scale=1 / 30)
+    assert (round(poller.window, 2), poller.visibility_timeout) == (0.67, 1)
+    started = time.monotonic()
+    assert poller.poll_once() == 1
+    assert time.monotonic() - started < 3
+    assert bodies(invoker.events[0]) == ["once"]
+    assert depth(sqs, queue.url) == 0 and depth(sqs, dlq_url) == 0
+
+
+def test_a_window_longer_than_the_visibility_timeout_extends_it_as_aws_does(sqs: Any) -> None:
+    """ "If your batch window is greater than 0, and (batch window) + (function timeout) > (queue
+    visibility timeout), then your effective queue visibility timeout is (batch window) +
+    (function timeout) + 30s" (AWS, "Using Lambda with Amazon SQS")."""
+    queue, _ = make_queue(sqs, visibility=10)
+    event = SqsEventSpec("E", queue.arn, 10, 20, True)
+    poller = SqsPoller(sqs, FUNCTION, event, queue, ScriptedInvoker(lambda e: ok()))
+    assert poller.visibility_timeout == 20 + FUNCTION.timeout + 30
+
+
 @pytest.mark.parametrize(
     "invocation",
     [
         Invocation(None, "crashed", 0.0),
         ok({"batchItemFailures": [{"itemIdentifier": "not-in-the-batch"}]}),
         ok({"batchItemFailures": [{"itemIdentifier": ""}]}),
+        ok({"batchItemFailures": [{"itemIdentifier": None}]}),
+        ok({"batchItemFailures": [{"messageId": "a"}]}),
+        ok("ok"),
+        ok(["a"]),
     ],
-    ids=["invocation-error", "unknown-identifier", "empty-identifier"],
+    ids=[
+        "invocation-error",
+        "unknown-identifier",
+        "empty-identifier",
+        "null-identifier",
+        "bad-key-name",
+        "plain-string-response",
+        "list-response",
+    ],
 )
 def test_whole_batch_fails(invocation: Invocation) -> None:
     assert messages_to_delete(["a", "b"], invocation, True) == []
@@ -144,8 +190,11 @@ def test_whole_batch_fails(invocation: Invocation) -> None:
 def test_success_without_partial_responses_deletes_everything() -> None:
     failures = ok({"batchItemFailures": [{"itemIdentifier": "a"}]})
     assert messages_to_delete(["a", "b"], failures, False) == ["a", "b"]
+    assert messages_to_delete(["a", "b"], ok("ok"), False) == ["a", "b"]
     assert messages_to_delete(["a", "b"], ok(None), True) == ["a", "b"]
+    assert messages_to_delete(["a", "b"], ok({}), True) == ["a", "b"]
     assert messages_to_delete(["a", "b"], ok({"batchItemFailures": []}), True) == ["a", "b"]
+    assert messages_to_delete(["a", "b"], ok({"batchItemFailures": None}), True) == ["a", "b"]
 
 
 # ---------------------------------------------------------------------------- Kafka
@@ -157,12 +206,14 @@ def kafka() -> Iterator[str]:
         yield bootstrap
 
 
-def produce(bootstrap: str, topic: str, values: list[tuple[int, str]]) -> None:
+def produce(
+    bootstrap: str, topic: str, values: list[tuple[int, str]], key: bytes | None = None
+) -> None:
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap})
     for partition, value in values:
-        producer.produce(topic, value=value.encode(), partition=partition)
+        producer.produce(topic, value=value.encode(), partition=partition, key=key)
     assert producer.flush(10) == 0
 
 
@@ -233,29 +284,102 @@ def test_kafka_partition_retries_from_the_first_failed_offset(kafka: str) -> Non
         poller.stop()
 
 
-def test_kafka_invocation_error_retries_the_batch_then_gives_up_to_the_destination(
+def test_kafka_invocation_error_retries_the_batch_then_gives_up_in_aws_shape(
     kafka: str, sqs: Any
 ) -> None:
-    topic = f"t-{uuid.uuid4().hex[:6]}"
+    topic = f"t-held-{uuid.uuid4().hex[:6]}"  # hyphens in the topic, as AWS allows
     create_topics(kafka, [topic])
-    produce(kafka, topic, [(0, "a"), (0, "b")])
+    produce(kafka, topic, [(0, "a"), (0, "b"), (1, "c")])
     destination = sqs.create_queue(QueueName=f"failures-{uuid.uuid4().hex[:6]}")["QueueUrl"]
     invoker = ScriptedInvoker(lambda event: Invocation(None, "crashed", 0.0))
-    event = kafka_event(topic, maximum_retry_attempts=2)
+    event = kafka_event(topic, maximum_retry_attempts=2, cluster_arn=CLUSTER_ARN)
     poller = KafkaPoller(
         kafka, FUNCTION, event, invoker, sqs=sqs, on_failure_url=destination, retry_pause=0
     )
     try:
         deadline = time.monotonic() + 20
-        while poller.stats.given_up_batches == 0 and time.monotonic() < deadline:
+        while poller.lag() and time.monotonic() < deadline:
             poller.poll_once()
-        assert [offsets(e, f"{topic}-0") for e in invoker.events] == [[0, 1]] * 3
+        assert all(e["eventSourceArn"] == CLUSTER_ARN for e in invoker.events)
         assert poller.lag() == 0
-        [message] = sqs.receive_message(QueueUrl=destination)["Messages"]
-        info = json.loads(message["Body"])["KafkaBatchInfo"]
-        assert (info["topic"], info["firstOffset"], info["lastOffset"]) == (topic, 0, 1)
+        records = [json.loads(m["Body"]) for m in receive_all(sqs, destination)]
+        assert records, "nothing given up"
+        sample = aws_document("kafka-on-failure-sqs-retries-exhausted.json")
+        for record in records:
+            assert shape_problems(sample, record) == []
+            assert record["requestContext"]["approximateInvokeCount"] == 3
+            assert record["KafkaBatchInfo"]["bootstrapServers"] == kafka
+        given_up = {
+            key: (int(r["firstRecordOffset"]), int(r["lastRecordOffset"]))
+            for record in records
+            for key, r in record["KafkaBatchInfo"]["recordsInfo"].items()
+        }
+        assert given_up == {f"{topic}-0": (0, 1), f"{topic}-1": (0, 0)}
     finally:
         poller.stop()
+
+
+def test_kafka_infinite_retries_with_a_destination_stop_after_10_as_aws_caps_them(
+    kafka: str, sqs: Any
+) -> None:
+    topic = f"t-{uuid.uuid4().hex[:6]}"
+    create_topics(kafka, [topic])
+    produce(kafka, topic, [(0, "a")])
+    destination = sqs.create_queue(QueueName=f"failures-{uuid.uuid4().hex[:6]}")["QueueUrl"]
+    invoker = ScriptedInvoker(lambda event: Invocation(None, "crashed", 0.0))
+    event = kafka_event(
+        topic, maximum_retry_attempts=None, on_failure_arn="arn:aws:sqs:us-east-1:1:f"
+    )
+    assert event.retry_limit == 10
+    assert kafka_event(topic, maximum_retry_attempts=None).retry_limit is None  # no destination
+    poller = KafkaPoller(
+        kafka, FUNCTION, event, invoker, sqs=sqs, on_failure_url=destination, retry_pause=0
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while poller.stats.given_up_batches == 0 and time.monotonic() < deadline:
+            poller.poll_once()
+        assert len(invoker.events) == 11  # the first attempt and 10 retries
+        [record] = [json.loads(m["Body"]) for m in receive_all(sqs, destination)]
+        assert record["requestContext"]["approximateInvokeCount"] == 11
+    finally:
+        poller.stop()
+
+
+def test_self_managed_kafka_events_say_so_as_aws_sends_them(kafka: str) -> None:
+    topic = f"t-{uuid.uuid4().hex[:6]}"
+    create_topics(kafka, [topic])
+    produce(kafka, topic, [(0, "a")], key=b"k")
+    invoker = ScriptedInvoker(lambda event: ok({"batchItemFailures": []}))
+    poller = KafkaPoller(kafka, FUNCTION, kafka_event(topic, self_managed=True), invoker)
+    try:
+        deadline = time.monotonic() + 20
+        while not invoker.events and time.monotonic() < deadline:
+            poller.poll_once()
+        [event] = invoker.events
+        assert event["eventSource"] == "SelfManagedKafka" and "eventSourceArn" not in event
+        assert event["bootstrapServers"] == kafka
+        assert shape_problems(aws_document("self-managed-kafka-event.json"), event) == [], event
+    finally:
+        poller.stop()
+
+
+def test_a_kafka_identifier_of_another_spelling_fails_the_whole_batch() -> None:
+    """AWS's page spells it `topic-partition`; "Any invalid topic-partition_number or offset
+    returned that was not present in the invoked event will be treated as failure and entire
+    batch will be retried"."""
+    records = [KafkaRecord("pay-ments", 0, n, 0, None, b"v", []) for n in (5, 6)]
+    documented = ok(
+        {"batchItemFailures": [{"itemIdentifier": {"topic-partition": "pay-ments-0", "offset": 6}}]}
+    )
+    assert next_positions(records, documented, True) == {("pay-ments", 0): 6}
+    for identifier in (
+        {"partition": "pay-ments-0", "offset": 6},
+        {"topic-partition": "pay-ments-0", "offset": "6"},
+        {"topic-partition": "pay-ments-0", "offset": 7},
+    ):
+        other = ok({"batchItemFailures": [{"itemIdentifier": identifier}]})
+        assert next_positions(records, other, True) == {("pay-ments", 0): 5}, identifier
 
 
 # ---------------------------------------------------------------------------- schedules

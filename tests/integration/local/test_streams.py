@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from devkit.aws_documents import aws_document, shape_problems
 from lambda_inbox_tools.local.stack import LocalStack, running_stack
 from lambda_inbox_tools.services.items import scan_plain
 
@@ -61,7 +62,9 @@ def test_stream_records_drive_the_function(
         given_up = stack.sqs.receive_message(
             QueueUrl=stack.stack.queue("GivenUpQueue").url, WaitTimeSeconds=1
         )["Messages"]
-        info: dict[str, Any] = json.loads(given_up[0]["Body"])["DDBStreamBatchInfo"]
+        record = json.loads(given_up[0]["Body"])
+        assert shape_problems(aws_document("dynamodb-streams-on-failure.json"), record) == []
+        info: dict[str, Any] = record["DDBStreamBatchInfo"]
         assert info["batchSize"] == 1  # bisected down to the one record that fails
         assert info["streamArn"].startswith(
             f"arn:aws:dynamodb:us-east-1:123456789012:table/{stack.stack.table('SourceTable').name}/stream/"

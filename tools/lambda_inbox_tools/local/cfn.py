@@ -4,7 +4,10 @@ tags (`!Ref`, `!GetAtt`, `!Sub`, `!If`, ...) turned into their long forms (`{"Re
 conditions and the local physical names.
 
 Physical names: a resource's own name property when the template gives one (`QueueName`,
-`TableName`, `FunctionName`), else `{stack name}-{logical ID}`. Queue URLs are those of the local
+`TableName`, `FunctionName`), else `{stack name}-{logical ID}`, as CloudFormation names them
+("generates a unique physical ID", the stack and logical names in it; locally without the
+random suffix). An unnamed FIFO queue's name ends in `.fifo`, as SQS requires of every FIFO
+queue, within SQS's 80 characters. Queue URLs are those of the local
 SQS endpoint (`{endpoint}/{account}/{name}`), ARNs use the local region and account; a table's
 `StreamArn` is `{table ARN}/stream/local` (the stream poller finds the real one by table name).
 """
@@ -23,6 +26,8 @@ REGION = "us-east-1"
 PARTITION = "aws"
 DEFAULT_STACK_NAME = "lambda-inbox"
 NO_VALUE = object()
+FIFO_SUFFIX = ".fifo"
+SQS_NAME_LIMIT = 80
 
 
 class TemplateError(ValueError):
@@ -109,7 +114,12 @@ class Resolver:
         for key in ("QueueName", "TableName", "FunctionName", "LayerName", "TopicName"):
             if key in properties:
                 return str(self.resolve(properties[key]))
-        return f"{self.stack_name}-{logical_id}"
+        generated = f"{self.stack_name}-{logical_id}"
+        if resource.get("Type") == "AWS::SQS::Queue":
+            fifo = str(self.resolve(properties.get("FifoQueue", False))).lower() == "true"
+            suffix = FIFO_SUFFIX if fifo else ""
+            return generated[: SQS_NAME_LIMIT - len(suffix)] + suffix
+        return generated
 
     def arn(self, logical_id: str) -> str:
         kind = self.resources[logical_id]["Type"]

@@ -34,6 +34,25 @@ class KafkaEventSpec:
     maximum_retry_attempts: int | None
     on_failure_arn: str | None
     enabled: bool = True
+    #: A self-managed Apache Kafka source (`SelfManagedKafka`): its events say so and carry no
+    #: cluster ARN.
+    self_managed: bool = False
+    #: The MSK cluster's ARN (the SAM event's `Stream`, the mapping's `EventSourceArn`).
+    cluster_arn: str | None = None
+
+    @property
+    def retry_limit(self) -> int | None:
+        """Retries of a failed batch before it is given up; None: forever. "When you configure
+        both infinite retries and an on-failure destination, Lambda automatically applies a
+        maximum of 10 retry attempts" (AWS, "Using a Kafka topic as an on-failure
+        destination")."""
+        if self.maximum_retry_attempts is None and self.on_failure_arn:
+            return INFINITE_RETRIES_WITH_DESTINATION
+        return self.maximum_retry_attempts
+
+
+#: The retry cap Lambda applies to a Kafka mapping with infinite retries and a destination.
+INFINITE_RETRIES_WITH_DESTINATION = 10
 
 
 @dataclass(frozen=True)
@@ -61,6 +80,8 @@ class ScheduleEventSpec:
     expression: str
     input: str | None
     enabled: bool = True
+    #: "ScheduleV2" (EventBridge Scheduler) or "Schedule" (an EventBridge rule).
+    kind: str = "ScheduleV2"
 
 
 EventSpec = SqsEventSpec | KafkaEventSpec | StreamEventSpec | ScheduleEventSpec
@@ -87,7 +108,7 @@ def sam_event(name: str, event: Mapping[str, Any]) -> EventSpec | None:
             enabled=_enabled(p),
         )
     if kind in ("MSK", "SelfManagedKafka"):
-        return _kafka_event(name, p)
+        return _kafka_event(name, p, self_managed=kind == "SelfManagedKafka")
     if kind == "DynamoDB":
         return _stream_event(name, p, str(p["Stream"]))
     if kind in ("ScheduleV2", "Schedule"):
@@ -96,11 +117,12 @@ def sam_event(name: str, event: Mapping[str, Any]) -> EventSpec | None:
             expression=str(p["ScheduleExpression"]),
             input=str(p["Input"]) if "Input" in p else None,
             enabled=str(p.get("State", "ENABLED")).upper() != "DISABLED" and _enabled(p),
+            kind=str(kind),
         )
     return None
 
 
-def _kafka_event(name: str, p: Mapping[str, Any]) -> KafkaEventSpec:
+def _kafka_event(name: str, p: Mapping[str, Any], *, self_managed: bool) -> KafkaEventSpec:
     group = (
         (p.get("AmazonManagedKafkaEventSourceConfig") or {}).get("ConsumerGroupId")
         or (p.get("SelfManagedKafkaEventSourceConfig") or {}).get("ConsumerGroupId")
@@ -119,6 +141,10 @@ def _kafka_event(name: str, p: Mapping[str, Any]) -> KafkaEventSpec:
         maximum_retry_attempts=None if retries in (None, -1, "-1") else int(retries),
         on_failure_arn=str(destination) if destination else None,
         enabled=_enabled(p),
+        self_managed=self_managed,
+        cluster_arn=None
+        if self_managed
+        else str(p.get("Stream") or p.get("EventSourceArn") or "") or None,
     )
 
 
@@ -137,7 +163,7 @@ def mapping_event(name: str, p: Mapping[str, Any], queue_arns: Collection[str]) 
             report_batch_item_failures=_report_failures(p),
             enabled=_enabled(p),
         )
-    return _kafka_event(name, p)
+    return _kafka_event(name, p, self_managed="SelfManagedEventSource" in p)
 
 
 def _filters(p: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:

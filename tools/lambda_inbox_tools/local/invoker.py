@@ -1,10 +1,11 @@
 """Invoke the template's functions: in this process, or through a Lambda Invoke endpoint.
 
-In-process: the handler module (`CodeUri` + `Handler`) is imported with the function's own
-environment variables from the template set (handlers read them at import time, as in Lambda),
-and called with a context whose `get_remaining_time_in_millis()` counts down from the template's
-`Timeout`. One invocation at a time per function (reserved concurrency 1), so each function
-behaves like one warm execution environment.
+In-process: the handler module (`CodeUri` + `Handler`) is imported, and every invocation runs,
+with the function's own environment (the template's variables and those Lambda defines, such as
+`AWS_LAMBDA_FUNCTION_NAME`: `environment`), and called with a context whose
+`get_remaining_time_in_millis()` counts down from the template's `Timeout`. One invocation at a
+time per function (reserved concurrency 1), so each function behaves like one warm execution
+environment.
 
 Through an endpoint (`--invoke-endpoint URL`, e.g. `sam local start-lambda`): the boto3 Lambda
 client's `invoke` with `endpoint_url`, function name = logical ID; the environment is the
@@ -22,15 +23,15 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from .environment import function_environment, lambda_variables
 from .template import ACCOUNT, REGION, FunctionSpec
 
-_ENVIRONMENT_LOCK = threading.Lock()
 _counter = itertools.count(1)
 
 
@@ -72,22 +73,6 @@ class LocalContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
-
-
-@contextlib.contextmanager
-def function_environment(variables: Mapping[str, str]) -> Iterator[None]:
-    """`os.environ` plus `variables` while the block runs (serialised across threads)."""
-    with _ENVIRONMENT_LOCK:
-        saved = {name: os.environ.get(name) for name in variables}
-        os.environ.update(variables)
-        try:
-            yield
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
 
 MODULE_PREFIX = "_lambda_fn_"
@@ -137,7 +122,7 @@ def load_handler_module(function: FunctionSpec) -> ModuleType:
     """Import the handler's module from the function's CodeUri with the function's environment
     set (`import_fresh`)."""
     module_file = function.handler.rsplit(".", 1)[0].replace(".", "/") + ".py"
-    with function_environment(function.environment):
+    with function_environment(lambda_variables(function)):
         return import_fresh(function.code_uri / module_file, label=function.logical_id)
 
 
@@ -180,8 +165,10 @@ class InProcessInvoker:
         with self._locks[function.logical_id]:
             started = time.monotonic()
             context = LocalContext(function)
+            variables = lambda_variables(function, log_stream=context.log_stream_name)
             try:
-                response = handler(dict(event), context)
+                with function_environment(variables):
+                    response = handler(dict(event), context)
             except InjectedCrash as crash:
                 return Invocation(None, f"crashed: {crash}", time.monotonic() - started)
             except Exception as error:

@@ -4,15 +4,21 @@ Rules (those of Lambda's Kafka pollers with partial batch responses):
 - records are read per partition in offset order, from the consumer group's committed offsets
   (`StartingPosition` TRIM_HORIZON: the earliest record when the group has none);
 - a batch holds up to `BatchSize` records gathered within `MaximumBatchingWindowInSeconds`,
-  grouped by `"<topic>-<partition>"` in the MSK event shape;
+  grouped by `"<topic>-<partition>"` in the event shape of AWS's samples
+  (tests/fixtures/aws/msk-event.json, self-managed-kafka-event.json): `aws:kafka` with the
+  cluster's ARN for MSK, `SelfManagedKafka` without one; `bootstrapServers` is the local
+  cluster's, which a replay can read;
 - the invocation failed: every partition of the batch is retried from its first offset;
-- `batchItemFailures` lists `{"topic-partition", "offset"}` items: each partition is committed up
-  to its first failed offset and re-read from it (later records of that partition come again);
-  partitions without failures are committed past their last record; an identifier that names
-  no record of the batch fails the whole batch;
-- after `MaximumRetryAttempts` retries of the same position the batch is given up: its metadata
-  (topic, partition, offsets; never the records) goes to the `OnFailure` destination and the
-  partition moves past it.
+- `batchItemFailures` lists `{"topic-partition", "offset"}` items, the spelling of AWS's page
+  ("Configuring error handling controls for Kafka event sources"): each partition is committed
+  up to its first failed offset and re-read from it (later records of that partition come
+  again); partitions without failures are committed past their last record; an identifier that
+  names no record of the batch, or of another spelling, fails the whole batch;
+- after `MaximumRetryAttempts` retries of the same position (10 when retries are infinite and
+  there is an on-failure destination, as AWS caps them) the batch is given up: one on-failure
+  record (`on_failure`) names every partition given up (`recordsInfo`, never the records) and
+  the partitions move past them. A batch larger than Lambda's 6 MB payload is never invoked:
+  it is given up at once as `MaximumPayloadSizeExceeded`.
 """
 
 from __future__ import annotations
@@ -26,6 +32,14 @@ from typing import Any
 
 from .invoker import Invocation, Invoker
 from .loop import PollingLoop
+from .on_failure import (
+    MAX_PAYLOAD_BYTES,
+    MAXIMUM_PAYLOAD_SIZE_EXCEEDED,
+    RETRY_ATTEMPTS_EXHAUSTED,
+    Destination,
+    failure_record,
+    iso_millis,
+)
 from .template import ACCOUNT, REGION, FunctionSpec, KafkaEventSpec
 
 LOCAL_CLUSTER_ARN = f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/local/mock"
@@ -59,8 +73,10 @@ def from_message(message: Any) -> KafkaRecord:
     )
 
 
-def msk_event(records: Sequence[KafkaRecord], bootstrap: str) -> dict[str, Any]:
-    """The Lambda MSK event of a batch."""
+def kafka_event(
+    records: Sequence[KafkaRecord], bootstrap: str, spec: KafkaEventSpec
+) -> dict[str, Any]:
+    """The Lambda event of a batch: MSK's, or a self-managed cluster's."""
     grouped: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         raw: dict[str, Any] = {
@@ -75,9 +91,15 @@ def msk_event(records: Sequence[KafkaRecord], bootstrap: str) -> dict[str, Any]:
         if record.key is not None:
             raw["key"] = base64.b64encode(record.key).decode("ascii")
         grouped.setdefault(record.topic_partition, []).append(raw)
+    if spec.self_managed:
+        return {
+            "eventSource": "SelfManagedKafka",
+            "bootstrapServers": bootstrap,
+            "records": grouped,
+        }
     return {
         "eventSource": "aws:kafka",
-        "eventSourceArn": LOCAL_CLUSTER_ARN,
+        "eventSourceArn": spec.cluster_arn or LOCAL_CLUSTER_ARN,
         "bootstrapServers": bootstrap,
         "records": grouped,
     }
@@ -152,8 +174,7 @@ class KafkaPoller:
         self.function = function
         self.event = event
         self.invoker = invoker
-        self.sqs = sqs
-        self.on_failure_url = on_failure_url
+        self.destination = Destination(sqs, on_failure_url)
         self.retry_pause = retry_pause
         self.stats = KafkaStats()
         self._attempts: dict[tuple[str, int, int], int] = {}
@@ -207,56 +228,78 @@ class KafkaPoller:
         records = self.batch()
         if not records:
             return 0
-        invocation = self.invoker.invoke(self.function, msk_event(records, self.bootstrap))
+        event = kafka_event(records, self.bootstrap, self.event)
+        size = len(json.dumps(event).encode())
+        if size > MAX_PAYLOAD_BYTES:  # never invoked: given up at once
+            positions = {(r.topic, r.partition): r.offset + 1 for r in records}
+            self._give_up(records, MAXIMUM_PAYLOAD_SIZE_EXCEEDED, 0, size)
+        else:
+            positions = self._invoke(records, event, size)
+        offsets = [TopicPartition(t, p, o) for (t, p), o in positions.items()]
+        self.consumer.commit(offsets=offsets, asynchronous=False)
+        for offset in offsets:
+            self.consumer.seek(offset)
+        return len(records)
+
+    def _invoke(
+        self, records: Sequence[KafkaRecord], event: dict[str, Any], size: int
+    ) -> dict[tuple[str, int], int]:
+        """Invoke with the batch; the next position of each partition."""
+        invocation = self.invoker.invoke(self.function, event)
         positions = next_positions(records, invocation, self.event.report_batch_item_failures)
         self.stats.invocations += 1
         self.stats.records += len(records)
         if invocation.failed:
             self.stats.failed_invocations += 1
             self.stats.errors.append(str(invocation.error))
+        limit = self.event.retry_limit
+        given_up: list[KafkaRecord] = []
         retried = False
         for (topic, partition), position in list(positions.items()):
             mine = [r for r in records if (r.topic, r.partition) == (topic, partition)]
             if position <= mine[-1].offset:
-                retried = True
                 attempt_key = (topic, partition, position)
                 self._attempts[attempt_key] = self._attempts.get(attempt_key, 0) + 1
-                limit = self.event.maximum_retry_attempts
                 if limit is not None and self._attempts[attempt_key] > limit:
-                    self._give_up(topic, partition, position, mine[-1].offset)
+                    given_up += [r for r in mine if r.offset >= position]
                     positions[(topic, partition)] = mine[-1].offset + 1
                     del self._attempts[attempt_key]
                 else:
+                    retried = True
                     self.stats.retried_records += sum(1 for r in mine if r.offset >= position)
             self.stats.committed += sum(1 for r in mine if r.offset < positions[(topic, partition)])
-        offsets = [TopicPartition(t, p, o) for (t, p), o in positions.items()]
-        self.consumer.commit(offsets=offsets, asynchronous=False)
-        for offset in offsets:
-            self.consumer.seek(offset)
+        if given_up:
+            self._give_up(given_up, RETRY_ATTEMPTS_EXHAUSTED, (limit or 0) + 1, size)
         if retried:
             self._loop.stopping.wait(self.retry_pause)
-        return len(records)
+        return positions
 
-    def _give_up(self, topic: str, partition: int, first: int, last: int) -> None:
+    def _give_up(
+        self, records: Sequence[KafkaRecord], condition: str, invocations: int, size: int
+    ) -> None:
+        """One on-failure record naming every partition of `records` (AWS's
+        `KafkaBatchInfo.recordsInfo`: offsets and times as strings)."""
         self.stats.given_up_batches += 1
-        if self.sqs is None or self.on_failure_url is None:
-            return
-        body = {
-            "requestContext": {
-                "condition": "RetryAttemptsExhausted",
-                "functionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function.name}",
-                "approximateInvokeCount": (self.event.maximum_retry_attempts or 0) + 1,
-            },
-            "KafkaBatchInfo": {
-                "batchSize": last - first + 1,
-                "topic": topic,
-                "partition": partition,
-                "firstOffset": first,
-                "lastOffset": last,
-                "eventSourceArn": LOCAL_CLUSTER_ARN,
-            },
-        }
-        self.sqs.send_message(QueueUrl=self.on_failure_url, MessageBody=json.dumps(body))
+        ranges: dict[str, dict[str, str]] = {}
+        for key in dict.fromkeys(r.topic_partition for r in records):
+            mine = [r for r in records if r.topic_partition == key]
+            ranges[key] = {
+                "firstRecordOffset": str(mine[0].offset),
+                "lastRecordOffset": str(mine[-1].offset),
+                "firstRecordTimestamp": iso_millis(mine[0].timestamp / 1000),
+                "lastRecordTimestamp": iso_millis(mine[-1].timestamp / 1000),
+            }
+        info: dict[str, Any] = {"batchSize": len(records)}
+        if not self.event.self_managed:
+            info["eventSourceArn"] = self.event.cluster_arn or LOCAL_CLUSTER_ARN
+        info |= {"bootstrapServers": self.bootstrap, "payloadSize": size, "recordsInfo": ranges}
+        record = failure_record(
+            self.function,
+            condition=condition,
+            invocations=invocations,
+            invoked=condition != MAXIMUM_PAYLOAD_SIZE_EXCEEDED,
+        )
+        self.destination.send(record | {"KafkaBatchInfo": info})
 
     def lag(self) -> int:
         """Records not yet committed, over every partition. While the poller runs, the value its

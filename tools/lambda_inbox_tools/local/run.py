@@ -16,7 +16,14 @@ from typing import Any, TextIO
 
 from .report import Report, build_report
 from .stack import LocalStack, read_local_stack, running_stack
-from .template import DEFAULT_STACK_NAME, Stack, TableSpec
+from .template import (
+    DEFAULT_STACK_NAME,
+    FunctionSpec,
+    KafkaEventSpec,
+    Stack,
+    StreamEventSpec,
+    TableSpec,
+)
 from .workload import Workload, running_webhook
 
 SETTLE_SECONDS = 2.0
@@ -241,8 +248,11 @@ def keep_running_hints(local: LocalStack) -> list[str]:
         "export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing",
         "export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1",
         f"export AWS_ENDPOINT_URL_DYNAMODB={local.endpoints.dynamodb}",
+        f"export AWS_ENDPOINT_URL_DYNAMODB_STREAMS={local.endpoints.dynamodb}",
         f"export AWS_ENDPOINT_URL_SQS={sqs}",
     ]
+    if local.endpoints.kafka_bootstrap:
+        lines.append(f"export KAFKA_BOOTSTRAP_SERVERS={local.endpoints.kafka_bootstrap}")
     inbox = next((t for t in stack.tables if "open-records" in _indexes(t)), None)
     if inbox is not None:
         lines.append(f"export INBOX_TABLE={inbox.name}")
@@ -259,7 +269,7 @@ def keep_running_hints(local: LocalStack) -> list[str]:
     for topic in stack.topics:
         lines.append(
             f"lambda-inbox send --topic {topic} --bootstrap-servers "
-            f"{local.endpoints.kafka_bootstrap} --body '{{}}'"
+            "$KAFKA_BOOTSTRAP_SERVERS --body '{}'"
         )
     lines += [f"aws dynamodb scan --table-name {table.name}" for table in stack.tables]
     if inbox is not None:
@@ -268,7 +278,34 @@ def keep_running_hints(local: LocalStack) -> list[str]:
         f"lambda-inbox redrive --from {dlq.name} --to {source.name} --client-side"
         for dlq, source in stack.redrive_pairs()
     ]
+    return lines + replay_hints(local)
+
+
+def replay_hints(local: LocalStack) -> list[str]:
+    """One `lambda-inbox replay` per on-failure destination of a Kafka or stream event source
+    that is a queue here: from it, to a queue that feeds the function again (another of its
+    SQS event sources, else a queue its environment names), else to a queue the operator picks."""
+    lines: list[str] = []
+    sources: list[tuple[FunctionSpec, KafkaEventSpec | StreamEventSpec]] = [
+        (p.function, p.event) for p in local.kafka_pollers
+    ] + [(p.function, p.event) for p in local.stream_pollers]
+    for function, event in sources:
+        failures = next((q for q in local.stack.queues if q.arn == event.on_failure_arn), None)
+        if failures is None:
+            continue
+        lines.append(
+            f"lambda-inbox replay --from {failures.name} --to {_feeding_queue(local, function)}"
+            f"   # what {function.logical_id}.{event.name} gave up on"
+        )
     return lines
+
+
+def _feeding_queue(local: LocalStack, function: FunctionSpec) -> str:
+    for poller in local.sqs_pollers:
+        if poller.function is function:
+            return poller.queue.name
+    named = [q.name for q in local.stack.queues if q.url in function.environment.values()]
+    return named[0] if len(named) == 1 else "<QUEUE>"
 
 
 def _indexes(table: TableSpec) -> set[str]:
@@ -283,14 +320,50 @@ def _since(started: float) -> float:
     return round(time.monotonic() - started, 1)
 
 
+class ErrorEcho:
+    """Says on the console what the event sources record as errors (a failed invocation, a
+    backend that refuses a read): each new error once, with its event source, and an error
+    that keeps coming back once every `REPEAT_SECONDS` with its count."""
+
+    REPEAT_SECONDS = 30.0
+
+    def __init__(self, local: LocalStack, say: Callable[[str], None]) -> None:
+        self.local, self.say = local, say
+        self._seen: dict[int, int] = {}
+        self._counts: dict[tuple[str, str], int] = {}
+        self._said: dict[tuple[str, str], tuple[float, int]] = {}
+
+    def __call__(self) -> None:
+        now = time.monotonic()
+        for runner in self.local.runners():
+            errors = runner.stats.errors
+            start = self._seen.get(id(errors), 0)
+            self._seen[id(errors)] = len(errors)
+            for error in errors[start:]:
+                key = (runner.label, error)
+                self._counts[key] = self._counts.get(key, 0) + 1
+        for key, count in self._counts.items():
+            said_at, said_count = self._said.get(key, (0.0, 0))
+            if said_count == 0:
+                self.say(f"{key[0]}: {key[1]}")
+            elif count > said_count and now - said_at >= self.REPEAT_SECONDS:
+                self.say(f"{key[0]}: {key[1]} (again: {count - said_count} more times)")
+            else:
+                continue
+            self._said[key] = (now, count)
+
+
 def keep_running(local: LocalStack, say: Callable[[str], None]) -> None:
     """Print the endpoints and the commands to try, then wait for Ctrl-C (SIGTERM and SIGHUP
-    too: the command line turns them into the same interrupt)."""
+    too: the command line turns them into the same interrupt), saying what the event sources
+    record as errors meanwhile."""
     say("the stack keeps running (Ctrl-C, SIGTERM or SIGHUP stops it); in another shell:")
     for line in keep_running_hints(local):
         say(f"  {line}")
+    echo = ErrorEcho(local, say)
     try:
         while True:
             time.sleep(1)
+            echo()
     except KeyboardInterrupt:
         say("stopping: pollers, functions and every service this command started")

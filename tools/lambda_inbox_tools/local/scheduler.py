@@ -1,21 +1,27 @@
 """ScheduleV2 (EventBridge Scheduler) emulated: `rate(...)` expressions, scaled down locally.
 
-`rate(5 minutes)` with a time scale of 1/30 fires every 10 s. The target gets the schedule's
-`Input` (JSON) or `{}`. `cron(...)` and `at(...)` expressions are reported as unsupported
-locally and not run. Invocations never overlap; a failed run is not retried (the template's
-RetryPolicy of the reaper is 0 retries; the next tick is the retry).
+`rate(5 minutes)` with a time scale of 1/30 fires every 10 s. The target gets what AWS sends
+(tests/fixtures/aws/): for `ScheduleV2` (EventBridge Scheduler) the schedule's `Input`, its
+context attributes (`<aws.scheduler.scheduled-time>` ...) replaced, or an empty event without
+one; for `Schedule` (an EventBridge rule) the `Input`, or the "Scheduled Event" document.
+`cron(...)` and `at(...)` expressions are reported as unsupported locally and not run.
+Invocations never overlap; a failed run is not retried (the template's RetryPolicy of the reaper
+is 0 retries; the next tick is the retry).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from .invoker import Invoker
 from .loop import PollingLoop
-from .template import FunctionSpec, ScheduleEventSpec
+from .on_failure import iso_seconds
+from .template import ACCOUNT, REGION, FunctionSpec, ScheduleEventSpec
 
 _UNITS = {"minute": 60, "minutes": 60, "hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
 _RATE = re.compile(r"^rate\(\s*(\d+)\s+([a-z]+)\s*\)$")
@@ -59,7 +65,6 @@ class Scheduler:
         self.event = event
         self.invoker = invoker
         self.period = scaled_period(event.expression, scale)
-        self.payload: dict[str, Any] = json.loads(event.input) if event.input else {}
         self.stats = ScheduleStats()
         self._loop = PollingLoop(
             self.label, self.tick, errors=self.stats.errors, interval=self.period, join_timeout=30
@@ -69,8 +74,42 @@ class Scheduler:
     def label(self) -> str:
         return f"{self.event.expression} (every {self.period:g} s) -> {self.function.logical_id}"
 
+    @property
+    def schedule_arn(self) -> str:
+        if self.event.kind == "Schedule":
+            return f"arn:aws:events:{REGION}:{ACCOUNT}:rule/{self.function.name}-{self.event.name}"
+        return f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule/default/{self.function.name}-{self.event.name}"
+
+    def payload(self) -> Any:
+        """The event of one run (see the module)."""
+        now = time.time()
+        if self.event.input is not None:
+            text = self.event.input
+            if self.event.kind == "ScheduleV2":
+                for name, value in {
+                    "schedule-arn": self.schedule_arn,
+                    "scheduled-time": iso_seconds(now),
+                    "execution-id": uuid.uuid4().hex[:16],
+                    "attempt-number": "1",
+                }.items():
+                    text = text.replace(f"<aws.scheduler.{name}>", value)
+            return json.loads(text)
+        if self.event.kind == "ScheduleV2":
+            return {}
+        return {
+            "version": "0",
+            "account": ACCOUNT,
+            "region": REGION,
+            "detail": {},
+            "detail-type": "Scheduled Event",
+            "source": "aws.events",
+            "time": iso_seconds(now),
+            "id": str(uuid.uuid4()),
+            "resources": [self.schedule_arn],
+        }
+
     def tick(self) -> Any:
-        invocation = self.invoker.invoke(self.function, self.payload)
+        invocation = self.invoker.invoke(self.function, self.payload())
         self.stats.invocations += 1
         if invocation.failed:
             self.stats.failed_invocations += 1

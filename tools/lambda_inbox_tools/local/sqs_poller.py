@@ -1,15 +1,20 @@
 """The SQS event source mapping, emulated on a real queue.
 
-Rules (those of Lambda's SQS pollers):
+Rules (those of Lambda's SQS pollers, "Using Lambda with Amazon SQS"):
 - receive up to `BatchSize` messages, waiting up to `MaximumBatchingWindowInSeconds` to fill the
-  batch; the messages stay invisible for the queue's visibility timeout meanwhile;
+  batch; the messages stay invisible for the queue's visibility timeout meanwhile, or, when
+  "(batch window) + (function timeout) > (queue visibility timeout)", for "(batch window) +
+  (function timeout) + 30s" (AWS's rule). The window and that timeout are scaled by the stack's
+  time scale, as the queues' visibility timeouts are: a message is not received twice within
+  one window;
 - invoke the function with the Lambda SQS event;
 - the invocation failed (error, timeout, crash): nothing is deleted, every message reappears
   after its visibility timeout;
 - it succeeded without `ReportBatchItemFailures`: every message is deleted;
 - with `ReportBatchItemFailures`: every message is deleted except those listed in
-  `batchItemFailures`; a malformed response (an identifier that is empty or not in the batch)
-  fails the whole batch; an empty or null response is a full success;
+  `batchItemFailures`; an empty or null response, or an empty or null `batchItemFailures`, is a
+  full success; a response that is no JSON object (a plain string, a list) and an identifier
+  that is empty, null, of a bad key name or not in the batch fail the whole batch;
 - a message received more than `maxReceiveCount` times is moved to the dead-letter queue by SQS
   itself (moto server does it on receive, as SQS does).
 """
@@ -68,10 +73,10 @@ def messages_to_delete(
     if not report_batch_item_failures:
         return list(message_ids)
     response = invocation.response
-    if response is None or response == {} or response == "":
+    if response is None or response == {}:
         return list(message_ids)
     if not isinstance(response, dict):
-        return list(message_ids)  # not a partial response: a plain success
+        return []  # not a batch response (a plain string): an invalid response fails the batch
     failures = response.get("batchItemFailures")
     if failures is None or failures == []:
         return list(message_ids)
@@ -106,12 +111,20 @@ class SqsPoller:
         event: SqsEventSpec,
         queue: QueueSpec,
         invoker: Invoker,
+        *,
+        scale: float = 1.0,
     ) -> None:
         self.sqs = sqs
         self.function = function
         self.event = event
         self.queue = queue
         self.invoker = invoker
+        #: The batching window and the visibility timeout of received messages, scaled.
+        self.window = event.batching_window * scale
+        visibility = float(queue.visibility_timeout)
+        if event.batching_window > 0 and event.batching_window + function.timeout > visibility:
+            visibility = event.batching_window + function.timeout + 30
+        self.visibility_timeout = max(1, round(visibility * scale))
         self.stats = PollerStats()
         self._loop = PollingLoop(self.label, self.poll_once, errors=self.stats.errors)
 
@@ -122,12 +135,13 @@ class SqsPoller:
     def receive(self) -> list[dict[str, Any]]:
         """Up to BatchSize messages, waiting at most the batching window to fill the batch."""
         batch: list[dict[str, Any]] = []
-        deadline = time.monotonic() + self.event.batching_window
+        deadline = time.monotonic() + self.window
         while len(batch) < self.event.batch_size and not self._loop.stopping.is_set():
             wait = 1 if not batch else max(0, min(1, round(deadline - time.monotonic())))
             answer = self.sqs.receive_message(
                 QueueUrl=self.queue.url,
                 MaxNumberOfMessages=min(MAX_RECEIVE, self.event.batch_size - len(batch)),
+                VisibilityTimeout=self.visibility_timeout,
                 WaitTimeSeconds=wait,
                 AttributeNames=["All"],
                 MessageAttributeNames=["All"],

@@ -25,6 +25,7 @@ import boto3
 from ..services.offline import LOCAL_CLIENT_CONFIG, OFFLINE_AWS_ENV
 from ..services.queues import queue_depth
 from .backends import Endpoints, kafka_mock_cluster, local_services
+from .environment import invocation_environments
 from .invoker import EndpointInvoker, InProcessInvoker, Invoker
 from .kafka_poller import LOCAL_CLUSTER_ARN, KafkaPoller
 from .provision import provision
@@ -111,15 +112,13 @@ class LocalStack:
                     continue
                 if isinstance(event, SqsEventSpec):
                     queue = stack.queue_by_arn(event.queue_arn)
-                    self.sqs_pollers.append(SqsPoller(self.sqs, function, event, queue, invoker))
+                    self.sqs_pollers.append(
+                        SqsPoller(self.sqs, function, event, queue, invoker, scale=scale)
+                    )
                 elif isinstance(event, KafkaEventSpec):
                     if endpoints.kafka_bootstrap is None:  # running_stack starts it for topics
                         raise ValueError(f"no Kafka cluster for the topics of {function.name}")
-                    failures = (
-                        stack.queue_by_arn(event.on_failure_arn).url
-                        if event.on_failure_arn
-                        else None
-                    )
+                    failures = self._failure_queue(function.logical_id, event)
                     self.kafka_pollers.append(
                         KafkaPoller(
                             endpoints.kafka_bootstrap,
@@ -131,11 +130,7 @@ class LocalStack:
                         )
                     )
                 elif isinstance(event, StreamEventSpec):
-                    failures = (
-                        stack.queue_by_arn(event.on_failure_arn).url
-                        if event.on_failure_arn
-                        else None
-                    )
+                    failures = self._failure_queue(function.logical_id, event)
                     self.stream_pollers.append(
                         StreamPoller(
                             self.dynamodb,
@@ -152,6 +147,21 @@ class LocalStack:
                         self.schedulers.append(Scheduler(function, event, invoker, scale))
                     except UnsupportedSchedule as error:
                         self.skipped.append(f"{function.logical_id}.{event.name}: {error}")
+
+    def _failure_queue(self, function: str, event: KafkaEventSpec | StreamEventSpec) -> str | None:
+        """The URL of the event's on-failure destination when it is one of the template's
+        queues; any other destination is listed as not emulated."""
+        arn = event.on_failure_arn
+        if not arn:
+            return None
+        for queue in self.stack.queues:
+            if queue.arn == arn:
+                return queue.url
+        self.skipped.append(
+            f"{function}.{event.name}: on-failure destination {arn} is not a queue of the "
+            "template; its on-failure records are not written locally"
+        )
+        return None
 
     def runners(self) -> list[SqsPoller | KafkaPoller | StreamPoller | Scheduler]:
         return [*self.sqs_pollers, *self.kafka_pollers, *self.stream_pollers, *self.schedulers]
@@ -206,6 +216,7 @@ def running_stack(
                 del os.environ[name]
         os.environ.update(OFFLINE_AWS_ENV)
         with contextlib.ExitStack() as services:
+            services.enter_context(invocation_environments())
             endpoints = services.enter_context(
                 local_services(
                     backend=backend,

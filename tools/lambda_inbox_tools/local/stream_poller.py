@@ -12,23 +12,33 @@ Rules (those of Lambda's stream pollers), per shard, in order:
 - a failed invocation (error, timeout, crash) retries the batch; with `BisectBatchOnFunctionError`
   the batch is split in two and each half retried on its own (a split is not a retry);
 - after `MaximumRetryAttempts` retries of the same first record the batch is given up: its
-  description (shard, sequence numbers, the stream) goes to the on-failure destination, a queue,
-  and the shard moves on. Without a limit the shard waits for its records forever (in AWS, until
-  they expire after 24 hours).
+  description goes to the on-failure destination in the shape of AWS's sample
+  (tests/fixtures/aws/dynamodb-streams-on-failure.json: shard, sequence numbers, arrival times,
+  the stream; never the records) and the shard moves on. Without a limit the shard waits for
+  its records forever (in AWS, until they expire after 24 hours). `MaximumRecordAgeInSeconds`
+  is not emulated: locally no record is ever too old.
+
+Every read starts from an iterator made for it (TRIM_HORIZON until a record was read, then
+AFTER_SEQUENCE_NUMBER of the last one read), never from a previous answer's
+`NextShardIterator`: DynamoDB Local numbers stream records across all its tables, and the next
+iterator of an empty read points past the shard (`TrimmedDataAccessException`) as soon as a
+second table has a stream. A `LATEST` shard first reads to its end and starts after it.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from .event_filter import passes
 from .invoker import Invoker
 from .loop import PollingLoop
+from .on_failure import RETRY_ATTEMPTS_EXHAUSTED, Destination, failure_record, iso_seconds
 from .template import ACCOUNT, REGION, FunctionSpec, StreamEventSpec
 
 IDLE_PAUSE_SECONDS = 0.2
@@ -92,8 +102,7 @@ class StreamStats:
 
 @dataclass
 class _Shard:
-    iterator: str | None
-    #: The sequence number of the last record read: where a new iterator starts.
+    #: The sequence number of the last record read: where the next read starts after.
     last_read: str | None = None
     #: Records read and not yet done, in order (a retried batch is read again from here).
     pending: list[dict[str, Any]] = field(default_factory=list)
@@ -117,9 +126,9 @@ class StreamPoller:
         on_failure_url: str | None = None,
         retry_pause: float = 0.2,
     ) -> None:
-        self.dynamodb, self.streams, self.sqs = dynamodb, streams, sqs
+        self.dynamodb, self.streams = dynamodb, streams
         self.function, self.event, self.invoker = function, event, invoker
-        self.on_failure_url = on_failure_url
+        self.destination = Destination(sqs, on_failure_url)
         self.retry_pause = retry_pause
         self.stats = StreamStats()
         self.stream_arn = self._latest_stream_arn()
@@ -144,42 +153,53 @@ class StreamPoller:
         return str(arn)
 
     def _discover(self) -> None:
-        kind = "LATEST" if self.event.starting_position == "LATEST" else "TRIM_HORIZON"
         shards = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
         for shard in shards.get("Shards", []):
-            if shard["ShardId"] not in self._shards:
-                iterator = self.streams.get_shard_iterator(
-                    StreamArn=self.stream_arn, ShardId=shard["ShardId"], ShardIteratorType=kind
-                )["ShardIterator"]
-                self._shards[shard["ShardId"]] = _Shard(iterator)
+            shard_id = shard["ShardId"]
+            if shard_id not in self._shards:
+                found = _Shard()
+                if self.event.starting_position == "LATEST":
+                    while page := self._page(shard_id, found.last_read):
+                        found.last_read = sequence_number(page[-1])
+                self._shards[shard_id] = found
+
+    def _page(self, shard_id: str, after: str | None) -> list[dict[str, Any]]:
+        """The shard's records after `after` (from its start when None), one page."""
+        if after is None:
+            position: dict[str, str] = {"ShardIteratorType": "TRIM_HORIZON"}
+        else:
+            position = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": after}
+        for attempt in (1, 2):
+            iterator = self.streams.get_shard_iterator(
+                StreamArn=self.stream_arn, ShardId=shard_id, **position
+            )["ShardIterator"]
+            try:
+                page: list[dict[str, Any]] = self.streams.get_records(
+                    ShardIterator=iterator, Limit=PAGE_SIZE
+                ).get("Records", [])
+                return page
+            except ClientError as error:
+                # DynamoDB Local: a TRIM_HORIZON iterator made while the shard was empty is
+                # "trimmed" once its first record arrives. A new one reads it.
+                code = error.response.get("Error", {}).get("Code")
+                if after is not None or code != "TrimmedDataAccessException" or attempt == 2:
+                    raise
+        return []
 
     def _fill(self, shard_id: str, shard: _Shard) -> None:
+        # Pages as large as the API allows: most records may be filtered out, and records read
+        # beyond the batch wait in `pending` for the next one.
         while len(shard.pending) < self.event.batch_size:
-            if shard.iterator is None:  # after an empty read: a new one from the last record
-                shard.iterator = self.streams.get_shard_iterator(
-                    StreamArn=self.stream_arn,
-                    ShardId=shard_id,
-                    ShardIteratorType="AFTER_SEQUENCE_NUMBER",
-                    SequenceNumber=str(shard.last_read),
-                )["ShardIterator"]
-            # A page as large as the API allows: most records may be filtered out, and
-            # records read beyond the batch wait in `pending` for the next one.
-            answer = self.streams.get_records(ShardIterator=shard.iterator, Limit=PAGE_SIZE)
-            found = answer.get("Records", [])
-            shard.iterator = answer.get("NextShardIterator")
-            if not found and shard.last_read is not None:
-                # At the end: the next read starts from the last record, on a new iterator (an
-                # iterator past the end misses later records on moto, and expires on AWS).
-                shard.iterator = None
+            found = self._page(shard_id, shard.last_read)
+            if not found:
+                return
             for record in found:
-                shard.last_read = str(record["dynamodb"]["SequenceNumber"])
+                shard.last_read = sequence_number(record)
                 converted = lambda_stream_record(record, self.event_source_arn)
                 if passes(self.event.filters, converted):
                     shard.pending.append(converted)
                 else:
                     self.stats.filtered_out += 1
-            if not found:
-                return
 
     def poll_once(self) -> int:
         """One batch per shard that has records; returns the number of records invoked with."""
@@ -229,23 +249,22 @@ class StreamPoller:
 
     def _give_up(self, shard_id: str, batch: Sequence[Mapping[str, Any]]) -> None:
         self.stats.given_up_batches += 1
-        if self.sqs is None or self.on_failure_url is None:
-            return
-        body = {
-            "requestContext": {
-                "condition": "RetryAttemptsExhausted",
-                "functionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function.name}",
-                "approximateInvokeCount": (self.event.maximum_retry_attempts or 0) + 1,
-            },
-            "DDBStreamBatchInfo": {
-                "shardId": shard_id,
-                "startSequenceNumber": sequence_number(batch[0]),
-                "endSequenceNumber": sequence_number(batch[-1]),
-                "batchSize": len(batch),
-                "streamArn": self.event_source_arn,
-            },
+        arrivals = [r["dynamodb"].get("ApproximateCreationDateTime") for r in batch]
+        record = failure_record(
+            self.function,
+            condition=RETRY_ATTEMPTS_EXHAUSTED,
+            invocations=(self.event.maximum_retry_attempts or 0) + 1,
+        )
+        record["DDBStreamBatchInfo"] = {
+            "shardId": shard_id,
+            "startSequenceNumber": sequence_number(batch[0]),
+            "endSequenceNumber": sequence_number(batch[-1]),
+            "approximateArrivalOfFirstRecord": iso_seconds(float(arrivals[0] or 0)),
+            "approximateArrivalOfLastRecord": iso_seconds(float(arrivals[-1] or 0)),
+            "batchSize": len(batch),
+            "streamArn": self.event_source_arn,
         }
-        self.sqs.send_message(QueueUrl=self.on_failure_url, MessageBody=json.dumps(body))
+        self.destination.send(record)
 
     def pending(self) -> int:
         """Records read and not yet done; 1 more while the last cycle still found records."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..local.environment import function_environment, invocation_environments, lambda_variables
 from ..local.invoker import boto_clients, load_handler_module
 from ..local.provision import provision
 from ..local.stack import read_local_stack
@@ -57,8 +58,10 @@ class LocalFunction:
         return FakeLambdaContext(self.spec.timeout * 1000, function_name=self.spec.name)
 
     def __call__(self, event: Mapping[str, Any], context: Any = None) -> Any:
-        """The handler's response to `event`, through JSON as Lambda returns it."""
-        response = self.handler(json.loads(json.dumps(event)), context or self.context())
+        """The handler's response to `event`, through JSON as Lambda returns it, with the
+        function's environment set for this invocation (its thread) as Lambda sets it."""
+        with function_environment(lambda_variables(self.spec)):
+            response = self.handler(json.loads(json.dumps(event)), context or self.context())
         return json.loads(json.dumps(response, default=str))
 
 
@@ -133,7 +136,7 @@ def local_app(
         "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint,
         "AWS_ENDPOINT_URL_SQS": sqs_endpoint,
     }
-    with patched_environ(environment):
+    with patched_environ(environment), invocation_environments():
         stack = read_local_stack(
             Path(template), sqs_endpoint=sqs_endpoint, parameters=parameters, stack_name=name
         )

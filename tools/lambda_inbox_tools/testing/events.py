@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import itertools
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,8 +22,13 @@ from ..services.offline import ACCOUNT, REGION
 
 #: The queue a built SQS record comes from unless `arn` is given.
 QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:local-queue"
+#: The FIFO queue a built record with a message group comes from unless `arn` is given.
+FIFO_QUEUE_ARN = f"{QUEUE_ARN}.fifo"
 #: The cluster a built Kafka event comes from unless `arn` is given.
 MSK_CLUSTER_ARN = f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/local/test"
+#: The bootstrap servers a built Kafka event names unless others are given.
+BOOTSTRAP_SERVERS = "b-1.test.local.kafka.us-east-1.amazonaws.com:9098"
+_fifo_sequence = itertools.count(18849496460467696128)
 #: 2024-11-21T12:02:00Z: when the built SQS messages were sent, in epoch milliseconds.
 SENT_TIMESTAMP_MS = 1732190520000
 #: 2024-11-21T12:06:00Z: the create time of Kafka record offset 0, in epoch milliseconds.
@@ -84,15 +90,25 @@ def sqs_record(
     body: str | Mapping[str, Any],
     *,
     message_id: str | None = None,
-    arn: str = QUEUE_ARN,
+    arn: str | None = None,
     group: str | None = None,
     dedup: str | None = None,
     receive_count: int = 1,
     message_attributes: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One record of a Lambda SQS event. A mapping body is sent as compact JSON; `messageId`
-    is new unless given; `group` / `dedup` are the FIFO `MessageGroupId` and
-    `MessageDeduplicationId` (use a FIFO `arn`, ending in `.fifo`, with them)."""
+    """One record of a Lambda SQS event, in the shape of AWS's sample
+    (tests/fixtures/aws/sqs-event-*.json). A mapping body is sent as compact JSON; `messageId`
+    is new unless given. `group` / `dedup` are the FIFO `MessageGroupId` and
+    `MessageDeduplicationId`: a record with a group comes from a FIFO queue (`arn` ending in
+    `.fifo`, `FIFO_QUEUE_ARN` unless given) and carries its `SequenceNumber`, as FIFO records
+    do; a FIFO `arn` without a group, or a group on a standard queue's `arn`, is a ValueError
+    (SQS has neither)."""
+    arn = arn or (FIFO_QUEUE_ARN if group is not None else QUEUE_ARN)
+    if (group is not None) != arn.endswith(".fifo"):
+        raise ValueError(
+            f"{arn} is {'a FIFO' if arn.endswith('.fifo') else 'a standard'} queue: a FIFO "
+            "queue's records have a group (group=...), a standard queue's none"
+        )
     text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
     attributes = {
         "ApproximateReceiveCount": str(receive_count),
@@ -101,6 +117,7 @@ def sqs_record(
         "ApproximateFirstReceiveTimestamp": str(SENT_TIMESTAMP_MS + 37),
     }
     if group is not None:
+        attributes["SequenceNumber"] = str(next(_fifo_sequence))
         attributes["MessageGroupId"] = group
     if dedup is not None:
         attributes["MessageDeduplicationId"] = dedup
@@ -196,15 +213,32 @@ def kafka_record(
 
 
 def kafka_event(
-    records: Iterable[Mapping[str, Any]], *, arn: str = MSK_CLUSTER_ARN
+    records: Iterable[Mapping[str, Any]],
+    *,
+    arn: str = MSK_CLUSTER_ARN,
+    bootstrap_servers: str = BOOTSTRAP_SERVERS,
+    self_managed: bool = False,
 ) -> dict[str, Any]:
-    """An MSK event: records grouped by `topic-partition`, each partition in offset order."""
+    """An MSK event (`self_managed`: a self-managed cluster's, `SelfManagedKafka` without an
+    ARN), in the shape of AWS's samples (tests/fixtures/aws/msk-event.json): records grouped by
+    `topic-partition`, each partition in offset order."""
     grouped: dict[str, list[dict[str, Any]]] = {}
     for raw in records:
         grouped.setdefault(f"{raw['topic']}-{raw['partition']}", []).append(dict(raw))
     for partition_records in grouped.values():
         partition_records.sort(key=lambda raw: int(raw["offset"]))
-    return {"eventSource": "aws:kafka", "eventSourceArn": arn, "records": grouped}
+    if self_managed:
+        return {
+            "eventSource": "SelfManagedKafka",
+            "bootstrapServers": bootstrap_servers,
+            "records": grouped,
+        }
+    return {
+        "eventSource": "aws:kafka",
+        "eventSourceArn": arn,
+        "bootstrapServers": bootstrap_servers,
+        "records": grouped,
+    }
 
 
 def failed_offsets(response: Mapping[str, Any]) -> list[tuple[str, int]]:
