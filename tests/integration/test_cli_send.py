@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from devkit.paths import FUNCTIONS_DIR
-from lambda_inbox_tools.kafka_replay import ClusterReader
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
+from lambda_inbox_tools.replay import ClusterReader
 from lambda_inbox_tools.services.offline import local_client
 from lambda_inbox_tools.services.queues import create_queue
 from lambda_inbox_tools.testing.values import avro_value

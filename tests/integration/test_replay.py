@@ -1,11 +1,15 @@
-"""`lambda-inbox kafka-replay` from failure records to committed payments: librdkafka's mock
-cluster holds the records, a moto server the on-failure destinations (SQS and S3) and the replay
-queue, DynamoDB Local the inbox. Interrupted once, then run again."""
+"""`lambda-inbox replay` from on-failure records in AWS's documented shapes to committed effects:
+librdkafka's mock cluster holds the Kafka records, DynamoDB Local the inbox and a table with a
+stream of outbox items, a moto server the destinations (SQS, S3) and the target queues. Every
+operator mistake of the runbook ends in one line and an exit status, and keeps what it could
+not replay."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +18,7 @@ import boto3
 import pytest
 
 from devkit.app_state import AppState
+from devkit.aws_documents import aws_document
 from devkit.events import (
     PAYMENT_REPLAY_QUEUE_ARN,
     kafka_event,
@@ -24,17 +29,21 @@ from devkit.events import (
 from devkit.handlers import load_function
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
-from lambda_inbox_tools.kafka_replay import ClusterReader, KafkaReplay
+from devkit.tables import create_domain_table
+from lambda_inbox.outbox import outbox_item
+from lambda_inbox.relay import MESSAGE_ID_ATTRIBUTE
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
+from lambda_inbox_tools.replay import Clusters, Replay
+from lambda_inbox_tools.replay.cluster import ClusterReader
 from lambda_inbox_tools.services.offline import REGION
-from lambda_inbox_tools.services.queues import create_queue, receive_all
+from lambda_inbox_tools.services.queues import create_queue, queue_depth, receive_all
 from lambda_inbox_tools.testing.values import avro_value, protobuf_value
 from tests.cli_support import Cli
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
 AVSC = FUNCTIONS_DIR / "payment_events" / "schemas" / "payment_captured.avsc"
-TOPIC = "payments"
+TOPIC = "payments-held-eu"  # hyphens: AWS names partitions "<topic>-<partition>"
 
 
 @pytest.fixture
@@ -43,30 +52,31 @@ def cluster() -> Iterator[str]:
         yield bootstrap
 
 
-def produce(bootstrap: str, values: list[bytes], partition: int) -> None:
+def produce(bootstrap: str, values: list[bytes], partition: int, topic: str = TOPIC) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
     for value in values:
-        producer.produce(TOPIC, value=value, partition=partition, key=b"k")
+        producer.produce(topic, value=value, partition=partition, key=b"k")
     assert producer.flush(10) == 0
 
 
-def failure_record(partition: int, first: int, last: int) -> str:
-    """What an MSK event source mapping sends to an SQS on-failure destination."""
-    return json.dumps(
-        {
-            "requestContext": {
-                "condition": "RetryAttemptsExhausted",
-                "approximateInvokeCount": 11,
-            },
-            "KafkaBatchInfo": {
-                "batchSize": last - first + 1,
-                "topic": TOPIC,
-                "partition": partition,
-                "firstOffset": first,
-                "lastOffset": last,
-            },
+def kafka_failure(ranges: dict[str, tuple[Any, Any]], bootstrap: str | None) -> str:
+    """AWS's SQS/SNS on-failure record (tests/fixtures/aws/) naming `ranges` of `bootstrap`."""
+    document = copy.deepcopy(aws_document("kafka-on-failure-sqs-retries-exhausted.json"))
+    info = document["KafkaBatchInfo"]
+    info["recordsInfo"] = {
+        key: {
+            "firstRecordOffset": str(first),
+            "lastRecordOffset": str(last),
+            "firstRecordTimestamp": "2026-11-26T01:00:00.000Z",
+            "lastRecordTimestamp": "2026-11-26T01:00:01.000Z",
         }
-    )
+        for key, (first, last) in ranges.items()
+    }
+    if bootstrap is None:
+        del info["bootstrapServers"]
+    else:
+        info["bootstrapServers"] = bootstrap
+    return json.dumps(document)
 
 
 def deliver_replay_queue(aws: AppState, module: Any, queue_url: str) -> dict[str, Any]:
@@ -82,7 +92,11 @@ def deliver_replay_queue(aws: AppState, module: Any, queue_url: str) -> dict[str
     return response
 
 
-def test_a_replay_from_sqs_failure_records_commits_each_payment_once_interrupted_and_rerun(
+def visible(sqs: Any, url: str) -> int:
+    return queue_depth(sqs, url)
+
+
+def test_aws_kafka_records_are_replayed_from_the_cluster_they_name_interrupted_and_rerun(
     aws: AppState, cluster: str, moto_server_endpoint: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     module = load_function("payment_events")
@@ -94,48 +108,37 @@ def test_a_replay_from_sqs_failure_records_commits_each_payment_once_interrupted
     # Partition 0: Avro in the Confluent wire format; partition 1: Protobuf, framed likewise.
     produce(cluster, [avro_value(AVSC, b, schema_id=1) for b in bodies[:4]], partition=0)
     produce(cluster, [protobuf_value(proto(**b), schema_id=2) for b in bodies[4:]], partition=1)
-    # Offsets 0 and 1 of partition 0 committed before the event source gave up on 0..3.
+    # Offsets 0 and 1 of partition 0 committed before the event source gave up on the batch.
     reader = ClusterReader(cluster)
     early = reader.read(TOPIC, 0, 0, 1).records
     reader.close()
     assert module.handler(kafka_event(early), None) == {"batchItemFailures": []}
-    sqs.send_message(QueueUrl=failures, MessageBody=failure_record(0, 0, 3))
-    sqs.send_message(QueueUrl=failures, MessageBody=failure_record(1, 0, 3))
+    # One record naming both partitions (as AWS writes a batch), and one naming partition 1 alone.
+    both = {f"{TOPIC}-0": (0, 3), f"{TOPIC}-1": (0, 1)}
+    sqs.send_message(QueueUrl=failures, MessageBody=kafka_failure(both, cluster))
+    sqs.send_message(QueueUrl=failures, MessageBody=kafka_failure({f"{TOPIC}-1": (2, 3)}, cluster))
 
-    # The first run stops after its first failure record (as Ctrl-C would between batches).
+    # The first run stops after its first failure record (as Ctrl-C would between two).
     stop = threading.Event()
-    first_run = KafkaReplay(
-        sqs,
-        replay_queue,
-        reader=lambda: ClusterReader(cluster),
-        stop=stop,
-        on_progress=lambda report, line: stop.set(),
+    first_run = Replay(
+        sqs, replay_queue, clusters=Clusters(None), stop=stop, on_progress=lambda line: stop.set()
     )
     first_run.from_queue(failures, visibility_timeout=30, wait=0)
-    assert first_run.report.interrupted and first_run.report.sent == 4
-    assert (
-        aws.sqs.get_queue_attributes(
-            QueueUrl=failures, AttributeNames=["ApproximateNumberOfMessages"]
-        )["Attributes"]["ApproximateNumberOfMessages"]
-        == "1"
-    )  # the other one, visible again
+    report = first_run.report
+    assert report.interrupted and report.received == 2 and report.untouched == 1
+    assert report.sent in (6, 2) and not report.ok
+    assert visible(sqs, failures) == 1  # the other one, visible again at once
 
-    # A dry run sends and deletes nothing.
     cli = Cli(capsys, AWS_ENDPOINT_URL_SQS=moto_server_endpoint)
-    dry = cli(
-        "kafka-replay", "--from", failures, "--to", replay_queue,
-        "--bootstrap-servers", cluster, "--dry-run", "--json",
-    )  # fmt: skip
+    dry = cli("replay", "--from", failures, "--to", replay_queue, "--dry-run", "--json")
     assert dry.code == 0, dry.err
-    assert json.loads(dry.out)["would_send"] == 4
-
-    # The rerun, through the command line, replays what is left and deletes it.
-    rerun = cli(
-        "kafka-replay", "--from", failures, "--to", replay_queue,
-        "--bootstrap-servers", cluster, "--json",
-    )  # fmt: skip
+    assert dry.json()["would_send"] == 8 - report.sent
+    # The rerun, through the command line, with the cluster the record names and then the alias
+    # with --bootstrap-servers: replays what is left and deletes it.
+    rerun = cli("kafka-replay", "--from", failures, "--to", replay_queue,
+                "--bootstrap-servers", cluster, "--json")  # fmt: skip
     assert rerun.code == 0, rerun.err
-    assert json.loads(rerun.out)["sent"] == 4
+    assert (rerun.json()["received"], rerun.json()["replayed"]) == (1, 1)
     assert receive_all(sqs, failures) == []
 
     assert deliver_replay_queue(aws, module, replay_queue) == {"batchItemFailures": []}
@@ -146,12 +149,11 @@ def test_a_replay_from_sqs_failure_records_commits_each_payment_once_interrupted
     assert outcomes == {b["event_id"]: "COMPLETED" for b in bodies}
     aws.assert_dlq_empty()
 
-    # Running it again finds nothing left; replaying the same records again is a no-op.
-    again = cli("kafka-replay", "--from", failures, "--to", replay_queue, "--json")
-    assert again.code == 0 and json.loads(again.out)["batches"] == 0
+    again = cli("replay", "--from", failures, "--to", replay_queue)
+    assert again.code == 0 and "0 failure records received" in again.out
 
 
-def test_a_replay_from_an_s3_destination_uses_its_records_and_filters(
+def test_an_s3_destination_replays_the_records_it_kept(
     aws: AppState, moto_server_endpoint: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     module = load_function("payment_events")
@@ -168,23 +170,205 @@ def test_a_replay_from_an_s3_destination_uses_its_records_and_filters(
     records = [kafka_record(2, 40 + n, payment(20 + n, "cust-s3", 10)) for n in range(3)]
     other = [kafka_record(0, 7, payment(30, "cust-other", 10), topic="refunds")]
     for name, batch in (("a.json", records), ("b.json", other)):
-        document = {
-            "requestContext": {"condition": "MaximumRecordAgeExceeded"},
-            "KafkaBatchInfo": {"topic": batch[0]["topic"], "partition": batch[0]["partition"]},
-            "payload": kafka_event(batch),
+        document = aws_document("kafka-on-failure-s3.json") | {
+            "payload": json.dumps(kafka_event(batch))
         }
-        s3.put_object(Bucket=bucket, Key=f"msk/{name}", Body=json.dumps(document).encode())
-    s3.put_object(Bucket=bucket, Key="msk/garbage.json", Body=b"not json")
+        s3.put_object(Bucket=bucket, Key=f"aws/lambda/{name}", Body=json.dumps(document).encode())
+    s3.put_object(Bucket=bucket, Key="aws/lambda/garbage.json", Body=b"not json")
 
-    run = Cli(capsys, AWS_ENDPOINT_URL_SQS=moto_server_endpoint, AWS_ENDPOINT_URL_S3=moto_server_endpoint)(
-        "kafka-replay", "--from", f"s3://{bucket}/msk/", "--to", replay_queue,
-        "--topic", TOPIC, "--json",
+    env = {
+        "AWS_ENDPOINT_URL_SQS": moto_server_endpoint,
+        "AWS_ENDPOINT_URL_S3": moto_server_endpoint,
+    }
+    run = Cli(capsys, **env)(
+        "replay", "--from", f"s3://{bucket}/aws/lambda/", "--to", replay_queue,
+        "--topic", "payments", "--json",
     )  # fmt: skip
 
-    report = json.loads(run.out)
+    report = run.json()
     assert run.code == 1  # the object that is no failure record is reported
-    assert (report["sent"], report["filtered_out"]) == (3, 1)
-    assert any("not JSON" in error for error in report["errors"])
+    assert (report["received"], report["sent"], report["filtered_out"]) == (3, 3, 1)
+    assert [k["reason"] for k in report["kept"] if not k["filtered"]] == ["not JSON"]
     assert deliver_replay_queue(aws, module, replay_queue) == {"batchItemFailures": []}
     assert aws.balance("cust-s3") == (30, 3)
     assert aws.balance("cust-other") == (0, 0)
+    assert len(s3.list_objects_v2(Bucket=bucket)["Contents"]) == 3  # S3 objects stay
+
+
+@pytest.mark.parametrize(
+    ("record", "says"),
+    [
+        (lambda c: kafka_failure({f"{TOPIC}-0": (3, 1)}, c), "offsets 3..1 run backwards"),
+        (lambda c: kafka_failure({"no-such-topic-0": (0, 1)}, c), "no topic 'no-such-topic'"),
+        (lambda c: kafka_failure({f"{TOPIC}-0": (0, 9)}, c), "7 offsets not in the cluster"),
+        (lambda c: kafka_failure({f"{TOPIC}-0": (0, 1)}, None), "pass --bootstrap-servers"),
+        (lambda c: '{"requestContext": {}}', "neither KafkaBatchInfo nor DDBStreamBatchInfo"),
+    ],
+    ids=["backwards", "unknown-topic", "missing-offsets", "no-cluster", "not-a-record"],
+)
+def test_a_record_that_cannot_be_replayed_whole_is_kept_and_reported(
+    cluster: str,
+    moto_server_endpoint: str,
+    capsys: pytest.CaptureFixture[str],
+    record: Any,
+    says: str,
+    aws: AppState,
+) -> None:
+    produce(cluster, [b'{"n": 1}', b'{"n": 2}', b'{"n": 3}'], partition=0)
+    failures = create_queue(aws.sqs, f"f-{uuid.uuid4().hex[:8]}")
+    target = create_queue(aws.sqs, f"t-{uuid.uuid4().hex[:8]}")
+    aws.sqs.send_message(QueueUrl=failures, MessageBody=record(cluster))
+
+    run = Cli(capsys, AWS_ENDPOINT_URL_SQS=moto_server_endpoint)(
+        "replay", "--from", failures, "--to", target
+    )
+
+    assert run.code == 1
+    assert says in run.err
+    assert "1 failure records received: 0 replayed, 1 kept" in run.out
+    assert visible(aws.sqs, failures) == 1  # kept, and visible at once for the next run
+
+
+def test_an_unreachable_cluster_is_one_line_and_exit_1_before_anything_is_received(
+    moto_server_endpoint: str, capsys: pytest.CaptureFixture[str], aws: AppState
+) -> None:
+    failures = create_queue(aws.sqs, f"f-{uuid.uuid4().hex[:8]}")
+    target = create_queue(aws.sqs, f"t-{uuid.uuid4().hex[:8]}")
+    aws.sqs.send_message(
+        QueueUrl=failures, MessageBody=kafka_failure({f"{TOPIC}-0": (0, 1)}, "127.0.0.1:9")
+    )
+    cli = Cli(capsys, AWS_ENDPOINT_URL_SQS=moto_server_endpoint)
+    for extra in ((), ("--bootstrap-servers", "127.0.0.1:9")):
+        started = time.monotonic()
+        run = cli("replay", "--from", failures, "--to", target, *extra)
+        assert run.code == 1 and time.monotonic() - started < 15
+        assert run.err.count("\n") == 1, run.err
+        assert "cannot reach the Kafka cluster at 127.0.0.1:9" in run.err
+        assert visible(aws.sqs, failures) == 1  # nothing was hidden
+
+
+def test_records_in_flight_elsewhere_are_counted_and_fail_the_run(
+    moto_server_endpoint: str, capsys: pytest.CaptureFixture[str], aws: AppState
+) -> None:
+    failures = create_queue(aws.sqs, f"f-{uuid.uuid4().hex[:8]}")
+    target = create_queue(aws.sqs, f"t-{uuid.uuid4().hex[:8]}")
+    aws.sqs.send_message(QueueUrl=failures, MessageBody=kafka_failure({f"{TOPIC}-0": (0, 1)}, None))
+    # Another reader (an earlier run stopped hard, a console) holds it.
+    assert aws.sqs.receive_message(QueueUrl=failures, VisibilityTimeout=60)["Messages"]
+
+    run = Cli(capsys, AWS_ENDPOINT_URL_SQS=moto_server_endpoint)(
+        "replay", "--from", failures, "--to", target
+    )
+
+    assert run.code == 1
+    assert "0 failure records received" in run.out and "1 more in flight elsewhere" in run.out
+    assert "come back after their visibility timeout" in run.err
+
+
+# ---------------------------------------------------------------------------- streams
+
+
+def outbox_table(dynamodb: Any) -> tuple[str, str]:
+    table = f"outbox-{uuid.uuid4().hex[:8]}"
+    create_domain_table(dynamodb, table)
+    dynamodb.update_table(
+        TableName=table, StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
+    )
+    return table, dynamodb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
+
+
+def put_outbox(dynamodb: Any, table: str, n: int, now: float) -> str:
+    message_id, item = outbox_item(
+        destination="notifications",
+        body={"event_id": f"ntf-{n}", "customer_id": "c-1", "order_id": f"o-{n}", "template": "t"},
+        message_id=f"ntf-{n}",
+        attributes=None,
+        group_id=None,
+        key_attributes=("pk", "sk"),
+        ttl_attribute="expires_at",
+        ttl_seconds=3600,
+        now=now,
+    )
+    from boto3.dynamodb.types import TypeSerializer
+
+    serializer = TypeSerializer()
+    dynamodb.put_item(TableName=table, Item={k: serializer.serialize(v) for k, v in item.items()})
+    return message_id
+
+
+def stream_failure(dynamodb: Any, stream_arn: str, arrivals: tuple[str, str] | None) -> str:
+    """AWS's DDBStreamBatchInfo for the whole shard, its ARN as the local stack writes it (the
+    template's region and account, DynamoDB Local's own label)."""
+    streams = boto3.client("dynamodbstreams", endpoint_url=dynamodb.meta.endpoint_url)
+    shard = streams.describe_stream(StreamArn=stream_arn)["StreamDescription"]["Shards"][0]
+    iterator = streams.get_shard_iterator(
+        StreamArn=stream_arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    records = streams.get_records(ShardIterator=iterator)["Records"]
+    document = copy.deepcopy(aws_document("dynamodb-streams-on-failure.json"))
+    info = document["DDBStreamBatchInfo"]
+    table, label = stream_arn.split(":table/", 1)[1].split("/stream/")
+    info |= {
+        "shardId": shard["ShardId"],
+        "startSequenceNumber": records[0]["dynamodb"]["SequenceNumber"],
+        "endSequenceNumber": records[-1]["dynamodb"]["SequenceNumber"],
+        "batchSize": len(records),
+        "streamArn": f"arn:aws:dynamodb:{REGION}:123456789012:table/{table}/stream/{label}",
+    }
+    if arrivals is None:
+        del info["approximateArrivalOfFirstRecord"], info["approximateArrivalOfLastRecord"]
+    else:
+        info["approximateArrivalOfFirstRecord"], info["approximateArrivalOfLastRecord"] = arrivals
+    return json.dumps(document)
+
+
+def test_an_outbox_relays_stream_failure_is_replayed_from_the_stream_or_else_the_table(
+    dynamodb_local_endpoint: str,
+    moto_server_endpoint: str,
+    capsys: pytest.CaptureFixture[str],
+    aws: AppState,
+) -> None:
+    dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
+    table, stream_arn = outbox_table(dynamodb)
+    now = time.time()
+    sent = [put_outbox(dynamodb, table, n, now) for n in range(3)]
+    dynamodb.put_item(TableName=table, Item={"pk": {"S": "ORDER#1"}, "sk": {"S": "SHIPMENT"}})
+    failures = create_queue(aws.sqs, f"relay-failures-{uuid.uuid4().hex[:8]}")
+    notifications = create_queue(aws.sqs, f"notifications-{uuid.uuid4().hex[:8]}")
+    window = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),) * 2
+    aws.sqs.send_message(
+        QueueUrl=failures, MessageBody=stream_failure(dynamodb, stream_arn, window)
+    )
+    cli = Cli(
+        capsys,
+        AWS_ENDPOINT_URL_SQS=moto_server_endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB=dynamodb_local_endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB_STREAMS=dynamodb_local_endpoint,
+    )
+
+    run = cli("replay", "--from", failures, "--to", notifications)
+
+    assert run.code == 0, run.err
+    assert (
+        "sent 3 outbox items" in run.err and "from the stream, named for notifications" in run.err
+    )
+    relayed = receive_all(aws.sqs, notifications, delete=True)
+    ids = sorted(m["MessageAttributes"][MESSAGE_ID_ATTRIBUTE]["StringValue"] for m in relayed)
+    assert ids == sent
+    assert visible(aws.sqs, failures) == 0
+
+    # The stream no longer holds the range (another shard, as after 24 hours): the table does.
+    gone = json.loads(stream_failure(dynamodb, stream_arn, window))
+    gone["DDBStreamBatchInfo"]["shardId"] = "shardId-00000000000000000000-00000000"
+    aws.sqs.send_message(QueueUrl=failures, MessageBody=json.dumps(gone))
+    run = cli("replay", "--from", failures, "--to", notifications)
+    assert run.code == 0, run.err
+    assert "sent 3 outbox items" in run.err and "from the table" in run.err
+    assert len(receive_all(aws.sqs, notifications, delete=True)) == 3
+
+    # Gone from the stream, and no arrival times to find them in the table: kept.
+    gone["DDBStreamBatchInfo"].pop("approximateArrivalOfFirstRecord")
+    aws.sqs.send_message(QueueUrl=failures, MessageBody=json.dumps(gone))
+    run = cli("replay", "--from", failures, "--to", notifications)
+    assert run.code == 1 and "no arrival times" in run.err
+    assert visible(aws.sqs, failures) == 1

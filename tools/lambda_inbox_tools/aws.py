@@ -120,8 +120,13 @@ class Aws:
         return client
 
     def s3(self) -> Any:
-        """An S3 client (kafka-replay reads an S3 on-failure destination)."""
+        """An S3 client (replay reads an S3 on-failure destination)."""
         return self._client("s3", 5)
+
+    def streams(self) -> Any:
+        """A DynamoDB Streams client (replay reads a stream again); its endpoint is
+        `--endpoint-url`, else boto3's `AWS_ENDPOINT_URL_DYNAMODB_STREAMS`."""
+        return self._client("dynamodbstreams", 5)
 
     def where(self, service: str | None = None) -> str:
         """Where requests (of `service`, else of any client made) go, for messages."""

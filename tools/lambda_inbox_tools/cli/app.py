@@ -11,10 +11,10 @@ import typer
 
 from . import (
     inspect_commands,
-    kafka_replay_command,
     local_command,
     reap_command,
     redrive_command,
+    replay_command,
     send_command,
 )
 from .common import command
@@ -54,7 +54,7 @@ command.install(
         inspect_commands,
         reap_command,
         redrive_command,
-        kafka_replay_command,
+        replay_command,
         send_command,
         local_command,
     ),

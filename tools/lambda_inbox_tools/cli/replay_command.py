@@ -1,5 +1,6 @@
-"""`kafka-replay`: replay what a Kafka event source gave up on (`lambda_inbox_tools.kafka_replay`),
-with progress, a dry run, filters, and a clean stop on SIGINT or SIGTERM."""
+"""`replay` (alias `kafka-replay`): republish what an event source mapping gave up on
+(`lambda_inbox_tools.replay`), with progress, a dry run, filters, and a clean stop on SIGINT or
+SIGTERM."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..aws import UsageProblem, resolve_queue
-from ..kafka_replay import Auth, ClusterReader, KafkaReplay, ReplayReport
+from ..aws import Aws, Failure, UsageProblem, resolve_queue
+from ..replay import Auth, ClusterError, Clusters, Replay, ReplayReport, StreamReader
 from .common import (
     EndpointOption,
     JsonOption,
@@ -19,22 +20,28 @@ from .common import (
 )
 from .render import Output
 
-
-@command(
-    name="kafka-replay",
-    epilog="Examples:\n\n"
-    "  lambda-inbox kafka-replay --from payment-msk-failures --to payment-replay \\\n"
-    "      --bootstrap-servers b-1.payments.kafka.us-east-1.amazonaws.com:9098 --auth msk-iam\n"
-    "  lambda-inbox kafka-replay --from s3://payment-failures/msk/ --to payment-replay\n"
-    "  lambda-inbox kafka-replay --from payment-msk-failures --to payment-replay \\\n"
-    "      --bootstrap-servers 127.0.0.1:9092 --topic payments --partition 3 --dry-run\n\n"
-    "An SQS on-failure destination holds offsets only: the records are read again from the "
-    "cluster (--bootstrap-servers), then sent to --to with their bytes, key, headers and "
-    "coordinates, and the failure record is deleted once its whole batch is sent. An S3 "
-    "destination holds the records; its objects are left in place. Safe to interrupt and rerun: "
-    "the consumer's inbox makes a record that committed before a no-op.",
+EPILOG = (
+    "Examples:\n\n"
+    "  lambda-inbox replay --from payment-msk-failures --to payment-replay --dry-run\n"
+    "  lambda-inbox replay --from payment-msk-failures --to payment-replay --auth msk-iam\n"
+    "  lambda-inbox replay --from payment-msk-failures --to payment-replay \\\n"
+    "      --bootstrap-servers 127.0.0.1:9092 --topic payments --partition 3\n"
+    "  lambda-inbox replay --from s3://payment-failures/aws/lambda/ --to payment-replay\n"
+    "  lambda-inbox replay --from outbox-relay-failures --to notifications\n\n"
+    "Reads the on-failure records of a Kafka (MSK, self-managed) or DynamoDB Streams event source "
+    "mapping, as AWS writes them, from an SQS queue or S3 objects. A Kafka record names offsets "
+    "per partition and the cluster (its bootstrapServers; --bootstrap-servers overrides them): "
+    "the records are read again and sent to --to with their bytes, key, headers and "
+    "coordinates. A stream record names a range of the stream: the outbox items in it are read "
+    "again (from the table when the stream no longer holds them) and sent as the relay sends "
+    "them. An SQS failure record is deleted once all it names was sent; one that cannot be "
+    "replayed whole is kept and reported. S3 objects stay. Safe to interrupt and rerun: the "
+    "consumer's inbox makes what committed before a no-op. Exit status: 0 everything received "
+    "was replayed (or filtered out), 1 something was kept or is still in flight, 2 usage error."
 )
-def kafka_replay(
+
+
+def replay(
     source: Annotated[
         str,
         typer.Option(
@@ -53,7 +60,7 @@ def kafka_replay(
         typer.Option(
             "--bootstrap-servers",
             metavar="HOST:PORT",
-            help="The cluster to read the offsets from (needed for an SQS destination).",
+            help="Read Kafka offsets from this cluster instead of the one each record names.",
         ),
     ] = None,
     auth: Annotated[
@@ -62,11 +69,11 @@ def kafka_replay(
     ] = "none",
     topic: Annotated[
         list[str] | None,
-        typer.Option("--topic", metavar="TOPIC", help="Only batches of TOPIC; repeat for more."),
+        typer.Option("--topic", metavar="TOPIC", help="Only Kafka batches of TOPIC; repeat."),
     ] = None,
     partition: Annotated[
         list[int] | None,
-        typer.Option("--partition", metavar="N", help="Only batches of partition N; repeat."),
+        typer.Option("--partition", metavar="N", help="Only Kafka batches of partition N; repeat."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Send and delete nothing; count what would go.")
@@ -85,66 +92,109 @@ def kafka_replay(
     region: RegionOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Replay Kafka batches an event source gave up on into a queue feeding the consumer."""
+    """Republish what a Kafka or DynamoDB Streams event source gave up on (see the epilog)."""
     if auth not in ("none", "msk-iam"):
         raise typer.BadParameter("none or msk-iam", param_hint="--auth")
     cluster_auth: Auth = "msk-iam" if auth == "msk-iam" else "none"
+    if bootstrap_servers is not None and not bootstrap_servers.strip():
+        raise typer.BadParameter(
+            "empty: pass HOST:PORT[,HOST:PORT...]", param_hint="--bootstrap-servers"
+        )
     with session(json_output=json_output, endpoint_url=endpoint_url, region=region) as (out, aws):
         sqs = aws.sqs()
         to_queue = resolve_queue(sqs, destination, option="--to", where=aws.where("sqs"))
-        region_name = sqs.meta.region_name
-
-        def reader() -> ClusterReader:
-            if not bootstrap_servers:
-                raise UsageProblem(
-                    "the failure records hold offsets only: pass --bootstrap-servers"
-                )
-            return ClusterReader(bootstrap_servers, auth=cluster_auth, region=region_name)
-
+        bucket, prefix = _bucket(source)
+        from_queue = (
+            None if bucket else resolve_queue(sqs, source, option="--from", where=aws.where("sqs"))
+        )
+        if bucket:
+            _check_bucket(aws, bucket)
+        clusters = Clusters(
+            bootstrap_servers and bootstrap_servers.strip(),
+            auth=cluster_auth,
+            region=sqs.meta.region_name,
+        )
         with interrupt_on_signals() as stop:
             stop.graceful = True
-            replay = KafkaReplay(
+            run = Replay(
                 sqs,
                 to_queue.url,
-                reader=reader,
+                clusters=clusters,
+                streams=StreamReader(aws.streams(), aws.dynamodb()),
                 topics=topic or (),
                 partitions=partition or (),
                 dry_run=dry_run,
                 stop=stop,
-                on_progress=lambda report, line: out.note(line),
+                on_progress=out.note,
             )
-            if source.startswith("s3://"):
-                bucket, _, prefix = source.removeprefix("s3://").partition("/")
-                if not bucket:
-                    raise UsageProblem("--from s3://BUCKET/PREFIX needs a bucket")
+            try:
+                if clusters.override:  # checked before anything is received
+                    clusters.reader(clusters.override)
+                if from_queue is not None:
+                    run.check_queue(from_queue.url)
+            except ClusterError as error:
+                clusters.close()
+                hint = "" if clusters.override else "; pass --bootstrap-servers to read another"
+                raise Failure(f"{error}{hint}") from None
+            if bucket:
                 out.note(f"replaying s3://{bucket}/{prefix} -> {to_queue.name}")
-                replay.from_bucket(aws.s3(), bucket, prefix)
-            else:
-                from_queue = resolve_queue(sqs, source, option="--from", where=aws.where("sqs"))
+                run.from_bucket(aws.s3(), bucket, prefix)
+            elif from_queue is not None:
                 out.note(f"replaying {from_queue.name} -> {to_queue.name}")
-                replay.from_queue(from_queue.url, visibility_timeout=visibility_timeout)
-        _summary(out, replay.report)
-        if not replay.report.ok:
+                run.from_queue(from_queue.url, visibility_timeout=visibility_timeout)
+        _summary(out, run.report)
+        if not run.report.ok:
             raise typer.Exit(1)
 
 
+command(
+    name="replay",
+    epilog=EPILOG,
+    help="Replay what a Kafka or DynamoDB Streams event source gave up on (alias: kafka-replay).",
+)(replay)
+command(
+    name="kafka-replay",
+    epilog=EPILOG,
+    help="Alias of replay: replay what a Kafka or DynamoDB Streams event source gave up on.",
+)(replay)
+
+
+def _bucket(source: str) -> tuple[str | None, str]:
+    if not source.startswith("s3://"):
+        return None, ""
+    bucket, _, prefix = source.removeprefix("s3://").partition("/")
+    if not bucket:
+        raise UsageProblem("--from s3://BUCKET/PREFIX needs a bucket")
+    return bucket, prefix
+
+
+def _check_bucket(aws: Aws, bucket: str) -> None:
+    from botocore.exceptions import ClientError
+
+    try:
+        aws.s3().head_bucket(Bucket=bucket)
+    except ClientError as error:
+        raise UsageProblem(
+            f"--from: no bucket {bucket!r} at {aws.where('s3')} "
+            f"({error.response.get('Error', {}).get('Code', '')})"
+        ) from error
+
+
 def _summary(out: Output, report: ReplayReport) -> None:
-    for error in report.errors:
-        out.warn(error)
-    for label, offsets in report.missing.items():
-        shown = ", ".join(str(o) for o in offsets[:10]) + (" ..." if len(offsets) > 10 else "")
+    for kept in report.problems:
+        out.warn(f"kept {kept.origin}: {kept.reason}")
+    if report.untouched:
         out.warn(
-            f"{label}: {len(offsets)} offsets not in the cluster ({shown}): deleted by retention "
-            "or compaction, or beyond the partition's end; its failure record is kept"
+            f"interrupted: {report.untouched} failure records received and not looked at are "
+            "visible again; run it again"
         )
-    if report.interrupted:
-        out.warn("interrupted: the failure records not replayed are still there; run it again")
+    if report.in_flight:
+        out.warn(
+            f"{report.in_flight} failure records are in flight, received by another reader (an "
+            "earlier run, a console): they come back after their visibility timeout; run again then"
+        )
     if out.json_mode:
         document: dict[str, Any] = report.document()
         out.emit(document)
         return
-    sent = f"would send {report.would_send}" if report.dry_run else f"sent {report.sent}"
-    out.out.print(
-        f"{report.batches} failed batches: {report.replayed} replayed, {report.incomplete} "
-        f"with offsets missing, {report.filtered} filtered out; {sent} records"
-    )
+    out.out.print(report.summary())

@@ -1,19 +1,28 @@
-"""`lambda-inbox kafka-replay`: what a Kafka event source gave up on, read again and republished
-to a queue that feeds the same consumer. No Typer or Rich here (the command line is in
-`cli.kafka_replay_command`); confluent-kafka loads only when a batch needs the cluster."""
+"""`lambda-inbox replay`: what an event source mapping gave up on, read again from its
+on-failure record and republished to a queue that feeds the same consumer. Kafka batches (MSK
+or self-managed: records kept by an S3 destination, else read from the cluster) and DynamoDB
+stream batches of outbox items. No Typer or Rich here (the command line is
+`cli.replay_command`); confluent-kafka loads only when a batch needs a cluster."""
 
 from .cluster import Auth, ClusterError, ClusterReader
-from .failures import FailedBatch, NotAFailureRecord, failed_batches
-from .replay import REPLAY_CODE, KafkaReplay, ReplayReport
+from .failures import FailureRecord, KafkaBatch, NotAFailureRecord, StreamBatch, failure_record
+from .report import Kept, ReplayReport
+from .run import REPLAY_CODE, Clusters, Replay
+from .streams import StreamReader
 
 __all__ = [
     "REPLAY_CODE",
     "Auth",
     "ClusterError",
     "ClusterReader",
-    "FailedBatch",
-    "KafkaReplay",
+    "Clusters",
+    "FailureRecord",
+    "KafkaBatch",
+    "Kept",
     "NotAFailureRecord",
+    "Replay",
     "ReplayReport",
-    "failed_batches",
+    "StreamBatch",
+    "StreamReader",
+    "failure_record",
 ]

@@ -5,11 +5,15 @@ made by AWS's signer library (`aws-msk-iam-sasl-signer-python`) from boto3's cre
 is a plaintext cluster (a local one). Records come back in the shape Lambda's Kafka event gives
 them (base64 key and value, headers as byte lists), so the library's own Kafka adapter reads
 them as it reads an event.
+
+librdkafka's own log lines go to a silent logger: a cluster that cannot be reached is one
+`ClusterError` after `CHECK_SECONDS`, not a screen of reconnection attempts.
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -18,10 +22,16 @@ from typing import Any, Literal
 Auth = Literal["none", "msk-iam"]
 #: How long one read waits for records that do not come (the range is beyond the partition's end).
 READ_TIMEOUT_SECONDS = 10.0
+#: How long the first contact with a cluster may take before it counts as unreachable.
+CHECK_SECONDS = 5.0
+
+_SILENT = logging.getLogger("lambda_inbox_tools.replay.librdkafka")
+_SILENT.addHandler(logging.NullHandler())
+_SILENT.propagate = False
 
 
 class ClusterError(RuntimeError):
-    """The cluster could not be read (unreachable, refused, no such topic)."""
+    """The cluster could not be read (unreachable, refused, no such topic or partition)."""
 
 
 @dataclass
@@ -37,11 +47,13 @@ def client_config(bootstrap: str, auth: Auth, region: str | None) -> dict[str, A
     """confluent-kafka's settings for a consumer that reads and never commits."""
     config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
-        "group.id": f"lambda-inbox-kafka-replay-{uuid.uuid4().hex[:12]}",
+        "group.id": f"lambda-inbox-replay-{uuid.uuid4().hex[:12]}",
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
         "auto.offset.reset": "earliest",
-        "log_level": 3,
+        "allow.auto.create.topics": False,
+        "socket.connection.setup.timeout.ms": int(CHECK_SECONDS * 1000),
+        "logger": _SILENT,
     }
     if auth == "msk-iam":
         if not region:
@@ -74,7 +86,8 @@ def msk_iam_token(region: str) -> Any:
 
 
 class ClusterReader:
-    """One consumer for the whole replay; each `read` assigns a partition at an offset."""
+    """One consumer per cluster for the whole replay; each `read` assigns a partition at an
+    offset. `check()` reaches the cluster once (and learns its topics) or raises."""
 
     def __init__(self, bootstrap: str, *, auth: Auth = "none", region: str | None = None) -> None:
         try:
@@ -83,7 +96,30 @@ class ClusterReader:
             raise ClusterError(
                 "reading the cluster needs confluent-kafka: pip install 'lambda-inbox[kafka-replay]'"
             ) from None
+        self.bootstrap = bootstrap
         self._consumer = Consumer(client_config(bootstrap, auth, region))
+        self._partitions: dict[str, int] | None = None
+
+    def check(self, timeout: float = CHECK_SECONDS) -> dict[str, int]:
+        """The cluster's topics and their partition counts; `ClusterError` when it cannot be
+        reached within `timeout` seconds."""
+        if self._partitions is None:
+            from confluent_kafka import KafkaException
+
+            try:
+                metadata = self._consumer.list_topics(timeout=timeout)
+            except KafkaException as error:
+                reason = error.args[0].str() if error.args else str(error)
+                raise ClusterError(
+                    f"cannot reach the Kafka cluster at {self.bootstrap} within {timeout:g} s "
+                    f"({reason})"
+                ) from None
+            self._partitions = {
+                name: len(topic.partitions)
+                for name, topic in metadata.topics.items()
+                if topic.error is None
+            }
+        return self._partitions
 
     def read(
         self,
@@ -96,6 +132,13 @@ class ClusterReader:
     ) -> RangeRead:
         from confluent_kafka import KafkaException, TopicPartition
 
+        partitions = self.check()
+        if topic not in partitions:
+            raise ClusterError(f"no topic {topic!r} on the cluster at {self.bootstrap}")
+        if not 0 <= partition < partitions[topic]:
+            raise ClusterError(
+                f"topic {topic!r} has {partitions[topic]} partitions: no partition {partition}"
+            )
         found = RangeRead()
         try:
             low, high = self._consumer.get_watermark_offsets(

@@ -1,0 +1,163 @@
+"""The outbox items a DynamoDB Streams event source gave up on, read again.
+
+An on-failure record of a stream (`DDBStreamBatchInfo`) holds no records: they are read again
+from the stream, from the first sequence number to the last, while the stream still holds them
+(24 hours). Only `INSERT` records of outbox items count, as for the relay itself
+(`lambda_inbox.relay`). Past that, the items themselves may still be in their table (until
+their TTL): every outbox item written while the batch's records arrived (the record's
+`approximateArrivalOf...` times, widened by `ARRIVAL_SLACK_SECONDS`), a superset at worst,
+which the receiver's inbox absorbs.
+
+Each page is read from an iterator made for it (`AT_SEQUENCE_NUMBER` / `AFTER_SEQUENCE_NUMBER`),
+never from a previous answer's `NextShardIterator`: DynamoDB Local numbers stream records across
+tables, and its next iterators point past the shard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import ClientError
+
+from lambda_inbox.outbox import CREATED_AT, MESSAGE_ID, OutboxMessage
+
+from .failures import StreamBatch
+
+#: How far before the first and after the last arrival the table fallback looks.
+ARRIVAL_SLACK_SECONDS = 60
+PAGE = 1000
+_GONE = ("TrimmedDataAccessException", "ResourceNotFoundException", "ExpiredIteratorException")
+_DESERIALIZER = TypeDeserializer()
+
+
+@dataclass
+class StreamRead:
+    """The outbox messages of a batch, where they were found, and what could not be read."""
+
+    messages: list[OutboxMessage] = field(default_factory=list)
+    #: "stream" or "table"
+    found_in: str = "stream"
+    #: Records that are no outbox item or no INSERT (ignored, as the relay ignores them).
+    ignored: int = 0
+    #: Why the batch could not be read whole (None: it was).
+    problem: str | None = None
+
+
+def plain(image: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _DESERIALIZER.deserialize(value) for name, value in image.items()}
+
+
+class StreamReader:
+    """Reads stream batches back (`streams`: a DynamoDB Streams client; `dynamodb`: the
+    table's, for the fallback)."""
+
+    def __init__(self, streams: Any, dynamodb: Any) -> None:
+        self.streams = streams
+        self.dynamodb = dynamodb
+
+    def read(self, batch: StreamBatch) -> StreamRead:
+        try:
+            records = self._records(batch)
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            if code not in _GONE:
+                raise
+            return self._from_table(batch, f"the stream no longer holds them ({code})")
+        found = StreamRead()
+        for record in records:
+            message = self._message(record, found)
+            if message is not None:
+                found.messages.append(message)
+        if not records:
+            return self._from_table(batch, "the stream no longer holds them")
+        return found
+
+    def _stream_arn(self, batch: StreamBatch) -> str:
+        """The record's stream, or the table's stream of the same label where the endpoint
+        knows it under another ARN (DynamoDB Local's own region and account)."""
+        try:
+            self.streams.describe_stream(StreamArn=batch.stream_arn, Limit=1)
+            return batch.stream_arn
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+                raise
+            missing = error
+        table = self.dynamodb.describe_table(TableName=batch.table)["Table"]
+        latest = str(table.get("LatestStreamArn", ""))
+        label = batch.stream_arn.rsplit("/stream/", 1)[-1]
+        if not latest.endswith(f"/stream/{label}"):
+            raise missing
+        return latest
+
+    def _records(self, batch: StreamBatch) -> list[dict[str, Any]]:
+        arn = self._stream_arn(batch)
+        end = int(batch.end)
+        found: list[dict[str, Any]] = []
+        kind, position = "AT_SEQUENCE_NUMBER", batch.start
+        while True:
+            iterator = self.streams.get_shard_iterator(
+                StreamArn=arn,
+                ShardId=batch.shard_id,
+                ShardIteratorType=kind,
+                SequenceNumber=position,
+            )["ShardIterator"]
+            page = self.streams.get_records(ShardIterator=iterator, Limit=PAGE).get("Records", [])
+            if not page:
+                return found
+            for record in page:
+                number = str(record["dynamodb"]["SequenceNumber"])
+                if int(number) > end:
+                    return found
+                found.append(record)
+            kind, position = "AFTER_SEQUENCE_NUMBER", str(page[-1]["dynamodb"]["SequenceNumber"])
+
+    @staticmethod
+    def _message(record: Mapping[str, Any], found: StreamRead) -> OutboxMessage | None:
+        image = (record.get("dynamodb") or {}).get("NewImage")
+        if record.get("eventName") != "INSERT" or not isinstance(image, Mapping):
+            found.ignored += 1
+            return None
+        message = OutboxMessage.from_item(plain(image))
+        if message is None:
+            found.ignored += 1
+        return message
+
+    def _from_table(self, batch: StreamBatch, why: str) -> StreamRead:
+        found = StreamRead(found_in="table")
+        first, last = _epoch(batch.first_arrival), _epoch(batch.last_arrival)
+        if first is None or last is None:
+            found.problem = f"{why}, and the record has no arrival times to find them in the table"
+            return found
+        paginator = self.dynamodb.get_paginator("scan")
+        pages = paginator.paginate(
+            TableName=batch.table,
+            FilterExpression="attribute_exists(#id) AND #at BETWEEN :from AND :to",
+            ExpressionAttributeNames={"#id": MESSAGE_ID, "#at": CREATED_AT},
+            ExpressionAttributeValues={
+                ":from": {"N": str(first - ARRIVAL_SLACK_SECONDS)},
+                ":to": {"N": str(last + ARRIVAL_SLACK_SECONDS)},
+            },
+            ConsistentRead=True,
+        )
+        for page in pages:
+            for item in page.get("Items", []):
+                message = OutboxMessage.from_item(plain(item))
+                if message is not None:
+                    found.messages.append(message)
+        found.messages.sort(key=lambda m: (m.created_at, m.message_id))
+        if not found.messages:
+            found.problem = f"{why}, and the table holds no outbox item written then"
+        return found
+
+
+def _epoch(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
