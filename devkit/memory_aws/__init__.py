@@ -12,13 +12,16 @@ What it answers, and how far:
 
 - DynamoDB: `CreateTable` / `DescribeTable` / `DeleteTable` / `UpdateTimeToLive` (key schema
   only; indexes and TTL accepted and ignored), `GetItem`, `PutItem`, `DeleteItem` (with
-  `ConditionExpression`), `BatchGetItem` (top-level `ProjectionExpression`), `Scan` (one page, no
-  filter) and `TransactWriteItems` (`Put`, `Delete`, `ConditionCheck`; all or nothing, one action
-  per item, at most 100). Condition expressions: `attribute_exists`, `attribute_not_exists`,
-  `=`, `<>`, `<`, `<=`, `>`, `>=` on top-level attributes, `AND`, `OR`, `NOT`, parentheses.
-  Refused as DynamoDB refuses them: items beyond 400 KB, missing or empty key attributes, text
-  that is not UTF-8. `UpdateItem` / `Update` and anything else raise `NotImplementedError`: use
-  moto or DynamoDB Local for them. Reads are always consistent; `ClientRequestToken` is ignored.
+  `ConditionExpression`), `UpdateItem` (`SET a = :v` and `ADD n :v`, with a condition),
+  `BatchGetItem` (top-level `ProjectionExpression`), `Scan` (one page, no filter), `Query` (the
+  hash key's equality, one page) and `TransactWriteItems` (`Put`, `Delete`, `ConditionCheck`,
+  `Update`; all or nothing, one action per item, at most 100). Condition expressions: `attribute_exists`,
+  `attribute_not_exists`, `=`, `<>`, `<`, `<=`, `>`, `>=` on top-level attributes, `AND`, `OR`,
+  `NOT`, parentheses. Refused as DynamoDB refuses them: items beyond 400 KB, missing or empty key
+  attributes, text that is not UTF-8. Anything else raises `NotImplementedError`: use moto or
+  DynamoDB Local for it. Reads are always consistent;
+  `ClientRequestToken` is ignored. `botocore_client(service)` is the plain botocore client, for
+  hooks on `before-call` / `after-call`.
 - SQS: `CreateQueue`, `SendMessage`, `SendMessageBatch`, `ReceiveMessage`, `DeleteMessage`,
   `DeleteMessageBatch`, `GetQueueAttributes` (message counts). FIFO queues (name ending in
   `.fifo`) need a group id and a deduplication id, and drop a message whose deduplication id was

@@ -17,6 +17,7 @@ from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enfor
 from .client import _http, _MemoryClient, _metadata
 from .conditions import _condition_holds
 from .stores import MemoryQueue, MemoryTable, _attributes_md5, _md5, _project
+from .updates import queried, updated
 from .values import (
     _PARAMS,
     FIFO_DEDUPLICATION_SECONDS,
@@ -77,6 +78,13 @@ class MemoryAws:
         real.meta.events.register(f"before-parameter-build.{service}", keep)
         real.meta.events.register(f"before-call.{service}", respond)
         return _MemoryClient(real, self._respond)  # type: ignore[return-value]
+
+    def botocore_client(self, service: Literal["dynamodb", "sqs"]) -> Any:
+        """The plain botocore client behind `client(service)`: every call goes through botocore
+        whole (`before-call` and `after-call` hooks included, as the testing kit's crashes need)
+        and is answered from memory at `before-call`."""
+        wrapper: Any = self.client(service)
+        return wrapper._real
 
     def _respond(
         self, service: str, operation: str, params: dict[str, Any]
@@ -173,6 +181,22 @@ class MemoryAws:
             return {"Items": found, "Count": len(found), "ScannedCount": len(found)}
         if operation == "TransactWriteItems":
             return self._transact(params["TransactItems"])
+        if operation == "UpdateItem":
+            table = self._table(params["TableName"])
+            key = table.key_of(params["Key"], what="key")
+            current = table.items.get(key)
+            if not _condition_holds(params, current):
+                raise MemoryAwsError(
+                    "ConditionalCheckFailedException", "The conditional request failed"
+                )
+            item = updated(current, params["Key"], params)
+            _check_item(item)
+            table.items[key] = item
+            return {}
+        if operation == "Query":
+            table = self._table(params["TableName"])
+            found = queried(list(table.items.values()), table.key_names[0], params)
+            return {"Items": found, "Count": len(found), "ScannedCount": len(found)}
         raise NotImplementedError(f"memory DynamoDB does not answer {operation}")
 
     def _batch_get(self, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -199,7 +223,7 @@ class MemoryAws:
             if kind == "Put":
                 key = table.key_of(request["Item"])
                 _check_item(request["Item"])
-            elif kind in ("Delete", "ConditionCheck"):
+            elif kind in ("Delete", "ConditionCheck", "Update"):
                 key = table.key_of(request["Key"], what="key")
             else:
                 raise NotImplementedError(f"memory DynamoDB: transaction action {kind}")
@@ -234,6 +258,8 @@ class MemoryAws:
                 table.items[key] = dict(request["Item"])
             elif kind == "Delete":
                 table.items.pop(key, None)
+            elif kind == "Update":
+                table.items[key] = updated(table.items.get(key), request["Key"], request)
         return {}
 
     # ---- SQS ------------------------------------------------------------------------------

@@ -1,41 +1,74 @@
-"""The Lambda runtime dying in the middle of an invocation, just before or just after a write
-reaches DynamoDB: the crash the effectively-once check injects.
+"""What goes wrong around a DynamoDB write in Lambda, injected at any write of an invocation:
+the runtime dying just before or just after the write reaches DynamoDB, and the write failing
+after the SDK's own retries.
 
 `CrashSwitch(clients)` hooks every DynamoDB write of the given botocore clients
-(`TransactWriteItems`, `PutItem`, `UpdateItem`, `DeleteItem`, `BatchWriteItem`). Armed with
-`arm("before" | "after", nth)`, the `nth` write from then on raises `InjectedCrash` before it is
-sent (nothing written) or after DynamoDB answered (written, the answer never used). Like a killed
-execution environment, the crash is a `BaseException`: no `except Exception` in the handler
-absorbs it, and the invocation ends with no response.
+(`TransactWriteItems`, `PutItem`, `UpdateItem`, `DeleteItem`, `BatchWriteItem`) and counts them
+per invocation (`start()`, then `writes`). Armed with `arm(kind, nth)`, the `nth` write from
+then on:
+
+- `"before"`: raises `InjectedCrash` before it is sent (nothing written);
+- `"after"`: raises `InjectedCrash` after DynamoDB answered (written, the answer never used);
+- `"error"`: raises botocore's `ClientError` (`ProvisionedThroughputExceededException`) before
+  it is sent, as the SDK does once its retries are spent; the handler sees an ordinary error.
+
+Like a killed execution environment, a crash is a `BaseException`: no `except Exception` in the
+handler absorbs it, and the invocation ends with no response.
+
+`uncovered_writes(clients)` watches every botocore client of the process while it is active and
+stops a DynamoDB write made through any other client with `UncoveredWrite`: a write the switch
+cannot fail is a write the check cannot prove anything about.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal
+
+from botocore.client import BaseClient
+from botocore.exceptions import ClientError
 
 from ..local.invoker import InjectedCrash
 
-__all__ = ["WRITE_OPERATIONS", "CrashSwitch", "InjectedCrash", "When"]
+__all__ = [
+    "WRITE_OPERATIONS",
+    "CrashSwitch",
+    "InjectedCrash",
+    "UncoveredWrite",
+    "When",
+    "uncovered_writes",
+]
 
 #: The DynamoDB operations that commit something.
 WRITE_OPERATIONS = ("TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem")
-When = Literal["before", "after"]
+When = Literal["before", "after", "error"]
+#: What an injected write error says (a code every SDK retries, then gives up on).
+ERROR_CODE = "ProvisionedThroughputExceededException"
+
+
+class UncoveredWrite(BaseException):
+    """A DynamoDB write through a client the check was not given (see `uncovered_writes`)."""
 
 
 class CrashSwitch:
-    """Crashes armed one at a time on the DynamoDB writes of `clients` (see the module)."""
+    """Faults armed one at a time on the DynamoDB writes of `clients` (see the module)."""
 
     def __init__(self, clients: Iterable[Any]) -> None:
         self._lock = threading.Lock()
         self._armed: tuple[When, int] | None = None
         self._seen = 0
+        #: DynamoDB writes since `start()` (counted whether armed or not).
+        self.writes = 0
         self.fired: list[str] = []
         self._hooked: list[tuple[Any, str, str]] = []
+        #: The event systems of the hooked clients (a client and its wrappers share one).
+        self.covered: set[int] = set()
         for client in clients:
             if client.meta.service_model.service_name != "dynamodb":
                 continue
+            self.covered.add(id(client.meta.events))
             for operation in WRITE_OPERATIONS:
                 for when in ("before", "after"):
                     event = f"{when}-call.dynamodb.{operation}"
@@ -45,13 +78,18 @@ class CrashSwitch:
         if not self._hooked:
             raise ValueError("no DynamoDB client to crash on: pass the clients the handler uses")
 
+    def start(self) -> None:
+        """A new invocation: count its writes from zero."""
+        with self._lock:
+            self.writes = 0
+
     def arm(self, when: When, nth: int = 1) -> None:
-        """Crash `when` the `nth` DynamoDB write made from now on."""
+        """`when` at the `nth` DynamoDB write made from now on."""
         with self._lock:
             self._armed, self._seen = (when, nth), 0
 
     def disarm(self) -> bool:
-        """Disarm; True when the armed crash fired."""
+        """Disarm; True when the armed fault fired."""
         with self._lock:
             fired, self._armed = self._armed is None, None
             return fired
@@ -64,17 +102,59 @@ class CrashSwitch:
 
     def _hook(self, when: str) -> Any:
         def hook(model: Any = None, **_: Any) -> None:
+            name = getattr(model, "name", "a write")
             with self._lock:
+                if when == "before":
+                    self.writes += 1
                 if self._armed is None:
                     return
                 armed_when, nth = self._armed
                 if when == "before":
                     self._seen += 1
-                if armed_when != when or self._seen != nth:
+                fires_now = "after" if armed_when == "after" else "before"
+                if fires_now != when or self._seen != nth:
                     return
                 self._armed = None
-                name = getattr(model, "name", "a write")
-                self.fired.append(f"{when} {name}")
+                self.fired.append(f"{armed_when} {name}")
+            if armed_when == "error":
+                raise ClientError(
+                    {
+                        "Error": {
+                            "Code": ERROR_CODE,
+                            "Message": f"injected: write #{nth} of the invocation failed "
+                            "after the SDK's retries",
+                        }
+                    },
+                    name,
+                )
             raise InjectedCrash(f"crashed {when} {name} (write #{nth} of the invocation)")
 
         return hook
+
+
+@contextlib.contextmanager
+def uncovered_writes(covered: set[int]) -> Iterator[None]:
+    """While active, a DynamoDB write through a client whose event system is not in `covered`
+    raises `UncoveredWrite` instead of being sent (every client of the process is watched)."""
+    client_class: Any = BaseClient  # botocore's stubs do not declare _make_api_call
+    original = client_class._make_api_call
+
+    def watched(client: Any, operation_name: str, api_params: Any) -> Any:
+        if (
+            operation_name in WRITE_OPERATIONS
+            and client.meta.service_model.service_name == "dynamodb"
+            and id(client.meta.events) not in covered
+        ):
+            raise UncoveredWrite(
+                f"the handler wrote to DynamoDB ({operation_name}) through a client the check "
+                "was not given, so it cannot crash or fail that write: pass the clients the "
+                "handler writes through as clients=[...] (a LocalFunction's own are found by "
+                "themselves: a client made inside the handler is not)"
+            )
+        return original(client, operation_name, api_params)
+
+    client_class._make_api_call = watched
+    try:
+        yield
+    finally:
+        client_class._make_api_call = original

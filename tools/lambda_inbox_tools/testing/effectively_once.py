@@ -1,40 +1,56 @@
 """One check that a consumer is effectively-once: `check_effectively_once`.
 
-It plays the event source against the handler with the faults brokers and Lambda really produce,
-drawn from a seeded random generator (a failure names its seed, so it reproduces):
+It plays the event source against the handler (`players`) with what brokers and Lambda really
+do, drawn from a seeded random generator (a failure names its seed, so it reproduces). Every run,
+whatever the draws:
 
-- SQS standard: messages delivered in shuffled order, some delivered twice (at-least-once
-  delivery), every message a response reports or a failed invocation leaves delivered again with
-  its receive count raised. SQS FIFO (records with a `MessageGroupId`): order kept within each
-  group, a failed message and the rest of its group delivered again first.
-- Kafka: partitions interleaved, each in offset order; a failed batch delivered again from its
-  first reported offset; partitions rewound now and then (a replay after a rebalance).
-- Crashes: the runtime dies just before or just after one of the invocation's DynamoDB writes
-  (`crashes.CrashSwitch`); the event source then delivers the whole batch again.
+- **SQS standard**: messages in any order, at least one acknowledged message delivered again
+  (same `messageId`), every message a response reports or a failed invocation leaves delivered
+  again with its receive count raised. **SQS FIFO** (records with a `MessageGroupId`, from a
+  `.fifo` queue): each group in order, a message not acknowledged and the rest of its group first
+  again, an acknowledged batch whose deletion was lost delivered whole again.
+- **Kafka**: partitions interleaved, each in offset order, at most `batch_size` records an
+  invocation; a failed batch again from its first reported offset; every partition rewound at
+  least once to an earlier committed offset (a rebalance).
+- **A new id**: at least one acknowledged message (that causes an effect) delivered again under
+  a new id, a new SQS `messageId` or a new Kafka offset, as a producer retry or a redrive after
+  a commit whose acknowledgement was lost does. A consumer keyed by its delivery id fails here.
+- **Faults in writes** (`crashes.CrashSwitch`), at the first write of an invocation and then at
+  any write, drawn over all of them: the runtime dies just before a DynamoDB write, or just after
+  it (the event source then delivers the whole batch again), and a write fails with an error
+  after the SDK's retries (the handler sees it). Each kind at least once, if the handler writes.
 
-When every message has been acknowledged, the effects the test names (`effects()`, one entry
-per effect that happened, or a mapping key -> count) must hold each message key (`key(record)`)
-exactly once, and nothing else. A key of None says the message must cause no effect (a poison or
-rejected message).
+A handler whose DynamoDB writes the check cannot reach (a plain function without `clients`) is
+refused at its first write, naming `clients`; one that writes nothing needs none. When every
+message is acknowledged, the effects the test names (`effects()`, one entry per effect that
+happened, or a mapping key -> count) must hold each message key (`key(record)`) exactly once, and
+nothing else. A key of None says the message must cause no effect (a poison or rejected
+message).
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
+import traceback
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .crashes import CrashSwitch, InjectedCrash, When
-from .events import failed_ids, failed_offsets, kafka_event, record_id, redeliver, sqs_event
+from .crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When, uncovered_writes
+from .events import record_id
+from .players import Draws, play_fifo, play_kafka, play_sqs
 
 Record = Mapping[str, Any]
 Effects = Callable[[], Iterable[Hashable] | Mapping[Hashable, int]]
+#: The faults every run injects first, in this order, each at the first write of an invocation.
+OWED_FAULTS: tuple[When, ...] = ("error", "after", "before")
 
 
 class NotEffectivelyOnce(AssertionError):
-    """Effects lost, applied twice, or caused by a message that should cause none."""
+    """Effects lost, applied twice, or caused by a message that should cause none; or a run
+    that could not finish."""
 
 
 @dataclass
@@ -46,131 +62,108 @@ class Report:
     invocations: int = 0
     deliveries: int = 0
     duplicates: int = 0
+    #: Kafka partitions rewound to an earlier committed offset.
     replays: int = 0
+    #: Acknowledged messages delivered again under a new id.
+    new_ids: int = 0
+    #: Faults that fired: "before" / "after" (crashes) and "error" (a failed write).
     crashes: Counter[str] = field(default_factory=Counter)
+    #: Which write of its invocation each fault hit (1: the first).
+    fault_writes: Counter[int] = field(default_factory=Counter)
+    #: Invocations that ended with an exception of the handler's own.
+    raised: int = 0
     effects: Counter[Hashable] = field(default_factory=Counter)
 
     def __str__(self) -> str:
-        crashes = ", ".join(f"{n} {when}" for when, n in sorted(self.crashes.items())) or "none"
+        faults = ", ".join(f"{n} {kind}" for kind, n in sorted(self.crashes.items())) or "none"
         return (
             f"{self.messages} messages in {self.invocations} invocations ({self.deliveries} "
-            f"deliveries, {self.duplicates} duplicates, {self.replays} replays; crashes: "
-            f"{crashes}; seed {self.seed})"
+            f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
+            f"{self.replays} rewinds; faults: {faults}; seed {self.seed})"
         )
 
 
 class _Driver:
+    """Invokes the handler with a fault armed: the owed ones first, then at `crash_rate`, at a
+    write drawn over the writes an invocation of this handler makes."""
+
     def __init__(
         self,
-        handler: Callable[[dict[str, Any]], Any],
+        call: Callable[[dict[str, Any]], Any],
         switch: CrashSwitch | None,
         rng: random.Random,
         report: Report,
         crash_rate: float,
         limit: int,
     ) -> None:
-        self.handler, self.switch, self.rng = handler, switch, rng
+        self.call, self.switch, self.rng = call, switch, rng
         self.report, self.crash_rate, self.limit = report, crash_rate, limit
-        #: Crashes every run injects first, whatever the draw: one of each kind.
-        self.owed: list[When] = ["before", "after"] if crash_rate > 0 else []
+        self.owed: list[When] = list(OWED_FAULTS) if crash_rate > 0 else []
+        #: The most writes an invocation made without a fault (what a fault is drawn over).
+        self.most_writes = 1
+        self.last_error: BaseException | None = None
+        #: The kind of the fault that fired in the last invocation, if one did.
+        self.last_fault: str | None = None
 
     def invoke(self, event: dict[str, Any], size: int) -> Any:
-        """The handler's response, or None when the invocation crashed or raised."""
-        self.report.invocations += 1
-        self.report.deliveries += size
-        if self.report.invocations > self.limit:
-            raise NotEffectivelyOnce(
-                f"messages still unacknowledged after {self.limit} invocations: {self.report}"
-            )
-        when: When | None = None
-        if self.switch is not None and (self.owed or self.rng.random() < self.crash_rate):
-            chosen: When = self.owed[0] if self.owed else self.rng.choice(("before", "after"))
-            self.switch.arm(chosen, 1 if self.owed else self.rng.randint(1, 2))
-            when = chosen
+        report = self.report
+        report.invocations += 1
+        report.deliveries += size
+        if report.invocations > self.limit:
+            raise NotEffectivelyOnce(self._unfinished())
+        fault = self._fault()
+        if self.switch is not None:
+            self.switch.start()
+            if fault is not None:
+                self.switch.arm(*fault)
         try:
-            return self.handler(event)
-        except InjectedCrash:
+            return self.call(event)
+        except UncoveredWrite:
+            raise
+        except InjectedCrash:  # the runtime died: no response
             return None
-        except Exception:  # a failed invocation: the event source delivers the batch again
+        except Exception as error:  # a failed invocation: the event source delivers it again
+            report.raised += 1
+            self.last_error = error
             return None
         finally:
-            if self.switch is not None and when is not None and self.switch.disarm():
-                self.report.crashes[when] += 1
-                if when in self.owed:
-                    self.owed.remove(when)
+            self._settle(fault)
 
+    def _fault(self) -> tuple[When, int] | None:
+        if self.switch is None:
+            return None
+        if self.owed:
+            return self.owed[0], 1
+        if self.crash_rate and self.rng.random() < self.crash_rate:
+            kind: When = self.rng.choice(OWED_FAULTS)
+            return kind, self.rng.randint(1, self.most_writes)
+        return None
 
-def _drive_sqs(records: Sequence[Record], driver: _Driver, batch_size: int, dup: float) -> None:
-    rng = driver.rng
-    fifo = any("MessageGroupId" in r.get("attributes", {}) for r in records)
-    queue = list(records)
-    if fifo:  # groups interleaved at random, each in its own order
-        groups: dict[str, list[Record]] = {}
-        for record in records:
-            groups.setdefault(record["attributes"]["MessageGroupId"], []).append(record)
-        lanes = [list(g) for g in groups.values()]
-        queue = []
-        while lanes:
-            lane = rng.choice(lanes)
-            queue.append(lane.pop(0))
-            lanes = [lane for lane in lanes if lane]
-    else:
-        rng.shuffle(queue)
-    duplicated: set[str] = set()
-    while queue:
-        batch, queue = queue[:batch_size], queue[batch_size:]
-        response = driver.invoke(sqs_event(*batch), len(batch))
-        if response is None:
-            failed = {str(r["messageId"]) for r in batch}
-        elif isinstance(response, Mapping) and response.get("batchItemFailures"):
-            failed = set(failed_ids(response))
-        else:
-            failed = set()
-        again = [redeliver(r) for r in batch if r["messageId"] in failed]
-        if fifo:
-            queue = again + queue
-        else:
-            for record in again:
-                queue.insert(rng.randint(0, len(queue)), record)
-        for record in batch:
-            if record["messageId"] in failed or record["messageId"] in duplicated:
-                continue
-            if rng.random() < dup:  # delivered once more, later (at-least-once delivery)
-                duplicated.add(record["messageId"])
-                driver.report.duplicates += 1
-                queue.insert(rng.randint(0, len(queue)), redeliver(record))
+    def _settle(self, fault: tuple[When, int] | None) -> None:
+        self.last_fault = None
+        if self.switch is None:
+            return
+        fired = fault is not None and self.switch.disarm()
+        if fired and fault is not None:
+            self.last_fault = fault[0]
+            self.report.crashes[fault[0]] += 1
+            self.report.fault_writes[fault[1]] += 1
+            if self.owed and self.owed[0] == fault[0]:
+                self.owed.pop(0)
+        elif fault is None or not fired:
+            self.most_writes = max(self.most_writes, self.switch.writes)
+        self.switch.fired.clear()
 
-
-def _drive_kafka(records: Sequence[Record], driver: _Driver, batch_size: int, dup: float) -> None:
-    rng = driver.rng
-    partitions: dict[str, list[Record]] = {}
-    for record in records:
-        partitions.setdefault(f"{record['topic']}-{record['partition']}", []).append(record)
-    for lane in partitions.values():
-        lane.sort(key=lambda r: int(r["offset"]))
-    position = dict.fromkeys(partitions, 0)
-    while any(position[p] < len(partitions[p]) for p in partitions):
-        for name in partitions:
-            if position[name] > 0 and rng.random() < dup / 2:  # a replay after a rebalance
-                position[name] -= rng.randint(1, min(position[name], batch_size))
-                driver.report.replays += 1
-        open_ = [p for p in partitions if position[p] < len(partitions[p])]
-        chosen = rng.sample(open_, rng.randint(1, len(open_)))
-        taken = {p: partitions[p][position[p] : position[p] + batch_size] for p in chosen}
-        batch = [r for p in chosen for r in taken[p]]
-        response = driver.invoke(kafka_event(batch), len(batch))
-        if response is None:
-            continue
-        first_failed: dict[str, int] = {}
-        if isinstance(response, Mapping) and response.get("batchItemFailures"):
-            for name, offset in failed_offsets(response):
-                first_failed[name] = min(offset, first_failed.get(name, offset))
-        for name in chosen:
-            offsets = [int(r["offset"]) for r in taken[name]]
-            if name in first_failed:
-                position[name] += offsets.index(first_failed[name])
-            else:
-                position[name] += len(offsets)
+    def _unfinished(self) -> str:
+        text = f"messages still unacknowledged after {self.limit} invocations"
+        if self.last_error is not None:
+            frame = traceback.extract_tb(self.last_error.__traceback__)[-1:]
+            where = f" ({frame[0].filename}:{frame[0].lineno} in {frame[0].name})" if frame else ""
+            text += (
+                f"; the handler raised {self.report.raised} times, last "
+                f"{type(self.last_error).__name__}: {self.last_error}{where}"
+            )
+        return f"{text}: {self.report}"
 
 
 def check_effectively_once(
@@ -187,17 +180,11 @@ def check_effectively_once(
     max_invocations: int | None = None,
 ) -> Report:
     """Drive `handler` through `records` (all SQS records, or all Kafka records, as the kit's
-    `events` builds them) with duplicates, redeliveries, reordering and crashes, then check the
-    effects: see the module docstring. `clients`: where crashes are injected (for a
-    `LocalFunction`, its own clients unless given; None and no clients: no crashes). Returns the
-    report; raises `NotEffectivelyOnce` naming the keys lost, applied twice, or unexpected."""
-    if not records:
-        raise ValueError("no records to deliver")
-    ids = [record_id(r) for r in records]
-    if len(set(ids)) != len(ids):
-        raise ValueError(
-            "records must be distinct deliveries (messageId, or topic-partition@offset)"
-        )
+    `events` builds them) with what the event source and Lambda do (see the module), then check
+    the effects. `clients`: the DynamoDB clients the handler writes through (a `LocalFunction`'s
+    own unless given). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
+    applied twice, or unexpected, and `ValueError` for records or clients it cannot play."""
+    source = _source(records)
     if clients is None:
         clients = getattr(handler, "clients", None)
     context = getattr(handler, "context", None)
@@ -205,26 +192,57 @@ def check_effectively_once(
     report = Report(seed=seed, messages=len(records))
     # A seeded generator that reproduces a run, for a test's schedule: no secret here (B311).
     rng = random.Random(seed)  # nosec B311
-    limit = max_invocations or 20 * len(records) + 50
+    draws = Draws(rng, duplicate_rate, has_effect=lambda record: key(record) is not None)
 
     def call(event: dict[str, Any]) -> Any:
         return handler(event, context() if callable(context) else None)
 
-    driver = _Driver(call, switch, rng, report, crash_rate, limit)
+    driver = _Driver(
+        call, switch, rng, report, crash_rate, max_invocations or 20 * len(records) + 50
+    )
+    play = {"sqs": play_sqs, "fifo": play_fifo, "kafka": play_kafka}[source]
     try:
-        if all("messageId" in r for r in records):
-            _drive_sqs(records, driver, batch_size, duplicate_rate)
-        elif all("offset" in r for r in records):
-            _drive_kafka(records, driver, batch_size, duplicate_rate)
-        else:
-            raise ValueError("records must be all SQS records or all Kafka records")
+        with contextlib.ExitStack() as watching:
+            if crash_rate > 0:  # faults in writes are played: every write must be reachable
+                watching.enter_context(uncovered_writes(switch.covered if switch else set()))
+            play(records, driver, draws, batch_size)
+    except UncoveredWrite as uncovered:
+        raise ValueError(str(uncovered)) from None
     finally:
         if switch is not None:
             switch.remove()
-    observed = effects()
-    report.effects = Counter(observed)  # a mapping key -> count, or one entry per effect
+    report.duplicates, report.new_ids, report.replays = (
+        draws.duplicates,
+        draws.new_ids,
+        draws.rewinds,
+    )
+    report.effects = Counter(effects())  # a mapping key -> count, or one entry per effect
     _verdict(records, key, report)
     return report
+
+
+def _source(records: Sequence[Record]) -> str:
+    """ "sqs", "fifo" or "kafka"; ValueError for records the check cannot play."""
+    if not records:
+        raise ValueError("no records to deliver")
+    ids = [record_id(r) for r in records]
+    if len(set(ids)) != len(ids):
+        raise ValueError(
+            "records must be distinct deliveries (messageId, or topic-partition@offset)"
+        )
+    if all("offset" in r for r in records):
+        return "kafka"
+    if not all("messageId" in r for r in records):
+        raise ValueError("records must be all SQS records or all Kafka records")
+    grouped = ["MessageGroupId" in (r.get("attributes") or {}) for r in records]
+    fifo_arns = [str(r.get("eventSourceARN", "")).endswith(".fifo") for r in records]
+    if any(grouped) != all(grouped) or grouped != fifo_arns:
+        raise ValueError(
+            "SQS records must all come from FIFO queues with a MessageGroupId each, or all from "
+            "standard queues without one: a FIFO queue's ARN ends in .fifo (CloudFormation names "
+            "an unnamed FIFO queue so; take it from the template, app.stack.queue(...).arn)"
+        )
+    return "fifo" if all(grouped) else "sqs"
 
 
 def _verdict(

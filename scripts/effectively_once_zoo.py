@@ -1,0 +1,34 @@
+"""The effectively-once check against the zoo of broken consumers (devkit.zoo): how many seeds
+of 0-49 it catches each, on SQS standard, SQS FIFO and Kafka, and the control that must pass.
+
+    .venv/bin/python scripts/effectively_once_zoo.py [--seeds 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from devkit.zoo import SOURCES, table, transactional_inbox, verdict
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seeds", type=int, default=50)
+    seeds = range(parser.parse_args().seeds)
+    started = time.monotonic()
+    print(f"| consumer | source | seeds caught (of {len(seeds)}) | how |")
+    print("| --- | --- | ---: | --- |")
+    for name, source, caught, said in table(seeds):
+        how = ", ".join(f"{finding} {n}" for finding, n in said.most_common())
+        print(f"| {name} | {source} | {caught} | {how} |")
+    for source in SOURCES:
+        failed = [seed for seed in seeds if verdict(transactional_inbox, source, seed)]
+        print(
+            f"| transactional inbox (control) | {source} | {len(failed)} | passes {len(seeds) - len(failed)} |"
+        )
+    print(f"\n{len(seeds) * 7 * len(SOURCES)} runs in {time.monotonic() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""The testing kit's effectively-once check cannot be fooled: a zoo of broken consumers
+(devkit.zoo), each caught for every seed of 0-49 on SQS standard, SQS FIFO and Kafka, while a
+correct hand-written inbox passes all of them; and what the check plays every run, whatever the
+draws. (The example consumers pass it on DynamoDB Local: tests/integration/kit/.)"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from devkit.zoo import BROKEN, SOURCES, Ledger, check, records, transactional_inbox, verdict
+from lambda_inbox_tools.testing import (
+    NotEffectivelyOnce,
+    check_effectively_once,
+    kafka_record,
+    payload,
+    sqs_record,
+)
+
+SEEDS = range(50)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("consumer", list(BROKEN))
+def test_every_broken_consumer_is_caught_for_every_seed(consumer: str, source: str) -> None:
+    said = {seed: verdict(BROKEN[consumer], source, seed) for seed in SEEDS}
+    assert [seed for seed, finding in said.items() if finding is None] == []
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_correct_inbox_passes_every_seed(source: str) -> None:
+    assert [seed for seed in SEEDS if verdict(transactional_inbox, source, seed)] == []
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_run_plays_duplicates_new_ids_and_each_fault(source: str) -> None:
+    for seed in range(10):
+        report = check(transactional_inbox, source, seed)
+        assert report.duplicates or source == "kafka", report
+        assert report.new_ids >= 1, report
+        assert {kind: n > 0 for kind, n in report.crashes.items()} == {
+            "after": True,
+            "before": True,
+            "error": True,
+        }, report
+
+
+def test_every_kafka_partition_is_rewound_in_every_run() -> None:
+    for seed in range(10):
+        assert check(transactional_inbox, "kafka", seed).replays >= 3  # 3 partitions
+
+
+def test_faults_land_on_any_write_of_an_invocation_not_only_the_first() -> None:
+    hit: Counter[int] = Counter()
+    for seed in SEEDS:
+        hit += check(transactional_inbox, "sqs", seed).fault_writes
+    assert max(hit) == 4 and all(hit[n] for n in (1, 2, 3, 4)), hit  # 4 writes a batch of 4
+
+
+def test_a_kafka_invocation_never_holds_more_than_batch_size_records() -> None:
+    ledger = Ledger.in_memory()
+    inner = transactional_inbox(ledger)
+    sizes: list[int] = []
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        sizes.append(sum(len(r) for r in event["records"].values()))
+        return inner(event, context)
+
+    check_effectively_once(
+        handler,
+        [kafka_record(n % 3, n // 3, {"event_id": f"E-{n}"}) for n in range(30)],
+        effects=ledger.effects,
+        key=lambda record: payload(record)["event_id"],
+        clients=[ledger.dynamodb],
+        batch_size=7,
+    )
+    assert max(sizes) == 7
+
+
+def test_a_handler_writing_through_clients_the_check_was_not_given_is_refused() -> None:
+    ledger = Ledger.in_memory()
+    with pytest.raises(
+        ValueError, match=r"pass the clients the handler writes through as clients="
+    ):
+        check_effectively_once(
+            transactional_inbox(ledger),
+            records("sqs"),
+            effects=ledger.effects,
+            key=lambda record: payload(record)["event_id"],
+        )
+
+
+def test_a_handler_that_writes_nothing_needs_no_clients() -> None:
+    report = check_effectively_once(
+        lambda event, context: {"batchItemFailures": []},
+        records("sqs"),
+        effects=list,
+        key=lambda record: None,
+    )
+    assert not report.crashes
+
+
+def test_a_run_that_cannot_finish_shows_the_handlers_exception() -> None:
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        for record in event["Records"]:
+            json.loads(record["body"])["invoice_id"]  # the producer calls it event_id
+        return {"batchItemFailures": []}
+
+    with pytest.raises(NotEffectivelyOnce) as raised:
+        check_effectively_once(
+            handler,
+            records("sqs"),
+            effects=list,
+            key=lambda record: None,
+            max_invocations=20,
+        )
+    message = str(raised.value)
+    assert "still unacknowledged after 20 invocations" in message
+    assert "the handler raised 20 times, last KeyError: 'invoice_id'" in message
+    assert "test_effectively_once_zoo.py" in message
+
+
+@pytest.mark.parametrize(
+    ("build", "says"),
+    [
+        (lambda: [sqs_record("{}", group="g", arn="arn:aws:sqs:us-east-1:1:q")], "a standard"),
+        (
+            lambda: [{**sqs_record("{}"), "eventSourceARN": "arn:aws:sqs:us-east-1:1:q.fifo"}],
+            "FIFO queues with a MessageGroupId",
+        ),
+        (
+            lambda: [sqs_record("{}", group="g"), sqs_record("{}")],
+            "FIFO queues with a MessageGroupId",
+        ),
+    ],
+    ids=["group-on-a-standard-queue", "fifo-arn-without-group", "mixed"],
+)
+def test_fifo_records_need_fifo_names_and_arns(build: Callable[[], Any], says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        check_effectively_once(
+            lambda event, context: None, build(), effects=list, key=lambda record: None
+        )
+
+
+def test_a_kafka_record_delivered_again_under_a_new_offset_keeps_its_bytes() -> None:
+    """What a producer retry looks like to the consumer: the same value, key and headers, at a
+    later offset of the same partition."""
+    ledger = Ledger.in_memory()
+    seen: list[tuple[str, int, bytes]] = []
+    inner = transactional_inbox(ledger)
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        for tp, batch in event["records"].items():
+            seen.extend((tp, r["offset"], base64.b64decode(r["value"])) for r in batch)
+        return inner(event, context)
+
+    report = check(lambda _: handler, "kafka", 3)
+    assert report.new_ids >= 1
+    by_value: dict[bytes, set[int]] = {}
+    for _, offset, value in seen:
+        by_value.setdefault(value, set()).add(offset)
+    assert any(len(offsets) > 1 for offsets in by_value.values())

@@ -1,0 +1,237 @@
+"""The event sources the effectively-once check plays against a handler, with what each really
+does besides delivering: at-least-once duplicates, redeliveries of what a response reports or a
+failed invocation leaves, rebalance rewinds, and messages delivered again under a new id (a
+producer retry, or a redrive after a commit whose acknowledgement was lost).
+
+Each player takes the records, a `Driver` (it invokes the handler and injects faults in its
+writes) and `Draws` (the seeded random choices, and which faults every run owes); it returns
+when every message is acknowledged. What counts as acknowledged follows AWS's partial batch
+response rules, through the local stack's own readers (`sqs_poller.messages_to_delete`,
+`kafka_poller.next_positions`).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import uuid
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..local.invoker import Invocation
+from ..local.kafka_poller import KafkaRecord, next_positions
+from ..local.sqs_poller import messages_to_delete
+from .events import kafka_event, record_id, redeliver, sqs_event
+
+Record = Mapping[str, Any]
+
+
+class Driver(Protocol):
+    #: The kind of fault that fired in the last invocation ("before", "after", "error"), if any.
+    last_fault: str | None
+
+    def invoke(self, event: dict[str, Any], size: int) -> Any:
+        """The handler's response, or None when the invocation crashed or raised."""
+        ...
+
+
+@dataclass
+class Draws:
+    """The run's seeded choices, and the faults it owes whatever the draws: one duplicate of an
+    acknowledged message, one delivery of an acknowledged message under a new id, and (Kafka)
+    one rewind of each partition to an earlier committed offset.
+
+    A message acknowledged by an invocation in which a write failed (`observe`) is never
+    delivered again by the check's own choice: a consumer that acknowledged it without writing
+    keeps that loss, which a chance redelivery would otherwise repair."""
+
+    rng: random.Random
+    #: 0 turns duplicates, new ids and rewinds off, the owed ones too.
+    duplicate_rate: float
+    #: Whether a record causes an effect (a key that is not None): the new-id copies are drawn
+    #: among these, so that a copy always has something to double.
+    has_effect: Callable[[Record], bool]
+    owed_duplicate: bool = True
+    owed_new_id: bool = True
+    duplicates: int = 0
+    new_ids: int = 0
+    rewinds: int = 0
+    rewound: set[str] = field(default_factory=set)
+    #: The delivery ids (`events.record_id`) under observation (see above).
+    observed: set[str] = field(default_factory=set)
+
+    def observe(self, driver: Driver, acknowledged: Sequence[Record]) -> None:
+        if driver.last_fault == "error":
+            self.observed.update(record_id(r) for r in acknowledged)
+
+    def __post_init__(self) -> None:
+        if self.duplicate_rate <= 0:
+            self.owed_duplicate = self.owed_new_id = False
+
+    def owes_rewind(self, partition: str) -> bool:
+        return self.duplicate_rate > 0 and partition not in self.rewound
+
+    def duplicate(self, record: Record) -> bool:
+        if record_id(record) in self.observed:
+            return False
+        if self.owed_duplicate or self.rng.random() < self.duplicate_rate:
+            self.owed_duplicate = False
+            self.duplicates += 1
+            return True
+        return False
+
+    def new_id(self, record: Record) -> bool:
+        if not self.has_effect(record) or record_id(record) in self.observed:
+            return False
+        if self.owed_new_id or self.rng.random() < self.duplicate_rate / 3:
+            self.owed_new_id = False
+            self.new_ids += 1
+            return True
+        return False
+
+
+def _acknowledged(batch: Sequence[Record], response: Any) -> set[str]:
+    ids = [str(r["messageId"]) for r in batch]
+    invocation = Invocation(response, None if response is not None else "failed", 0.0)
+    if response is None:
+        return set()
+    return set(messages_to_delete(ids, invocation, report_batch_item_failures=True))
+
+
+def new_sqs_id(record: Record) -> dict[str, Any]:
+    """The same message delivered under a new messageId (SQS assigns one to every send and to
+    every message a redrive moves), received for the first time."""
+    again = redeliver(record)
+    again["messageId"] = str(uuid.uuid4())
+    again["attributes"]["ApproximateReceiveCount"] = "1"
+    if "SequenceNumber" in again["attributes"]:
+        again["attributes"]["SequenceNumber"] = str(int(again["attributes"]["SequenceNumber"]) + 1)
+    return again
+
+
+def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
+    """A standard queue: any order, batches of up to `batch_size`, at-least-once."""
+    rng = draws.rng
+    queue = list(records)
+    rng.shuffle(queue)
+    while queue:
+        batch, queue = queue[:batch_size], queue[batch_size:]
+        acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)))
+        draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
+        for record in batch:
+            if str(record["messageId"]) not in acked:  # visible again after its timeout
+                queue.insert(rng.randint(0, len(queue)), redeliver(record))
+                continue
+            if draws.duplicate(record):  # delivered once more, later (at-least-once delivery)
+                queue.insert(rng.randint(0, len(queue)), redeliver(record))
+            if draws.new_id(record):
+                queue.insert(rng.randint(0, len(queue)), new_sqs_id(record))
+
+
+def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
+    """A FIFO queue: each message group in order, one batch of a group in flight at a time;
+    a message not acknowledged, and the rest of its group, come first again. An acknowledged
+    batch whose deletion was lost comes back whole, before the rest of its group."""
+    rng = draws.rng
+    groups: dict[str, deque[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(record["attributes"]["MessageGroupId"], deque()).append(dict(record))
+    while any(groups.values()):
+        open_groups = [g for g, lane in groups.items() if lane]
+        rng.shuffle(open_groups)
+        batch: list[dict[str, Any]] = []
+        taken: dict[str, int] = {}
+        for group in open_groups:
+            room = batch_size - len(batch)
+            if room <= 0:
+                break
+            count = rng.randint(1, min(room, len(groups[group])))
+            batch += [groups[group].popleft() for _ in range(count)]
+            taken[group] = count
+        acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)))
+        draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
+        for group in taken:
+            mine = [r for r in batch if r["attributes"]["MessageGroupId"] == group]
+            back = [redeliver(r) for r in mine if str(r["messageId"]) not in acked]
+            if not back and all(draws.duplicate(r) for r in mine[:1]):  # the deletion was lost
+                back = [redeliver(r) for r in mine if record_id(r) not in draws.observed]
+            groups[group].extendleft(reversed(back))
+            for record in mine:
+                if str(record["messageId"]) in acked and draws.new_id(record):
+                    groups[group].append(new_sqs_id(record))
+
+
+def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
+    """Partitions interleaved, each in offset order, at most `batch_size` records an
+    invocation; a failed batch again from its first reported offset; every partition rewound at
+    least once to an earlier committed offset (a rebalance); an acknowledged record produced
+    again at the end of its partition under a new offset (a producer retry)."""
+    rng = draws.rng
+    lanes: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        lanes.setdefault(f"{record['topic']}-{record['partition']}", []).append(dict(record))
+    for lane in lanes.values():
+        lane.sort(key=lambda r: int(r["offset"]))
+    position = dict.fromkeys(lanes, 0)
+
+    def rewind(name: str) -> None:
+        """Back to an earlier committed offset, never before a record under observation."""
+        floor = max(
+            (
+                i + 1
+                for i, r in enumerate(lanes[name][: position[name]])
+                if record_id(r) in draws.observed
+            ),
+            default=0,
+        )
+        if floor < position[name]:
+            position[name] = rng.randint(floor, position[name] - 1)
+            draws.rewinds += 1
+        draws.rewound.add(name)
+
+    while True:
+        for name in lanes:
+            owed = draws.owes_rewind(name)
+            if position[name] > 0 and (
+                (owed and rng.random() < 0.5) or rng.random() < draws.duplicate_rate / 2
+            ):
+                rewind(name)
+        pending = [p for p in lanes if position[p] < len(lanes[p])]
+        if not pending:
+            owed_rewinds = [p for p in lanes if draws.owes_rewind(p) and position[p] > 0]
+            if not owed_rewinds:
+                return
+            for name in owed_rewinds:  # finished before its rewind: rewound now
+                rewind(name)
+            continue
+        rng.shuffle(pending)
+        taken: dict[str, list[dict[str, Any]]] = {}
+        for name in pending[: rng.randint(1, len(pending))]:
+            room = batch_size - sum(len(t) for t in taken.values())
+            if room <= 0:
+                break
+            taken[name] = lanes[name][position[name] : position[name] + room]
+        batch = [r for name in taken for r in taken[name]]
+        response = driver.invoke(kafka_event(batch), len(batch))
+        invocation = Invocation(response, None if response is not None else "failed", 0.0)
+        as_records = [
+            KafkaRecord(r["topic"], int(r["partition"]), int(r["offset"]), 0, None, b"", [])
+            for r in batch
+        ]
+        following = next_positions(as_records, invocation, report_batch_item_failures=True)
+        done = {
+            name: [
+                r for r in mine if int(r["offset"]) < following[(r["topic"], int(r["partition"]))]
+            ]
+            for name, mine in taken.items()
+        }
+        draws.observe(driver, [r for records_done in done.values() for r in records_done])
+        for name, records_done in done.items():
+            position[name] += len(records_done)
+            for record in records_done:
+                if draws.new_id(record):
+                    again = copy.deepcopy(record)
+                    again["offset"] = int(lanes[name][-1]["offset"]) + 1
+                    lanes[name].append(again)
