@@ -14,6 +14,7 @@ import boto3
 import pytest
 
 from devkit.aws_documents import aws_document, shape_problems
+from lambda_inbox_tools.local import kafka_poller
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
 from lambda_inbox_tools.local.invoker import InProcessInvoker, Invocation
 from lambda_inbox_tools.local.kafka_poller import KafkaPoller, KafkaRecord, next_positions
@@ -292,7 +293,9 @@ def test_kafka_invocation_error_retries_the_batch_then_gives_up_in_aws_shape(
     produce(kafka, topic, [(0, "a"), (0, "b"), (1, "c")])
     destination = sqs.create_queue(QueueName=f"failures-{uuid.uuid4().hex[:6]}")["QueueUrl"]
     invoker = ScriptedInvoker(lambda event: Invocation(None, "crashed", 0.0))
-    event = kafka_event(topic, maximum_retry_attempts=2, cluster_arn=CLUSTER_ARN)
+    event = kafka_event(
+        topic, maximum_retry_attempts=2, cluster_arn=CLUSTER_ARN, batching_window=0.05
+    )
     poller = KafkaPoller(
         kafka, FUNCTION, event, invoker, sqs=sqs, on_failure_url=destination, retry_pause=0
     )
@@ -328,7 +331,10 @@ def test_kafka_infinite_retries_with_a_destination_stop_after_10_as_aws_caps_the
     destination = sqs.create_queue(QueueName=f"failures-{uuid.uuid4().hex[:6]}")["QueueUrl"]
     invoker = ScriptedInvoker(lambda event: Invocation(None, "crashed", 0.0))
     event = kafka_event(
-        topic, maximum_retry_attempts=None, on_failure_arn="arn:aws:sqs:us-east-1:1:f"
+        topic,
+        maximum_retry_attempts=None,
+        on_failure_arn="arn:aws:sqs:us-east-1:1:f",
+        batching_window=0.05,
     )
     assert event.retry_limit == 10
     assert kafka_event(topic, maximum_retry_attempts=None).retry_limit is None  # no destination
@@ -342,6 +348,33 @@ def test_kafka_infinite_retries_with_a_destination_stop_after_10_as_aws_caps_the
         assert len(invoker.events) == 11  # the first attempt and 10 retries
         [record] = [json.loads(m["Body"]) for m in receive_all(sqs, destination)]
         assert record["requestContext"]["approximateInvokeCount"] == 11
+    finally:
+        poller.stop()
+
+
+def test_a_kafka_batch_too_large_to_invoke_is_given_up_at_once(
+    kafka: str, sqs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lambda's payload limit (6 MB) lowered to 100 bytes: the batch is never invoked."""
+    monkeypatch.setattr(kafka_poller, "MAX_PAYLOAD_BYTES", 100)
+    topic = f"t-{uuid.uuid4().hex[:6]}"
+    create_topics(kafka, [topic])
+    produce(kafka, topic, [(0, "x" * 200)])
+    destination = sqs.create_queue(QueueName=f"failures-{uuid.uuid4().hex[:6]}")["QueueUrl"]
+    invoker = ScriptedInvoker(lambda event: ok({"batchItemFailures": []}))
+    poller = KafkaPoller(
+        kafka, FUNCTION, kafka_event(topic), invoker, sqs=sqs, on_failure_url=destination
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while poller.stats.given_up_batches == 0 and time.monotonic() < deadline:
+            poller.poll_once()
+        assert invoker.events == [] and poller.lag() == 0
+        [record] = [json.loads(m["Body"]) for m in receive_all(sqs, destination)]
+        sample = aws_document("kafka-on-failure-sqs-payload-size-exceeded.json")
+        assert shape_problems(sample, record) == []
+        assert record["requestContext"]["condition"] == "MaximumPayloadSizeExceeded"
+        assert record["KafkaBatchInfo"]["payloadSize"] > 100
     finally:
         poller.stop()
 

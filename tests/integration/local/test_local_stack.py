@@ -179,7 +179,12 @@ def test_the_keep_running_commands_reach_both_endpoints(
     aws_sqs = [line for line in hints if line.startswith("aws sqs ")]
     assert aws_sqs and all(f"--endpoint-url {moto_server_endpoint} " in line for line in aws_sqs)
     commands = [shlex.split(line)[1:] for line in hints if line.startswith("lambda-inbox ")]
-    assert {command[0] for command in commands} == {"send", "stats", "failed", "redrive"}
+    assert {command[0] for command in commands} == {"send", "stats", "failed", "redrive", "replay"}
+    replays = [command for command in commands if command[0] == "replay"]
+    assert [c[c.index("--to") + 1] for c in replays] == [
+        f"{stack_name}-payment-replay",  # PaymentEventsFunction's own SQS source
+        f"{stack_name}-notifications",  # the queue OutboxRelayFunction's environment names
+    ]
     # Nothing AWS from this process: the exports carry it all.
     environment = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
     environment |= exports
@@ -188,7 +193,7 @@ def test_the_keep_running_commands_reach_both_endpoints(
         if "--topic" in command:
             continue  # the Kafka mock cluster lives only as long as the stack
         argv = [*command, "--json"]
-        if command[0] == "redrive":
+        if command[0] in ("redrive", "replay"):
             argv.append("--dry-run")
         done = subprocess.run(
             [sys.executable, "-m", "lambda_inbox_tools.cli", *argv],
@@ -198,7 +203,10 @@ def test_the_keep_running_commands_reach_both_endpoints(
             timeout=60,
         )
         assert done.returncode == 0, (argv, done.stdout, done.stderr)
-        assert f"{stack_name}-" in done.stdout, (argv, done.stdout)
+        if command[0] == "replay":  # nothing was given up
+            assert json.loads(done.stdout)["received"] == 0, (argv, done.stdout)
+        else:
+            assert f"{stack_name}-" in done.stdout, (argv, done.stdout)
 
 
 def test_without_java_the_demo_runs_on_moto_and_says_so(tmp_path: Path) -> None:

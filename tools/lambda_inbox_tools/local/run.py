@@ -293,9 +293,9 @@ def replay_hints(local: LocalStack) -> list[str]:
         failures = next((q for q in local.stack.queues if q.arn == event.on_failure_arn), None)
         if failures is None:
             continue
+        lines.append(f"# what {function.logical_id}.{event.name} gave up on, replayed:")
         lines.append(
             f"lambda-inbox replay --from {failures.name} --to {_feeding_queue(local, function)}"
-            f"   # what {function.logical_id}.{event.name} gave up on"
         )
     return lines
 

@@ -47,7 +47,7 @@ def client_config(bootstrap: str, auth: Auth, region: str | None) -> dict[str, A
     """confluent-kafka's settings for a consumer that reads and never commits."""
     config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
-        "group.id": f"lambda-inbox-replay-{uuid.uuid4().hex[:12]}",
+        "group.id": f"lambda-inbox-kafka-replay-{uuid.uuid4().hex[:12]}",
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
         "auto.offset.reset": "earliest",
@@ -100,9 +100,10 @@ class ClusterReader:
         self._consumer = Consumer(client_config(bootstrap, auth, region))
         self._partitions: dict[str, int] | None = None
 
-    def check(self, timeout: float = CHECK_SECONDS) -> dict[str, int]:
+    def check(self, timeout: float | None = None) -> dict[str, int]:
         """The cluster's topics and their partition counts; `ClusterError` when it cannot be
-        reached within `timeout` seconds."""
+        reached within `timeout` seconds (`CHECK_SECONDS`)."""
+        timeout = CHECK_SECONDS if timeout is None else timeout
         if self._partitions is None:
             from confluent_kafka import KafkaException
 
