@@ -10,6 +10,7 @@ import typer
 
 from ..aws import Aws, Failure, UsageProblem, resolve_queue
 from ..replay import Auth, ClusterError, Clusters, Replay, ReplayReport, StreamReader
+from ..replay.report import counted
 from .common import (
     EndpointOption,
     JsonOption,
@@ -134,7 +135,9 @@ def replay(
                     run.check_queue(from_queue.url)
             except ClusterError as error:
                 clusters.close()
-                hint = "" if clusters.override else "; pass --bootstrap-servers to read another"
+                hint = (
+                    "" if clusters.override else "; --bootstrap-servers reads it at another address"
+                )
                 raise Failure(f"{error}{hint}") from None
             if bucket:
                 out.note(f"replaying s3://{bucket}/{prefix} -> {to_queue.name}")
@@ -185,13 +188,13 @@ def _summary(out: Output, report: ReplayReport) -> None:
         out.warn(f"kept {kept.origin}: {kept.reason}")
     if report.untouched:
         out.warn(
-            f"interrupted: {report.untouched} failure records received and not looked at are "
-            "visible again; run it again"
+            f"interrupted: {counted(report.untouched, 'failure record')} received and not looked "
+            "at: visible again; run it again"
         )
     if report.in_flight:
         out.warn(
-            f"{report.in_flight} failure records are in flight, received by another reader (an "
-            "earlier run, a console): they come back after their visibility timeout; run again then"
+            f"{counted(report.in_flight, 'failure record')} in flight, received by another reader "
+            "(an earlier run, a console): back after its visibility timeout; run again then"
         )
     if out.json_mode:
         document: dict[str, Any] = report.document()

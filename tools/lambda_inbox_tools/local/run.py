@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from .kafka_poller import KafkaPoller
 from .report import Report, build_report
 from .stack import LocalStack, read_local_stack, running_stack
+from .stream_poller import StreamPoller
 from .template import (
     DEFAULT_STACK_NAME,
     FunctionSpec,
@@ -332,9 +334,23 @@ class ErrorEcho:
         self._seen: dict[int, int] = {}
         self._counts: dict[tuple[str, str], int] = {}
         self._said: dict[tuple[str, str], tuple[float, int]] = {}
+        self._given_up: dict[int, int] = {}
 
     def __call__(self) -> None:
         now = time.monotonic()
+        pollers: list[KafkaPoller | StreamPoller] = [
+            *self.local.kafka_pollers,
+            *self.local.stream_pollers,
+        ]
+        for poller in pollers:
+            given_up = poller.stats.given_up_batches
+            if given_up > self._given_up.get(id(poller), 0):
+                where = poller.destination.url or "nowhere (no on-failure queue here)"
+                self.say(
+                    f"{poller.label}: gave up on a batch ({given_up} so far); its on-failure "
+                    f"record is in {where.rsplit('/', 1)[-1]}"
+                )
+                self._given_up[id(poller)] = given_up
         for runner in self.local.runners():
             errors = runner.stats.errors
             start = self._seen.get(id(errors), 0)

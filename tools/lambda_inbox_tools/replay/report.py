@@ -6,6 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 record`, `2 records`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @dataclass
 class Kept:
     """A failure record left where it was, and why (`filtered`: by --topic / --partition, not a
@@ -65,14 +70,20 @@ class ReplayReport:
         }
 
     def summary(self) -> str:
-        sent = f"would send {self.would_send}" if self.dry_run else f"sent {self.sent}"
+        sent = (
+            f"would send {counted(self.would_send, 'message')}"
+            if self.dry_run
+            else f"sent {counted(self.sent, 'message')}"
+        )
         verb = "would be replayed" if self.dry_run else "replayed"
-        parts = [f"{self.replayed} {verb}", f"{len(self.problems)} kept (see above)"]
+        kept = len(self.problems)
+        parts = [f"{self.replayed} {verb}", f"{kept} kept" + (" (see above)" if kept else "")]
         if self.filtered:
             parts.append(f"{self.filtered} filtered out")
         if self.untouched:
             parts.append(f"{self.untouched} not looked at")
-        text = f"{self.received} failure records received: {', '.join(parts)}; {sent} messages"
+        received = counted(self.received, "failure record")
+        text = f"{received} received: {', '.join(parts)}; {sent}"
         if self.in_flight:
             text += f"; {self.in_flight} more in flight elsewhere"
         return text

@@ -30,7 +30,7 @@ from lambda_inbox.relay import sqs_entry
 
 from .cluster import Auth, ClusterError, ClusterReader
 from .failures import FailureRecord, KafkaBatch, NotAFailureRecord, StreamBatch, failure_record
-from .report import Kept, ReplayReport
+from .report import Kept, ReplayReport, counted
 from .streams import StreamReader
 
 #: `inbox-error-code` of a replayed Kafka record: why it is in the queue (not an error of its own).
@@ -260,7 +260,7 @@ class Replay:
             )
             self.report.sent += 1
         verb = "would send" if self.report.dry_run else "sent"
-        self._progress(f"{verb} {len(records)} records of {batch.label}")
+        self._progress(f"{verb} {counted(len(records), 'record')} of {batch.label}")
         return problem
 
     def _stream(self, batch: StreamBatch) -> str | None:
@@ -282,7 +282,7 @@ class Replay:
         destinations = sorted({m.destination for m in messages})
         named = f", named for {', '.join(destinations)}" if destinations else ""
         self._progress(
-            f"{verb} {len(messages) - failed} outbox items of {batch.label} "
+            f"{verb} {counted(len(messages) - failed, 'outbox item')} of {batch.label} "
             f"(from the {read.found_in}{named})"
         )
         if failed:
