@@ -10,10 +10,12 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
   partial batch responses read back; `values`: Kafka values in Avro and Protobuf, with or
   without the Confluent prefix (extra `kafka-codecs`);
 - `delivery`: redeliver until acknowledged, concurrent invocations;
-- `crashes`: the runtime dying just before or after a DynamoDB write; `faults`: throttling,
-  cancelled transactions, lost answers, stale reads, slow sends;
-- `effectively_once`: `check_effectively_once`, which drives a handler through duplicates,
-  redeliveries, reordering and crashes and checks the effects happened once per message key;
+- `crashes`: the runtime dying just before or after a DynamoDB write, and a write failing after
+  the SDK's retries; `faults`: throttling, cancelled transactions, lost answers, stale reads,
+  slow sends;
+- `effectively_once`: `check_effectively_once`, which plays the event source against a handler
+  (`players`: duplicates, redeliveries, messages under a new id, rewinds, reordering) with
+  faults in its writes, and checks the effects happened once per message key;
 - `limits`: what SQS and DynamoDB refuse and moto accepts, as client hooks;
 - `context`: a Lambda context.
 
