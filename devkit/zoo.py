@@ -31,6 +31,7 @@ from lambda_inbox_tools.testing import (
 )
 
 from .memory_aws import MemoryAws
+from .tables import create_domain_table
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 RUN = "RUN"
@@ -54,18 +55,7 @@ class Ledger:
         if not _SHARED:
             memory = MemoryAws()
             client = memory.botocore_client("dynamodb")
-            client.create_table(
-                TableName="ledger",
-                AttributeDefinitions=[
-                    {"AttributeName": "pk", "AttributeType": "S"},
-                    {"AttributeName": "sk", "AttributeType": "S"},
-                ],
-                KeySchema=[
-                    {"AttributeName": "pk", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                BillingMode="PAY_PER_REQUEST",
-            )
+            create_domain_table(client, "ledger")
             _SHARED.update(memory=memory, client=client)
         _SHARED["memory"].clear_items()
         return cls(_SHARED["client"])

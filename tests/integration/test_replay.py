@@ -275,10 +275,7 @@ def test_records_in_flight_elsewhere_are_counted_and_fail_the_run(
 
 def outbox_table(dynamodb: Any) -> tuple[str, str]:
     table = f"outbox-{uuid.uuid4().hex[:8]}"
-    create_domain_table(dynamodb, table)
-    dynamodb.update_table(
-        TableName=table, StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
-    )
+    create_domain_table(dynamodb, table, stream=True)
     return table, dynamodb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
 
 
