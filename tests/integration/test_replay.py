@@ -237,19 +237,30 @@ def test_an_unreachable_cluster_is_one_line_and_exit_1_before_anything_is_receiv
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(cluster_module, "CHECK_SECONDS", 2.0)  # 5 s by default
+    checks: list[str] = []
+    real_check = cluster_module.ClusterReader.check
+
+    def counted_check(reader: cluster_module.ClusterReader, timeout: float | None = None) -> Any:
+        checks.append(reader.bootstrap)  # the real check runs: this only counts it
+        return real_check(reader, timeout)
+
+    monkeypatch.setattr(cluster_module.ClusterReader, "check", counted_check)
     failures = create_queue(aws.sqs, f"f-{uuid.uuid4().hex[:8]}")
     target = create_queue(aws.sqs, f"t-{uuid.uuid4().hex[:8]}")
-    aws.sqs.send_message(
-        QueueUrl=failures, MessageBody=kafka_failure({f"{TOPIC}-0": (0, 1)}, "127.0.0.1:9")
-    )
+    for partition in range(3):  # three records naming the same cluster: one wait, not three
+        aws.sqs.send_message(
+            QueueUrl=failures,
+            MessageBody=kafka_failure({f"{TOPIC}-{partition}": (0, 1)}, "127.0.0.1:9"),
+        )
     cli = Cli(capsys, AWS_ENDPOINT_URL_SQS=moto_server_endpoint)
     for extra in ((), ("--bootstrap-servers", "127.0.0.1:9")):
-        started = time.monotonic()
+        checks.clear()
         run = cli("replay", "--from", failures, "--to", target, *extra)
-        assert run.code == 1 and time.monotonic() - started < 8
+        assert run.code == 1
+        assert checks == ["127.0.0.1:9"]  # checked once, before anything was received
         assert run.err.count("\n") == 1, run.err
-        assert "cannot reach the Kafka cluster at 127.0.0.1:9" in run.err
-        assert visible(aws.sqs, failures) == 1  # nothing was hidden
+        assert "cannot reach the Kafka cluster at 127.0.0.1:9 within 2 s" in run.err
+        assert visible(aws.sqs, failures) == 3  # nothing was hidden
 
 
 def test_records_in_flight_elsewhere_are_counted_and_fail_the_run(

@@ -81,7 +81,9 @@ def test_a_batch_emits_one_count_per_outcome_and_its_commit_latency(
     ):
         assert record[name] == [1.0], name
     assert "MessagesSkipped" not in record
-    # One cancelled group (the taken seat), then the regrouped commit.
+    # The poison had the inbox keys read first (the duplicate was found there); one cancelled
+    # group (the taken seat), then the regrouped commit.
+    assert record["DuplicateReads"] == [1.0]
     assert record["Transactions"] == [2.0]
     assert record["TransactionsCancelled"] == [1.0]
     assert record["TransactionsTransient"] == [0.0]
@@ -89,6 +91,20 @@ def test_a_batch_emits_one_count_per_outcome_and_its_commit_latency(
     assert len(latencies) == 2 and all(value > 0 for value in latencies)
     units = {metric["Name"]: metric["Unit"] for metric in directive["Metrics"]}
     assert units["CommitLatency"] == "Milliseconds" and units["MessagesCommitted"] == "Count"
+
+
+def test_a_duplicate_found_by_the_commit_costs_a_cancelled_transaction(
+    aws: AppState, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inbox = consumer(aws)
+    inbox.handle(sqs_event(sqs_record(body("e-0", "1A"))))
+    capsys.readouterr()
+    inbox.handle(sqs_event(sqs_record(body("e-0", "1A")), sqs_record(body("e-1", "2B"))))
+    (record,) = emf_records(capsys.readouterr().out)
+    assert "DuplicateReads" not in record  # nothing suggested a duplicate: no read
+    assert record["MessagesDuplicate"] == [1.0] and record["MessagesCommitted"] == [1.0]
+    assert record["Transactions"] == [2.0]
+    assert record["TransactionsCancelled"] == [1.0]
 
 
 def test_a_shared_metrics_instance_is_left_for_the_function_to_flush(

@@ -7,6 +7,7 @@ import random
 from datetime import timedelta
 from typing import Any, Literal, Self
 
+from .duplicate_read import DUPLICATE_READS, DuplicateRead
 from .errors import ConfigurationError
 
 FifoFailureMode = Literal["stop", "skip-group"]
@@ -106,12 +107,15 @@ class InboxConfig(_Settings):
     same time. `fifo_failure_mode`, SQS FIFO: "stop" reports every record after the first
     failure (the AWS rule), "skip-group" only holds back later records of the failed message
     group. `failed_payload_snapshot_bytes`: bytes of the payload kept on FAILED inbox records,
-    for the incident review.
+    for the incident review. `duplicate_read`: "auto" reads the batch's inbox keys before the
+    commit only when something suggests a duplicate (duplicate_read.py), "always" on every
+    batch, "never" leaves every duplicate to the commit (leased mode always reads).
     """
 
     __slots__ = (
         "consumer",
         "dead_letter_queue_url",
+        "duplicate_read",
         "failed_payload_snapshot_bytes",
         "fifo_failure_mode",
         "inbox_table",
@@ -134,6 +138,7 @@ class InboxConfig(_Settings):
         max_parallel_commits: int = 4,
         fifo_failure_mode: FifoFailureMode = "stop",
         failed_payload_snapshot_bytes: int = 8 * 1024,
+        duplicate_read: DuplicateRead = "auto",
     ) -> None:
         if not consumer or "#" in consumer:
             raise ConfigurationError("consumer must be a non-empty name without '#'")
@@ -149,6 +154,11 @@ class InboxConfig(_Settings):
             raise ConfigurationError("max_group_messages and max_parallel_commits must be >= 1")
         if fifo_failure_mode not in ("stop", "skip-group"):
             raise ConfigurationError("fifo_failure_mode must be 'stop' or 'skip-group'")
+        if duplicate_read not in DUPLICATE_READS:
+            raise ConfigurationError(
+                f"duplicate_read must be one of {', '.join(DUPLICATE_READS)}, "
+                f"not {duplicate_read!r}"
+            )
         self.consumer = consumer
         self.inbox_table = inbox_table
         self.dead_letter_queue_url = dead_letter_queue_url
@@ -159,11 +169,13 @@ class InboxConfig(_Settings):
         self.max_parallel_commits = max_parallel_commits
         self.fifo_failure_mode: FifoFailureMode = fifo_failure_mode
         self.failed_payload_snapshot_bytes = failed_payload_snapshot_bytes
+        self.duplicate_read: DuplicateRead = duplicate_read
 
     @classmethod
     def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:
-        """Build a config from `INBOX_TABLE`, `DEAD_LETTER_QUEUE_URL`, `INBOX_RETENTION_DAYS` and
-        `INBOX_MAX_PARALLEL_COMMITS` (transactions of one batch sent side by side, default 4)."""
+        """Build a config from `INBOX_TABLE`, `DEAD_LETTER_QUEUE_URL`, `INBOX_RETENTION_DAYS`,
+        `INBOX_MAX_PARALLEL_COMMITS` (transactions of one batch sent side by side, default 4) and
+        `INBOX_DUPLICATE_READ` (`auto`, `always` or `never`)."""
         table = os.environ.get("INBOX_TABLE", "")
         if not table and "inbox_table" not in overrides:
             raise ConfigurationError("INBOX_TABLE is not set: the inbox needs its DynamoDB table")
@@ -186,5 +198,13 @@ class InboxConfig(_Settings):
                     f"INBOX_MAX_PARALLEL_COMMITS must be a whole number, not {parallel!r}"
                 )
             values["max_parallel_commits"] = int(parallel)
+        read = os.environ.get("INBOX_DUPLICATE_READ")
+        if read:
+            if read not in DUPLICATE_READS:
+                raise ConfigurationError(
+                    f"INBOX_DUPLICATE_READ must be one of {', '.join(DUPLICATE_READS)}, "
+                    f"not {read!r}"
+                )
+            values["duplicate_read"] = read
         values.update(overrides)
         return cls(consumer=consumer, **values)  # type: ignore[arg-type]

@@ -25,8 +25,14 @@ if TYPE_CHECKING:
 
 
 def parse_kafka_event(
-    event: Mapping[str, Any], formats: ValueFormats | None = None
+    event: Mapping[str, Any],
+    formats: ValueFormats | None = None,
+    seen: dict[str, int] | None = None,
 ) -> list[InboundMessage]:
+    """The event's records in offset order per partition. `seen` maps each partition to the
+    highest offset received before (in this execution environment): a record at or below it is
+    `redelivered` (a retried batch, a rewind after a rebalance). It is updated with this batch.
+    """
     partitions = event.get("records")
     if not isinstance(partitions, dict):
         raise MalformedRecord("a Kafka event needs a 'records' mapping of topic-partition lists")
@@ -39,14 +45,25 @@ def parse_kafka_event(
                 raise MalformedRecord(f"a record of {topic_partition!r} has no integer offset")
             raw_records.append((str(topic_partition), record["offset"], record))
     raw_records.sort(key=lambda entry: (entry[0], entry[1]))
-    return [
-        _to_message(topic_partition, record, sequence, formats)
-        for sequence, (topic_partition, _, record) in enumerate(raw_records)
+    before = dict(seen) if seen else {}
+    messages = [
+        _to_message(
+            topic_partition, record, sequence, formats, offset <= before.get(topic_partition, -1)
+        )
+        for sequence, (topic_partition, offset, record) in enumerate(raw_records)
     ]
+    if seen is not None:
+        for topic_partition, offset, _ in raw_records:  # sorted: the last one is the highest
+            seen[topic_partition] = max(offset, before.get(topic_partition, -1))
+    return messages
 
 
 def _to_message(
-    topic_partition: str, record: dict[str, Any], sequence: int, formats: ValueFormats | None
+    topic_partition: str,
+    record: dict[str, Any],
+    sequence: int,
+    formats: ValueFormats | None,
+    redelivered: bool = False,
 ) -> InboundMessage:
     topic = str(record.get("topic") or topic_partition.rsplit("-", 1)[0])
     partition = record.get("partition", topic_partition.rsplit("-", 1)[-1])
@@ -100,6 +117,7 @@ def _to_message(
         attributes={name: _header_text(value) for name, value in headers.items()},
         ordering_scope=topic_partition,
         dead_letter_attributes=dead_letter,
+        redelivered=redelivered,
         **reading,
     )
 

@@ -30,6 +30,9 @@ class InboundMessage:
     poison. `decode` reads a Kafka value in a binary format (kafka_values) into the payload
     document, raising `UndecodableBody`; None for JSON, which `json` parses. `fingerprint_bytes`
     is what the fingerprint hashes instead of the canonical JSON (a binary value's record).
+    `redelivered` says the source delivered it before, as far as the adapter can tell (an SQS
+    receive count above 1, a Kafka offset seen already, a replayed dead letter): the batch read
+    of the inbox keys then comes before the commit (duplicate_read).
     """
 
     # A plain class with slots: one is made per record, and a dataclass costs ~3 M instructions
@@ -48,6 +51,7 @@ class InboundMessage:
         "item_identifier",
         "message_group_id",
         "ordering_scope",
+        "redelivered",
         "sequence",
         "source",
     )
@@ -67,6 +71,7 @@ class InboundMessage:
         decode_error: str | None = None,
         decode: Callable[[], Any] | None = None,
         fingerprint_bytes: bytes | None = None,
+        redelivered: bool = False,
     ) -> None:
         self.item_identifier = item_identifier
         self.delivery_id = delivery_id
@@ -83,6 +88,7 @@ class InboundMessage:
         self.decode_error = decode_error
         self.decode = decode
         self.fingerprint_bytes = fingerprint_bytes
+        self.redelivered = redelivered
         self._text: str | None = None
         self._json: Any = _UNPARSED
 

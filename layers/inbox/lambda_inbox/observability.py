@@ -5,7 +5,8 @@ Logs carry the message key and outcome, never payloads. Metrics (namespace from
 outcome (`MessagesCommitted`, `MessagesDuplicate`, `MessagesBusinessOutcome`,
 `MessagesDeadLettered`, `MessagesFailed`, `MessagesSkipped`), `Transactions`,
 `TransactionsCancelled`, `TransactionsTransient` (throttled, 5xx or timed out),
-`CommitLatency` in milliseconds, and in leased mode `LeasesLost`, `LeasesBusy` and
+`CommitLatency` in milliseconds, `DuplicateReads` (batches whose inbox keys were read before the
+commit), and in leased mode `LeasesLost`, `LeasesBusy` and
 `SideEffectsFailed`.
 """
 
@@ -122,9 +123,13 @@ class Telemetry:
             yield
 
     def batch_done(
-        self, results: Sequence[MessageResult], attempts: Sequence[CommitAttempt]
+        self,
+        results: Sequence[MessageResult],
+        attempts: Sequence[CommitAttempt],
+        read_first: str | None = None,
     ) -> None:
-        """Emit the batch's metrics and summary log line."""
+        """Emit the batch's metrics and summary log line; `read_first` says why the inbox keys
+        were read before the commit (None: they were not)."""
         if not results:
             return
         counts = Counter(result.outcome for result in results)
@@ -148,6 +153,8 @@ class Telemetry:
             self.metrics.add_metric(
                 "TransactionsTransient", MetricUnit.Count, transactions["transient"]
             )
+        if read_first:
+            self.metrics.add_metric("DuplicateReads", MetricUnit.Count, 1)
         for latency in latencies[:MAX_METRIC_VALUES]:
             self.metrics.add_metric("CommitLatency", MetricUnit.Milliseconds, latency)
         self.logger.info(
@@ -156,6 +163,7 @@ class Telemetry:
                 "consumer": self.consumer,
                 "records": len(results),
                 "transactions": total,
+                "read_first": read_first,
                 **{outcome.value: count for outcome, count in counts.items()},
             },
         )

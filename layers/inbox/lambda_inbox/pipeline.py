@@ -1,7 +1,9 @@
 """The processing model for one batch, whatever the source (docs/architecture.md), in order:
 
 1. identify each message (key, fingerprint; poison if unreadable),
-2. skip known duplicates with one eventually consistent read of the inbox keys,
+2. skip known duplicates with one eventually consistent read of the inbox keys, when something
+   suggests a duplicate (`duplicate_read`); otherwise the commit finds them (poison found
+   while deciding reads them then, before anything is dead-lettered),
 3. decide each remaining message's writes through a unit of work,
 4. commit them with their inbox records, in waves of transactions,
 5. classify each attempt's outcome and act on it (inside `Committer`),
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from .committer import Committer
 from .dead_letter import DEADLINE_DETAIL, DeadLettering
 from .decision import Decider, Decision, short_error
+from .duplicate_read import ReadFirst
 from .errors import DeadlineReached, ErrorCode, HandlerFailed, PoisonMessage
 from .identity import Delivery, KeyStrategy, identify
 from .outcomes import MessageResult, Outcome
@@ -36,6 +39,10 @@ if TYPE_CHECKING:
     from .store import InboxRecord, InboxStore
 
 M = TypeVar("M")
+#: Why a batch holding poison reads its inbox keys before dead-lettering anything, also when the
+#: poison is found while deciding: a poison message that completed before is a duplicate, and
+#: nothing is dead-lettered while the inbox table cannot be read (a missing table, an outage).
+POISON = "poison"
 
 
 class Pipeline(Generic[M]):
@@ -65,21 +72,34 @@ class Pipeline(Generic[M]):
         self._now = now
         #: Leased mode (lease.py): claim and side effect between decide and commit.
         self._leases = leases
+        self._read_first = ReadFirst(config.duplicate_read, leased=leases is not None)
 
     def process(
         self, messages: Sequence[InboundMessage], deadline: Deadline
     ) -> list[MessageResult]:
         report = BatchReport(messages, self._telemetry)
-        self._run(report, deadline)
+        deliveries = [identify(message, self._keys) for message in report.messages]
+        read_first = self._read_first.reason(messages)
+        if read_first is None and any(delivery.poison for delivery in deliveries):
+            read_first = POISON
+        read_first = self._run(report, deliveries, deadline, read_first)
         results = report.results()
-        self._telemetry.batch_done(results, report.attempts)
+        self._read_first.observe(results)
+        self._telemetry.batch_done(results, report.attempts, read_first)
         return results
 
-    def _run(self, report: BatchReport, deadline: Deadline) -> None:
-        deliveries = [identify(message, self._keys) for message in report.messages]
-        known = self._known_records(deliveries, report, deadline)
+    def _run(
+        self,
+        report: BatchReport,
+        deliveries: list[Delivery],
+        deadline: Deadline,
+        read_first: str | None,
+    ) -> str | None:
+        """The stages after identify; returns why the inbox keys were read (None: they were
+        not)."""
+        known = self._known_records(deliveries, report, deadline) if read_first else {}
         if known is None:
-            return
+            return read_first
         dead_letters = DeadLettering(
             queue=self._dead_letter_queue,
             store=self._store,
@@ -91,10 +111,23 @@ class Pipeline(Generic[M]):
         triage = Triage(report, dead_letters)
         decisions: list[Decision[M]] = []
         for delivery in deliveries:
-            if triage.admit(delivery, known.get(delivery.key)):
-                decision = self._decide(delivery, report, dead_letters, deadline)
-                if decision is not None:
-                    decisions.append(decision)
+            if not triage.admit(delivery, known.get(delivery.key)):
+                continue
+            try:
+                decision = self._decide(delivery, report, deadline)
+            except PoisonMessage as poison:
+                if read_first is None:  # the first poison of a batch not read: read it now
+                    read_first = POISON
+                    known = self._known_records(deliveries, report, deadline)
+                    if known is None:
+                        return read_first
+                    decisions = [d for d in decisions if not triage.completed(d.delivery, known)]
+                    if triage.completed(delivery, known):
+                        continue
+                dead_letters.dead_letter(delivery, poison)
+                continue
+            if decision is not None:
+                decisions.append(decision)
         if self._leases is not None:  # leased mode: see lease.py
             decisions = self._leases.run(
                 decisions,
@@ -119,6 +152,7 @@ class Pipeline(Generic[M]):
             triage.settle_followers()
             committer.commit_wave(wave)
         triage.settle_followers(final=True)
+        return read_first
 
     def _known_records(
         self, deliveries: list[Delivery], report: BatchReport, deadline: Deadline
@@ -142,19 +176,14 @@ class Pipeline(Generic[M]):
         return None
 
     def _decide(
-        self,
-        delivery: Delivery,
-        report: BatchReport,
-        dead_letters: DeadLettering,
-        deadline: Deadline,
+        self, delivery: Delivery, report: BatchReport, deadline: Deadline
     ) -> Decision[M] | None:
+        """The handler's decision; None when it failed (recorded). Raises `PoisonMessage`."""
         if deadline.expired():  # a slow handler must not run the invocation into its timeout
             report.record(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
             return None
         try:
             return self._decider.decide(delivery)
-        except PoisonMessage as poison:
-            dead_letters.dead_letter(delivery, poison)
         except HandlerFailed as error:
             self._telemetry.logger.exception(
                 "handler raised; the record is reported for redelivery",

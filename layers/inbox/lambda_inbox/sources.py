@@ -50,6 +50,8 @@ class KafkaSource:
 
     def __init__(self, value_formats: ValueFormats | None = None) -> None:
         self._formats = value_formats
+        #: The highest offset received per partition in this execution environment.
+        self._seen: dict[str, int] = {}
 
     def matches(self, event: Mapping[str, Any]) -> bool:
         return is_kafka_event(event)
@@ -57,7 +59,7 @@ class KafkaSource:
     def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
         from .kafka import parse_kafka_event
 
-        return parse_kafka_event(event, self._formats)
+        return parse_kafka_event(event, self._formats, self._seen)
 
     def response(self, results: Sequence[MessageResult]) -> BatchResponse:
         from .kafka import kafka_response

@@ -23,6 +23,10 @@ EVENT_SOURCE = "aws:sqs"
 #: Set on messages that carry a Kafka record (dead-lettered or replayed from a cluster): their
 #: body is read as that record's value would be (kafka_values).
 KAFKA_TOPIC_ATTRIBUTE = "kafka-topic"
+#: Message attributes of a message sent again by an operator: a dead letter of the inbox
+#: (`inbox-error-code`, `inbox-message-key`) or a Kafka record (`kafka-topic`) redriven or
+#: replayed. Such a message may have committed before (duplicate_read).
+REPLAYED_ATTRIBUTES = ("inbox-error-code", "inbox-message-key", KAFKA_TOPIC_ATTRIBUTE)
 
 
 class SqsSource:
@@ -130,7 +134,19 @@ def _to_message(
         deduplication_id=_text(attributes.get("MessageDeduplicationId")),
         dead_letter_attributes=original,
         message_group_id=group_id,
+        redelivered=_redelivered(attributes, strings),
         **reading,
+    )
+
+
+def _redelivered(attributes: Mapping[str, Any], strings: Mapping[str, str]) -> bool:
+    """Received before (`ApproximateReceiveCount` above 1), moved by a redrive policy
+    (`DeadLetterQueueSourceArn`), or sent again by an operator (REPLAYED_ATTRIBUTES)."""
+    count = attributes.get("ApproximateReceiveCount")
+    return (
+        (isinstance(count, str) and count != "1" and count.isdigit() and int(count) > 1)
+        or "DeadLetterQueueSourceArn" in attributes
+        or any(name in strings for name in REPLAYED_ATTRIBUTES)
     )
 
 

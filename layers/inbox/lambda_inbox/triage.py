@@ -8,6 +8,7 @@ that goes on to be decided.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from .errors import ErrorCode, PoisonMessage
@@ -47,6 +48,15 @@ class Triage:
             self._followers.append(delivery)
             return False
         self._leaders[delivery.key] = delivery
+        return True
+
+    def completed(self, delivery: Delivery, known: Mapping[str, InboxRecord]) -> bool:
+        """Settle `delivery` when the read found its key completed (after it was decided: the
+        read came late, for poison); False when it goes on."""
+        record = known.get(delivery.key)
+        if record is None or record.status is not Status.COMPLETED:
+            return False
+        self.settle_against(delivery, record.fingerprint)
         return True
 
     def settle_against(self, delivery: Delivery, stored_fingerprint: str | None) -> None:

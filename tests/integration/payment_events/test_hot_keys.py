@@ -61,14 +61,14 @@ def test_a_thousand_payments_within_the_request_budget(
 
     counts = meter.counts()
     assert sum(counts.values()) <= budget, counts
-    assert counts["BatchGetItem"] == 10
+    assert set(counts) == {"TransactWriteItems"}  # new offsets: no read first
     assert_no_item_twice_per_transaction(meter)
     for transaction in meter.transactions:
         assert len(transaction["TransactItems"]) <= 100
     assert aws.balances() == expected
     assert len(aws.payment_items()) == 1000
 
-    meter.clear()
+    meter.clear()  # the same batch again in this execution environment: offsets it has seen
     assert module.handler(event, None) == {"batchItemFailures": []}
     assert meter.counts() == Counter({"BatchGetItem": 10})
     assert aws.balances() == expected

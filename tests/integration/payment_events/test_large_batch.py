@@ -55,9 +55,7 @@ def test_thousand_record_batch(aws: AppState, customers: int, transactions: int)
     assert module.handler(event, None) == {"batchItemFailures": []}
 
     counts = meter.counts()
-    assert counts["BatchGetItem"] == RECORDS // 100  # one read per 100 keys
-    assert counts["TransactWriteItems"] == transactions
-    assert set(counts) == {"BatchGetItem", "TransactWriteItems"}
+    assert counts == {"TransactWriteItems": transactions}  # new offsets: no read first
     assert sum(counts.values()) <= (
         35 if customers == 10 else 42
     )  # docs/PERFORMANCE.md: the Kafka request budget
@@ -65,7 +63,8 @@ def test_thousand_record_batch(aws: AppState, customers: int, transactions: int)
     assert aws.balances() == expected
     assert len(aws.payment_items()) == RECORDS
 
-    # The same batch again: 1,000 duplicates for 10 reads and no write.
+    # The same batch again (offsets this execution environment has seen): 1,000 duplicates for
+    # 10 reads of 100 keys and no write.
     meter.clear()
     assert module.handler(event, None) == {"batchItemFailures": []}
     assert meter.counts() == {"BatchGetItem": RECORDS // 100}
