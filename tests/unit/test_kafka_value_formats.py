@@ -73,7 +73,7 @@ def test_a_glue_registry_protobuf_value_decodes(aws: AppState, payment_events: M
 def test_the_same_record_framed_and_stripped_is_a_duplicate(
     aws: AppState, payment_events: ModuleType
 ) -> None:
-    """The fingerprint is the encoded record's, not the framing's: the same payment delivered
+    """The fingerprint is the decoded record's, not the framing's: the same payment delivered
     with the prefix and again through a schema registry is a duplicate, not a mismatch."""
     body = payment(3, "cust-d", 500)
     framed = kafka_record(0, 1, avro_value(AVSC, body, schema_id=9))

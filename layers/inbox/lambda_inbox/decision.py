@@ -118,6 +118,14 @@ class Decider(Generic[M]):
         uow = self._run(lambda uow: self._decide(payload, uow))
         return Decision(delivery, payload, uow, self._inbox_item(delivery.key))
 
+    def canonical_form(self, document: Any) -> Any:
+        """`document` as the model reads it, in plain JSON values, when the model is a pydantic
+        model (`model_dump(mode="json")`); the document itself otherwise. What a binary value's
+        fingerprint hashes (identity.fingerprint). Raises what the model raises."""
+        parsed = self._parse(document)
+        dump = getattr(parsed, "model_dump", None)
+        return dump(mode="json") if callable(dump) else document
+
     def redecide(self, decision: Decision[M], failures: ConditionFailures) -> None:
         """Replace the decision's writes with the business outcome's; poison if there is none."""
         handler = self._on_condition_failed

@@ -12,6 +12,8 @@ cannot be read is still a `Delivery` (under a fallback key) that carries the poi
 
 # Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
 # compiles each string annotation into a ForwardRef, which costs more at cold start.
+import base64
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable
@@ -27,6 +29,8 @@ MESSAGE_KEY_ATTRIBUTE = "inbox-message-key"
 MAX_KEY_BYTES = 1024
 
 KeyExtractor = Callable[[Any], object]
+#: A payload document as the consumer's model reads it, in plain JSON values (`Decider`).
+CanonicalForm = Callable[[Any], Any]
 
 
 class MessageIdentity(NamedTuple):
@@ -43,6 +47,15 @@ class Delivery(NamedTuple):
     fingerprint: str
     #: Set when the message can never succeed, found while identifying it.
     poison: PoisonMessage | None = None
+    #: A binary value's fingerprint as records stored before decoded fingerprints hold it.
+    earlier_fingerprint: str | None = None
+
+    def matches(self, stored_fingerprint: str | None) -> bool:
+        """The payload of a stored record is this one (a record without a fingerprint matches)."""
+        return stored_fingerprint is None or stored_fingerprint in (
+            self.fingerprint,
+            self.earlier_fingerprint,
+        )
 
     @property
     def sequence(self) -> int:
@@ -115,19 +128,22 @@ class KeyStrategy:
         return MessageIdentity(bounded_key(message.delivery_id), "delivery-id")
 
 
-def identify(message: InboundMessage, keys: KeyStrategy) -> Delivery:
+def identify(
+    message: InboundMessage, keys: KeyStrategy, canonical: CanonicalForm | None = None
+) -> Delivery:
     """The message's key and fingerprint; any failure to read them makes it poison, never an
     exception that would take the batch down."""
-    digest = fingerprint(message)
+    digest = fingerprint(message, canonical)
+    earlier = earlier_fingerprint(message)
     try:
-        return Delivery(message, keys.identify(message).key, digest)
+        return Delivery(message, keys.identify(message).key, digest, None, earlier)
     except PoisonMessage as poison:
-        return Delivery(message, fallback_key(message), digest, poison)
+        return Delivery(message, fallback_key(message), digest, poison, earlier)
     except Exception as error:  # e.g. RecursionError from a deeply nested body
         unreadable = UndecodableBody(
             f"the body could not be read ({type(error).__name__})", code=ErrorCode.MALFORMED_JSON
         )
-        return Delivery(message, fallback_key(message), digest, unreadable)
+        return Delivery(message, fallback_key(message), digest, unreadable, earlier)
 
 
 def fallback_key(message: InboundMessage) -> str:
@@ -153,15 +169,42 @@ def bounded_key(key: str) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-def fingerprint(message: InboundMessage) -> str:
-    """Hash of the canonical payload: equal for the same JSON whatever its key order or spacing;
-    for an Avro or Protobuf value, the hash of its encoded record."""
-    if message.fingerprint_bytes is not None:
-        return hashlib.sha256(message.fingerprint_bytes).hexdigest()
+def fingerprint(message: InboundMessage, canonical: CanonicalForm | None = None) -> str:
+    """Hash of the canonical payload: the payload document as JSON with sorted keys and no
+    spacing, so equal for the same JSON whatever its key order or spacing.
+
+    An Avro or Protobuf value's document is its decoded record, read by `canonical` (the
+    consumer's pydantic model: Protobuf's 64-bit integers, text in its JSON mapping, are numbers
+    again, absent defaults are filled in) when given and when the record is valid: the same
+    event sent as JSON, Avro or Protobuf, by any encoder, has one fingerprint. A body that is
+    not a readable document hashes as delivered."""
     try:
-        canonical = json.dumps(
-            message.json, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        ).encode("utf-8", errors="surrogatepass")
-    except Exception:  # not JSON, not text, too deep: the bytes as delivered
-        canonical = message.body
-    return hashlib.sha256(canonical).hexdigest()
+        document = message.json
+        if message.encoded_record is not None and canonical is not None:
+            # Invalid for the model: poison when decided; meanwhile the decoded record's hash.
+            with contextlib.suppress(Exception):
+                document = canonical(document)
+        text = json.dumps(
+            document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain
+        )
+        encoded = text.encode("utf-8", errors="surrogatepass")
+    except Exception:  # not JSON, not text, too deep, undecodable: the bytes as delivered
+        encoded = message.body
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def earlier_fingerprint(message: InboundMessage) -> str | None:
+    """A binary value's fingerprint before fingerprints were of the decoded record: the hash of
+    its encoded record. Records stored then match it; None for JSON, whose fingerprint is
+    unchanged."""
+    if message.encoded_record is None:
+        return None
+    return hashlib.sha256(message.encoded_record).hexdigest()
+
+
+def _plain(value: object) -> object:
+    """Decoded values JSON has no type for: bytes as base64 text, the rest (decimals, times,
+    UUIDs) as their text."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)

@@ -15,8 +15,9 @@ Which format one record is in:
 The decoding itself is Powertools' Kafka deserializers (extras `kafka-consumer-avro` and
 `kafka-consumer-protobuf`), loaded on the first binary value. A value that does not decode is
 poison (`undecodable_value`): dead-lettered with its original bytes and the format it was read
-as, never a partition stall. The fingerprint of a binary value is the hash of the encoded record
-(without the Confluent prefix), so a replay of the same bytes is a duplicate.
+as, never a partition stall. The fingerprint of a binary value is the hash of its decoded record
+(identity.fingerprint), so the same event in JSON, Avro or Protobuf, framed or not, replayed or
+not, is a duplicate.
 """
 
 from __future__ import annotations
@@ -191,7 +192,7 @@ def read_value(
     dead_letter: dict[str, dict[str, str]],
 ) -> dict[str, Any]:
     """How a Kafka value (also one replayed through SQS) is read: nothing to add for a plain
-    JSON value; otherwise its decoder and fingerprint bytes, and the dead-letter attributes
+    JSON value; otherwise its decoder and encoded record, and the dead-letter attributes
     that let a replay of the same bytes read them the same way."""
     if value is None:
         return {}
@@ -208,7 +209,7 @@ def read_value(
             }
     return {
         "decode": functools.partial(formats.decode, encoded),
-        "fingerprint_bytes": encoded.record if encoded.format != "JSON" else None,
+        "encoded_record": encoded.record if encoded.format != "JSON" else None,
     }
 
 

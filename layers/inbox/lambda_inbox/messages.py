@@ -28,8 +28,9 @@ class InboundMessage:
     is FIFO too. `decode_error` is set by the adapter when the envelope could not be decoded (a
     Kafka value not base64): `body` then holds the raw text as delivered, and the message is
     poison. `decode` reads a Kafka value in a binary format (kafka_values) into the payload
-    document, raising `UndecodableBody`; None for JSON, which `json` parses. `fingerprint_bytes`
-    is what the fingerprint hashes instead of the canonical JSON (a binary value's record).
+    document, raising `UndecodableBody`; None for JSON, which `json` parses. `encoded_record` is
+    a binary value's record (Avro or Protobuf, without a Confluent prefix): its hash was the
+    fingerprint before fingerprints were of the decoded record, and still matches (identity).
     `redelivered` says the source delivered it before, as far as the adapter can tell (an SQS
     receive count above 1, a Kafka offset seen already, a replayed dead letter): the batch read
     of the inbox keys then comes before the commit (duplicate_read).
@@ -47,7 +48,7 @@ class InboundMessage:
         "decode_error",
         "deduplication_id",
         "delivery_id",
-        "fingerprint_bytes",
+        "encoded_record",
         "item_identifier",
         "message_group_id",
         "ordering_scope",
@@ -70,7 +71,7 @@ class InboundMessage:
         message_group_id: str | None = None,
         decode_error: str | None = None,
         decode: Callable[[], Any] | None = None,
-        fingerprint_bytes: bytes | None = None,
+        encoded_record: bytes | None = None,
         redelivered: bool = False,
     ) -> None:
         self.item_identifier = item_identifier
@@ -87,7 +88,7 @@ class InboundMessage:
         self.message_group_id = message_group_id
         self.decode_error = decode_error
         self.decode = decode
-        self.fingerprint_bytes = fingerprint_bytes
+        self.encoded_record = encoded_record
         self.redelivered = redelivered
         self._text: str | None = None
         self._json: Any = _UNPARSED

@@ -78,7 +78,8 @@ class Pipeline(Generic[M]):
         self, messages: Sequence[InboundMessage], deadline: Deadline
     ) -> list[MessageResult]:
         report = BatchReport(messages, self._telemetry)
-        deliveries = [identify(message, self._keys) for message in report.messages]
+        canonical = self._decider.canonical_form
+        deliveries = [identify(message, self._keys, canonical) for message in report.messages]
         read_first = self._read_first.reason(messages)
         if read_first is None and any(delivery.poison for delivery in deliveries):
             read_first = POISON

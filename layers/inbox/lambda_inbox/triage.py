@@ -62,7 +62,7 @@ class Triage:
     def settle_against(self, delivery: Delivery, stored_fingerprint: str | None) -> None:
         """A completed record exists: a duplicate, unless the payload differs (a producer bug,
         reported and dead-lettered, never silently acknowledged)."""
-        if stored_fingerprint in (None, delivery.fingerprint):
+        if delivery.matches(stored_fingerprint):
             self._report.record(delivery, Outcome.DUPLICATE)
             return
         poison = PoisonMessage(MISMATCH_REASON, code=ErrorCode.FINGERPRINT_MISMATCH)
