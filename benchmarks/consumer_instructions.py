@@ -16,9 +16,9 @@ Programs (each a fresh interpreter):
 
 - `inbox`: `functions/order_events/app.py` on the library in `layers/inbox` (or each
   `--library DIR`, e.g. a git worktree's `layers/inbox`, side by side);
-- `floor`: the same two requests alone (captured from one batch of the handler with
-  `devkit.captured`), sent through the same client, answered the same way: what no library
-  code can save.
+- `floor`: the batch's own requests alone (captured from one batch of the handler on that
+  library with `devkit.captured`: the transaction, and the batch read where the library sends
+  one), sent through the same client, answered the same way: what no library code can save.
 
 The events, the answers and the order lines are those of `sqs_vs_powertools.py`.
 """
@@ -111,13 +111,17 @@ def main() -> None:
         f"Instructions per 10-message batch of new 2-line orders (M), network answered in "
         f"process, {args.batches} batches after {args.warmup}; Python {sys.version.split()[0]}.\n"
     )
-    print("| program | library | M instructions per batch |\n|---|---|---:|")
-    floor = per_batch(LAYER, args.warmup, args.batches, floor=True)
-    print(f"| floor: the two requests alone (botocore) | - | {floor:.2f} |", flush=True)
+    print(
+        "| library | its requests per batch, alone (the floor) | order handler | above the floor "
+        "| per message |\n|---|---:|---:|---:|---:|"
+    )
     for library in libraries:
+        floor = per_batch(library.resolve(), args.warmup, args.batches, floor=True)
         inbox = per_batch(library.resolve(), args.warmup, args.batches)
+        above = inbox - floor
         print(
-            f"| order handler | {library} | {inbox:.2f} (floor + {inbox - floor:.2f}) |", flush=True
+            f"| {library} | {floor:.2f} | {inbox:.2f} | {above:.2f} | {above / 10:.2f} |",
+            flush=True,
         )
 
 

@@ -12,7 +12,8 @@ from lambda_inbox.commit import CancellationReason, CommitAttempt, CommitStatus
 from lambda_inbox.errors import UnitOfWorkError
 from lambda_inbox.planner import chunk_wave, plan_waves
 from lambda_inbox.settle import INBOX_ACTION, VerdictKind, settle
-from lambda_inbox.unit_of_work import UnitOfWork, WriteAction, merge_commuting
+from lambda_inbox.unit_of_work import UnitOfWork
+from lambda_inbox.write_actions import WriteAction, merge_commuting
 
 KEY = {"pk": "CUSTOMER#c", "sk": "BALANCE"}
 ADD = "ADD balance_cents :amount, payments :one"

@@ -8,7 +8,8 @@ from decimal import Decimal
 import pytest
 
 from lambda_inbox import ConditionFailures, FailedCondition, UnitOfWork, UnitOfWorkError
-from lambda_inbox.unit_of_work import MAX_HANDLER_ACTIONS, WriteAction
+from lambda_inbox.unit_of_work import MAX_HANDLER_ACTIONS
+from lambda_inbox.write_actions import WriteAction
 
 KEY = {"pk": "SKU#A", "sk": "STOCK"}
 

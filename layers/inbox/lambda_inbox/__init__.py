@@ -19,7 +19,8 @@ from .errors import (
 from .identity import KeyStrategy
 from .messages import InboundMessage
 from .outcomes import MessageResult, Outcome
-from .unit_of_work import ConditionFailures, FailedCondition, UnitOfWork
+from .unit_of_work import UnitOfWork
+from .write_actions import ConditionFailures, FailedCondition
 
 __all__ = [
     "ConditionFailures",

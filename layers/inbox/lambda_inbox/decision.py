@@ -13,7 +13,8 @@ from typing import Any, Generic, TypeVar
 
 from .errors import ErrorCode, HandlerFailed, InvalidPayload, PoisonMessage, UnitOfWorkError
 from .identity import Delivery
-from .unit_of_work import ConditionFailures, UnitOfWork
+from .unit_of_work import UnitOfWork
+from .write_actions import ConditionFailures
 
 M = TypeVar("M")
 Parse = Callable[[Any], M]

@@ -20,7 +20,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from .errors import UnitOfWorkError
 
@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_OUTBOX_TTL_SECONDS",
     "OUTBOX_PREFIX",
     "OutboxMessage",
+    "OutboxRequest",
     "outbox_item",
 ]
 
@@ -77,19 +78,39 @@ class OutboxMessage:
         )
 
 
+class OutboxRequest(TypedDict, total=False):
+    """What `UnitOfWork.outbox` asks to send: `destination` and `body` are required."""
+
+    destination: Required[str]
+    #: Text, or a mapping sent as compact JSON.
+    body: Required[str | Mapping[str, Any]]
+    #: What the receiver dedupes on; a new UUID unless given.
+    message_id: str | None
+    #: SQS message attributes (strings).
+    attributes: Mapping[str, str] | None
+    #: The SQS FIFO message group.
+    group_id: str | None
+    #: The table's TTL attribute ("expires_at") and how long the item is kept (7 days).
+    ttl_attribute: str
+    ttl_seconds: int | None
+
+
 def outbox_item(
     *,
+    key_attributes: tuple[str, ...],
     destination: str,
     body: str | Mapping[str, Any],
-    message_id: str | None,
-    attributes: Mapping[str, str] | None,
-    group_id: str | None,
-    key_attributes: tuple[str, ...],
-    ttl_attribute: str,
-    ttl_seconds: int,
+    message_id: str | None = None,
+    attributes: Mapping[str, str] | None = None,
+    group_id: str | None = None,
+    ttl_attribute: str = "expires_at",
+    ttl_seconds: int | None = None,
     now: float | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The message id and the item of one outbox request (see the module docstring)."""
+    """The message id and the item of one outbox request (see the module docstring); kept
+    `ttl_seconds` (`DEFAULT_OUTBOX_TTL_SECONDS` unless given)."""
+    if ttl_seconds is None:
+        ttl_seconds = DEFAULT_OUTBOX_TTL_SECONDS
     if not destination:
         raise UnitOfWorkError("outbox: the destination is empty")
     if isinstance(body, Mapping):

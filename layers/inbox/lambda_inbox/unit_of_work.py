@@ -1,46 +1,26 @@
-"""The unit of work a handler fills with the domain writes a message causes.
-
-Handlers never call DynamoDB themselves: they describe `put` / `update` / `delete` /
-`condition_check` actions here (and `outbox` requests for effects elsewhere), and the inbox
-commits them atomically with the inbox record.
-Everything DynamoDB would reject is checked on the spot, with an error that names the action:
-placeholders, value types, one action per item, 100 actions, 400 KB per item, 4 MB per call.
-
-Updates that commute (`ADD` of numbers only, no condition) are marked so, and group commit may
-merge them (`write_actions`, docs/concepts.md "Commuting updates").
+"""The unit of work a handler fills with the domain writes a message causes: `put`, `update`,
+`delete`, `condition_check` and `outbox` requests, committed atomically with the inbox record.
+What DynamoDB would reject is refused on the spot, naming the action (`action_requests`), and so
+are the limits of one message: one action per item, 99 actions, 4 MB. Updates that commute (`ADD`
+of numbers only, no condition) may be merged by group commit (docs/concepts.md).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .action_requests import keyed, new_action, serialized_item
 from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
 from .errors import UnitOfWorkError
-from .write_actions import (
-    ActionKind,
-    ConditionFailures,
-    FailedCondition,
-    WriteAction,
-    commuting_shape,
-    complete_request,
-    key_of,
-    merge_commuting,
-    serialized_item,
-    serialized_key,
-)
+from .write_actions import WriteAction, commuting_shape
 
-__all__ = [
-    "DEFAULT_KEY_ATTRIBUTES",
-    "MAX_HANDLER_ACTIONS",
-    "MAX_HANDLER_BYTES",
-    "ConditionFailures",
-    "FailedCondition",
-    "UnitOfWork",
-    "WriteAction",
-    "merge_commuting",
-]
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from .action_requests import ActionOptions, CheckOptions
+    from .outbox import OutboxRequest
 
 DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
 #: Actions left to the handler: one slot of every transaction holds the inbox record.
@@ -52,11 +32,9 @@ _JSON_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 class UnitOfWork:
-    """The writes one message causes, committed atomically with its inbox record.
-
-    `key_attributes` names the key attributes of the tables written, so a `put` knows which item it
-    touches; the default suits single-table designs keyed on `pk` (and `sk`).
-    """
+    """The writes of one message. `key_attributes`: the key attributes of the tables written, so
+    a `put` knows its item (default `pk`, `sk`). Every action takes `condition`, `names` and
+    `values` (expression names, Python values) and a `label` for `on_condition_failed`."""
 
     __slots__ = ("_actions", "_bytes", "_items", "key_attributes", "result")
 
@@ -77,27 +55,18 @@ class UnitOfWork:
 
     def set_result(self, **result: Any) -> None:
         """Record a small JSON outcome on the inbox record (e.g. `outcome="reserved"`)."""
-        if not all(type(value) in _JSON_SCALARS for value in result.values()):
-            try:
+        try:
+            if not all(type(value) in _JSON_SCALARS for value in result.values()):
                 json.dumps(result, default=str)
-            except (TypeError, ValueError) as error:
-                raise UnitOfWorkError(f"result is not JSON-serializable: {error}") from None
+        except (TypeError, ValueError) as error:
+            raise UnitOfWorkError(f"result is not JSON-serializable: {error}") from None
         self.result.update(result)
 
-    def put(
-        self,
-        table: str,
-        item: Mapping[str, Any],
-        *,
-        condition: str | None = None,
-        names: Mapping[str, str] | None = None,
-        values: Mapping[str, Any] | None = None,
-        label: str | None = None,
-    ) -> None:
+    def put(self, table: str, item: Mapping[str, Any], **options: Unpack[ActionOptions]) -> None:
         """Create or replace an item; `condition` e.g. `attribute_not_exists(pk)`."""
         key, serialized, size = serialized_item(f"put on {table}", item, self.key_attributes)
-        request: dict[str, Any] = {"TableName": table, "Item": serialized}
-        self._add("Put", table, key, request, condition, names, values, label, size)
+        request = {"TableName": table, "Item": serialized}
+        self._add(new_action("Put", table, key, request, size=size, **options), key)
 
     def update(
         self,
@@ -105,11 +74,8 @@ class UnitOfWork:
         key: Mapping[str, Any],
         expression: str,
         *,
-        condition: str | None = None,
-        names: Mapping[str, str] | None = None,
-        values: Mapping[str, Any] | None = None,
-        label: str | None = None,
         commutes: bool | None = None,
+        **options: Unpack[ActionOptions],
     ) -> None:
         """Update (or create) an item with an `UpdateExpression` such as `ADD #n :one`.
 
@@ -119,127 +85,63 @@ class UnitOfWork:
         where = f"update on {table}"
         if not expression or not expression.strip():
             raise UnitOfWorkError(f"{where}: the update expression is empty")
-        why_not = None if commutes is False else commuting_shape(expression, condition, values)
+        shape = options.get("condition"), options.get("values")
+        why_not = None if commutes is False else commuting_shape(expression, *shape)
         if commutes and why_not is not None:
             raise UnitOfWorkError(f"{where}: commutes=True, but {why_not}")
         request: dict[str, Any] = {"TableName": table, "UpdateExpression": expression}
         size = keyed(request, where, key)
         merges = commutes is not False and why_not is None
-        self._add("Update", table, key, request, condition, names, values, label, size, merges)
+        action = new_action("Update", table, key, request, size=size, commutes=merges, **options)
+        self._add(action, key)
 
-    def delete(
-        self,
-        table: str,
-        key: Mapping[str, Any],
-        *,
-        condition: str | None = None,
-        names: Mapping[str, str] | None = None,
-        values: Mapping[str, Any] | None = None,
-        label: str | None = None,
-    ) -> None:
+    def delete(self, table: str, key: Mapping[str, Any], **options: Unpack[ActionOptions]) -> None:
         request: dict[str, Any] = {"TableName": table}
         size = keyed(request, f"delete on {table}", key)
-        self._add("Delete", table, key, request, condition, names, values, label, size)
+        self._add(new_action("Delete", table, key, request, size=size, **options), key)
 
     def condition_check(
-        self,
-        table: str,
-        key: Mapping[str, Any],
-        condition: str,
-        *,
-        names: Mapping[str, str] | None = None,
-        values: Mapping[str, Any] | None = None,
-        label: str | None = None,
+        self, table: str, key: Mapping[str, Any], condition: str, **options: Unpack[CheckOptions]
     ) -> None:
         """Require `condition` on an item the message does not write."""
         if not condition or not condition.strip():
             raise UnitOfWorkError(f"condition_check on {table}: the condition is empty")
         request: dict[str, Any] = {"TableName": table}
+        request["ConditionExpression"] = condition
         size = keyed(request, f"conditioncheck on {table}", key)
-        self._add("ConditionCheck", table, key, request, condition, names, values, label, size)
+        action = new_action("ConditionCheck", table, key, request, size=size, **options)
+        self._add(action, key)
 
-    def outbox(
-        self,
-        table: str,
-        *,
-        destination: str,
-        body: str | Mapping[str, Any],
-        message_id: str | None = None,
-        attributes: Mapping[str, str] | None = None,
-        group_id: str | None = None,
-        ttl_attribute: str = "expires_at",
-        ttl_seconds: int | None = None,
-    ) -> str:
-        """Ask for `body` to be sent to `destination` (an SQS queue URL, or a name the relay
-        maps to one) once this message
-        commits: an outbox item in `table` (a table with a stream and TTL on `ttl_attribute`),
-        committed with the inbox record, relayed by `OutboxRelay`. `message_id` (a new UUID
-        unless given: pass one derived from the message to make it the same on every decision)
-        is what the receiver dedupes on. Returns it. Counts as one action of the transaction.
-        `ttl_seconds`: how long the item is kept (7 days unless given)."""
-        from .outbox import DEFAULT_OUTBOX_TTL_SECONDS, outbox_item  # loaded on first use
+    def outbox(self, table: str, **request: Unpack[OutboxRequest]) -> str:
+        """Ask for `body` to be sent to `destination` (an SQS queue URL, or a name the relay maps
+        to one) once this message commits: an outbox item in `table` (a table with a stream and
+        TTL on `ttl_attribute`), committed with the inbox record, relayed by `OutboxRelay`; one
+        action of the transaction. Returns its `message_id`, what the receiver dedupes on (a new
+        UUID unless given: pass one derived from the message to make it the same on every
+        decision). The request's fields: `outbox.OutboxRequest`."""
+        from .outbox import outbox_item  # loaded on first use
 
-        identifier, item = outbox_item(
-            destination=destination,
-            body=body,
-            message_id=message_id,
-            attributes=attributes,
-            group_id=group_id,
-            key_attributes=self.key_attributes,
-            ttl_attribute=ttl_attribute,
-            ttl_seconds=DEFAULT_OUTBOX_TTL_SECONDS if ttl_seconds is None else ttl_seconds,
-        )
-        self.put(
-            table,
-            item,
-            condition="attribute_not_exists(#outbox_key)",
-            names={"#outbox_key": self.key_attributes[0]},
-            label=f"outbox:{identifier}",
-        )
+        identifier, item = outbox_item(key_attributes=self.key_attributes, **request)
+        key_name = {"#outbox_key": self.key_attributes[0]}
+        condition = "attribute_not_exists(#outbox_key)"
+        self.put(table, item, condition=condition, names=key_name, label=f"outbox:{identifier}")
         return identifier
 
-    def _add(
-        self,
-        kind: ActionKind,
-        table: str,
-        key: Mapping[str, Any],
-        request: dict[str, Any],
-        condition: str | None,
-        names: Mapping[str, str] | None,
-        values: Mapping[str, Any] | None,
-        label: str | None,
-        size: int,
-        commutes: bool = False,
-    ) -> None:
-        where = f"{kind.lower()} on {table}"
-        size += complete_request(where, request, condition, names, values)
+    def _add(self, action: WriteAction, key: Mapping[str, Any]) -> None:
+        """Keep `action` (on the item of `key`) within the limits of one message."""
+        where = f"{action.kind.lower()} on {action.table}"
         if len(self._actions) >= MAX_HANDLER_ACTIONS:
             raise UnitOfWorkError(
                 f"{where}: a message may write at most {MAX_HANDLER_ACTIONS} items "
                 "(DynamoDB allows 100 actions per transaction, one is the inbox record)"
             )
-        if self._bytes + size > MAX_HANDLER_BYTES:
+        if self._bytes + action.size > MAX_HANDLER_BYTES:
             raise UnitOfWorkError(f"{where}: the writes of one message exceed 4 MB")
-        action = WriteAction(
-            kind=kind,
-            table=table,
-            key=key_of(request, key),
-            request=request,
-            label=label or f"{kind.lower()}:{table}:{json.dumps(key, sort_keys=True, default=str)}",
-            size=size,
-            commutes=commutes,
-        )
         if action.item_identity in self._items:
+            why = "DynamoDB allows one action per item in a transaction"
             raise UnitOfWorkError(
-                f"{where}: item {dict(key)} is already written by this message; "
-                "DynamoDB allows one action per item in a transaction"
+                f"{where}: item {dict(key)} is already written by this message; {why}"
             )
         self._items.add(action.item_identity)
         self._actions.append(action)
-        self._bytes += size
-
-
-def keyed(request: dict[str, Any], where: str, key: Mapping[str, Any]) -> int:
-    """Put the serialized `key` into `request`; its size."""
-    request["Key"], size = serialized_key(where, key)
-    return size
+        self._bytes += action.size

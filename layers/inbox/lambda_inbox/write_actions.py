@@ -1,5 +1,5 @@
-"""The actions of a transaction in DynamoDB's wire format, their sizes, and the rules for
-merging commuting updates.
+"""The actions of a transaction, in DynamoDB's wire format (built by `action_requests`), what a
+failed condition tells the handler, and the rules for merging commuting updates.
 
 An update *commutes* when its order against other such updates of the item cannot matter: an
 `UpdateExpression` of `ADD` clauses only, every value a number, no condition (see
@@ -16,14 +16,9 @@ from decimal import Decimal, localcontext
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
-from .attribute_values import serialize_sized
-from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
 
 ActionKind = Literal["Put", "Update", "Delete", "ConditionCheck"]
-#: Patterns compiled by `re` on first use (its cache), not at import.
-_NAME_PLACEHOLDER = r"#[A-Za-z0-9_]+"
-_VALUE_PLACEHOLDER = r":[A-Za-z0-9_]+"
 #: `ADD path :value[, path :value ...]` and nothing else (paths may be nested: `a.b`, `#n[0]`).
 _ADD_ONLY = (
     r"(?i)\s*ADD\s+[#A-Za-z0-9_.\[\]]+\s+:[A-Za-z0-9_]+"
@@ -167,115 +162,3 @@ def merge_commuting(transact_item: Mapping[str, Any], action: WriteAction) -> di
             values[placeholder] = {"N": str(total)}
     request["ExpressionAttributeValues"] = values
     return {"Update": request}
-
-
-def key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> dict[str, Any]:
-    """The serialized key of the touched item (Puts carry it inside their item)."""
-    if "Key" in request:
-        return dict(request["Key"])
-    return {name: request["Item"][name] for name in key}
-
-
-def check_placeholders(
-    where: str, expressions: str, names: Mapping[str, str], values: Mapping[str, Any]
-) -> None:
-    problem = _placeholder_problem(expressions, tuple(names), tuple(values))
-    if problem is not None:
-        raise UnitOfWorkError(f"{where}: {problem}")
-
-
-@lru_cache(maxsize=512)
-def _placeholder_problem(
-    expressions: str, names: tuple[str, ...], values: tuple[str, ...]
-) -> str | None:
-    """What is wrong with the placeholders of `expressions`, None if nothing. Cached: a handler
-    writes the same few expressions with the same placeholders for every message."""
-    # Malformed names first: they can never appear in an expression, so they would otherwise
-    # be reported as merely unused.
-    for placeholders, pattern, form in (
-        (names, _NAME_PLACEHOLDER, "#name"),
-        (values, _VALUE_PLACEHOLDER, ":value"),
-    ):
-        for placeholder in placeholders:
-            if not re.fullmatch(pattern, placeholder):
-                return f"{placeholder!r} is not a '{form}' placeholder"
-    for kind, pattern, defined in (
-        ("name", _NAME_PLACEHOLDER, names),
-        ("value", _VALUE_PLACEHOLDER, values),
-    ):
-        used = set(re.findall(pattern, expressions))
-        if missing := sorted(used.difference(defined)):
-            return f"expression {kind} placeholders not defined: {missing}"
-        if unused := sorted(set(defined) - used):
-            return f"expression {kind}s defined but never used: {unused}"
-    return None
-
-
-def serialized_item(
-    where: str, item: Mapping[str, Any], key_attributes: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any], int]:
-    """The key (Python values), the serialized item of a `put` and its size, within DynamoDB's
-    400 KB."""
-    key = {name: item[name] for name in key_attributes if name in item}
-    if not key:
-        raise UnitOfWorkError(f"{where}: the item has none of the key attributes {key_attributes}")
-    serialized = {}
-    size = 0
-    for name, value in item.items():
-        if type(name) is not str:
-            raise UnitOfWorkError(f"{where}: attribute name {name!r} is not a string")
-        serialized[name], value_size = serialize_sized(value, where=f"{where}, {name!r}")
-        size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
-    if size > MAX_ITEM_BYTES:
-        raise UnitOfWorkError(f"{where}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}")
-    return key, serialized, size
-
-
-def serialized_key(where: str, key: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-    """A key of strings, numbers or bytes, serialized, and its size."""
-    if not key:
-        raise UnitOfWorkError(f"{where}: the key is empty")
-    serialized = {}
-    size = 0
-    for name, value in key.items():
-        if not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
-            raise UnitOfWorkError(
-                f"{where}: key attribute {name!r} must be a string, number or bytes"
-            )
-        serialized[name], value_size = serialize_sized(value, where=f"{where}, key {name!r}")
-        size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
-    return serialized, size
-
-
-def complete_request(
-    where: str,
-    request: dict[str, Any],
-    condition: str | None,
-    names: Mapping[str, str] | None,
-    values: Mapping[str, Any] | None,
-) -> int:
-    """Add the condition and the expression names and values to `request`, every placeholder
-    checked; returns the bytes the values add."""
-    if not request.get("TableName"):
-        raise UnitOfWorkError(f"{where}: the table name is empty")
-    if condition is not None:
-        if not condition.strip():
-            raise UnitOfWorkError(f"{where}: the condition is empty")
-        request["ConditionExpression"] = condition
-    expressions = " ".join(
-        request.get(part, "") for part in ("UpdateExpression", "ConditionExpression")
-    )
-    check_placeholders(where, expressions, names or {}, values or {})
-    if names:
-        request["ExpressionAttributeNames"] = dict(names)
-    if not values:
-        return 0
-    serialized = {}
-    size = 0
-    for placeholder, value in values.items():
-        serialized[placeholder], value_size = serialize_sized(
-            value, where=f"{where}, {placeholder}"
-        )
-        size += len(placeholder) + value_size
-    request["ExpressionAttributeValues"] = serialized
-    return size

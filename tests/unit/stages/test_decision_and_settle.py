@@ -18,7 +18,8 @@ from lambda_inbox.errors import (
 )
 from lambda_inbox.identity import Delivery
 from lambda_inbox.settle import INBOX_ACTION, VerdictKind, settle
-from lambda_inbox.unit_of_work import ConditionFailures, UnitOfWork
+from lambda_inbox.unit_of_work import UnitOfWork
+from lambda_inbox.write_actions import ConditionFailures
 from tests.unit.stages.fakes import delivery, msg
 
 

@@ -1,0 +1,187 @@
+"""One action of a unit of work, built and checked as DynamoDB would check it: the key and the
+item serialized to its wire format and sized, the condition and the expression names and values
+with every placeholder defined and used (`UnitOfWork` adds the limits of one message).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from .attribute_values import serialize_sized
+from .config import MAX_ITEM_BYTES
+from .errors import UnitOfWorkError
+from .write_actions import ActionKind, WriteAction
+
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    class CheckOptions(TypedDict, total=False):
+        """The options of a `condition_check` (`UnitOfWork`)."""
+
+        #: Expression attribute names (`{"#n": "name"}`) and values (Python values).
+        names: Mapping[str, str] | None
+        values: Mapping[str, Any] | None
+        #: What `on_condition_failed` sees when the condition fails (the item, unless given).
+        label: str | None
+
+    class ActionOptions(CheckOptions, total=False):
+        """The options of a `put`, `update` or `delete` (`UnitOfWork`)."""
+
+        #: A `ConditionExpression`, e.g. `attribute_not_exists(pk)`.
+        condition: str | None
+
+
+#: Patterns compiled by `re` on first use (its cache), not at import.
+_NAME_PLACEHOLDER = r"#[A-Za-z0-9_]+"
+_VALUE_PLACEHOLDER = r":[A-Za-z0-9_]+"
+
+
+def new_action(
+    kind: ActionKind,
+    table: str,
+    key: Mapping[str, Any],
+    request: dict[str, Any],
+    *,
+    size: int,
+    condition: str | None = None,
+    names: Mapping[str, str] | None = None,
+    values: Mapping[str, Any] | None = None,
+    label: str | None = None,
+    commutes: bool = False,
+) -> WriteAction:
+    """The action of `request` (its key or item already in it, `size` their bytes) with its
+    condition, names and values added and checked; its label names the item unless given."""
+    where = f"{kind.lower()} on {table}"
+    size += complete_request(where, request, condition, names, values)
+    return WriteAction(
+        kind=kind,
+        table=table,
+        key=key_of(request, key),
+        request=request,
+        label=label or f"{kind.lower()}:{table}:{json.dumps(key, sort_keys=True, default=str)}",
+        size=size,
+        commutes=commutes,
+    )
+
+
+def keyed(request: dict[str, Any], where: str, key: Mapping[str, Any]) -> int:
+    """Put the serialized `key` into `request`; its size."""
+    request["Key"], size = serialized_key(where, key)
+    return size
+
+
+def key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> dict[str, Any]:
+    """The serialized key of the touched item (Puts carry it inside their item)."""
+    if "Key" in request:
+        return dict(request["Key"])
+    return {name: request["Item"][name] for name in key}
+
+
+def check_placeholders(
+    where: str, expressions: str, names: Mapping[str, str], values: Mapping[str, Any]
+) -> None:
+    problem = _placeholder_problem(expressions, tuple(names), tuple(values))
+    if problem is not None:
+        raise UnitOfWorkError(f"{where}: {problem}")
+
+
+@lru_cache(maxsize=512)
+def _placeholder_problem(
+    expressions: str, names: tuple[str, ...], values: tuple[str, ...]
+) -> str | None:
+    """What is wrong with the placeholders of `expressions`, None if nothing. Cached: a handler
+    writes the same few expressions with the same placeholders for every message."""
+    # Malformed names first: they can never appear in an expression, so they would otherwise
+    # be reported as merely unused.
+    for placeholders, pattern, form in (
+        (names, _NAME_PLACEHOLDER, "#name"),
+        (values, _VALUE_PLACEHOLDER, ":value"),
+    ):
+        for placeholder in placeholders:
+            if not re.fullmatch(pattern, placeholder):
+                return f"{placeholder!r} is not a '{form}' placeholder"
+    for kind, pattern, defined in (
+        ("name", _NAME_PLACEHOLDER, names),
+        ("value", _VALUE_PLACEHOLDER, values),
+    ):
+        used = set(re.findall(pattern, expressions))
+        if missing := sorted(used.difference(defined)):
+            return f"expression {kind} placeholders not defined: {missing}"
+        if unused := sorted(set(defined) - used):
+            return f"expression {kind}s defined but never used: {unused}"
+    return None
+
+
+def serialized_item(
+    where: str, item: Mapping[str, Any], key_attributes: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """The key (Python values), the serialized item of a `put` and its size, within DynamoDB's
+    400 KB."""
+    key = {name: item[name] for name in key_attributes if name in item}
+    if not key:
+        raise UnitOfWorkError(f"{where}: the item has none of the key attributes {key_attributes}")
+    serialized = {}
+    size = 0
+    for name, value in item.items():
+        if type(name) is not str:
+            raise UnitOfWorkError(f"{where}: attribute name {name!r} is not a string")
+        serialized[name], value_size = serialize_sized(value, where=f"{where}, {name!r}")
+        size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
+    if size > MAX_ITEM_BYTES:
+        raise UnitOfWorkError(f"{where}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}")
+    return key, serialized, size
+
+
+def serialized_key(where: str, key: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """A key of strings, numbers or bytes, serialized, and its size."""
+    if not key:
+        raise UnitOfWorkError(f"{where}: the key is empty")
+    serialized = {}
+    size = 0
+    for name, value in key.items():
+        if not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
+            raise UnitOfWorkError(
+                f"{where}: key attribute {name!r} must be a string, number or bytes"
+            )
+        serialized[name], value_size = serialize_sized(value, where=f"{where}, key {name!r}")
+        size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
+    return serialized, size
+
+
+def complete_request(
+    where: str,
+    request: dict[str, Any],
+    condition: str | None,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, Any] | None,
+) -> int:
+    """Add the condition and the expression names and values to `request`, every placeholder
+    checked; returns the bytes the values add."""
+    if not request.get("TableName"):
+        raise UnitOfWorkError(f"{where}: the table name is empty")
+    if condition is not None:
+        if not condition.strip():
+            raise UnitOfWorkError(f"{where}: the condition is empty")
+        request["ConditionExpression"] = condition
+    expressions = " ".join(
+        request.get(part, "") for part in ("UpdateExpression", "ConditionExpression")
+    )
+    check_placeholders(where, expressions, names or {}, values or {})
+    if names:
+        request["ExpressionAttributeNames"] = dict(names)
+    if not values:
+        return 0
+    serialized = {}
+    size = 0
+    for placeholder, value in values.items():
+        serialized[placeholder], value_size = serialize_sized(
+            value, where=f"{where}, {placeholder}"
+        )
+        size += len(placeholder) + value_size
+    request["ExpressionAttributeValues"] = serialized
+    return size
