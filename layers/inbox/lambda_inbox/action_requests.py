@@ -5,14 +5,13 @@ with every placeholder defined and used (`UnitOfWork` adds the limits of one mes
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .attribute_values import serialize_sized
+from .attribute_values import SIZING_ERRORS, sized, value_error
 from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
 from .write_actions import ActionKind, WriteAction
@@ -56,17 +55,8 @@ def new_action(
 ) -> WriteAction:
     """The action of `request` (its key or item already in it, `size` their bytes) with its
     condition, names and values added and checked; its label names the item unless given."""
-    where = f"{kind.lower()} on {table}"
-    size += complete_request(where, request, condition, names, values)
-    return WriteAction(
-        kind=kind,
-        table=table,
-        key=key_of(request, key),
-        request=request,
-        label=label or f"{kind.lower()}:{table}:{json.dumps(key, sort_keys=True, default=str)}",
-        size=size,
-        commutes=commutes,
-    )
+    size += complete_request(f"{kind.lower()} on {table}", request, condition, names, values)
+    return WriteAction(kind, table, key_of(request, key), request, label, size, commutes, key)
 
 
 def keyed(request: dict[str, Any], where: str, key: Mapping[str, Any]) -> int:
@@ -130,7 +120,10 @@ def serialized_item(
     for name, value in item.items():
         if type(name) is not str:
             raise UnitOfWorkError(f"{where}: attribute name {name!r} is not a string")
-        serialized[name], value_size = serialize_sized(value, where=f"{where}, {name!r}")
+        try:
+            serialized[name], value_size = sized(value)
+        except SIZING_ERRORS as error:
+            raise value_error(f"{where}, {name!r}", value, error) from None
         size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
     if size > MAX_ITEM_BYTES:
         raise UnitOfWorkError(f"{where}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}")
@@ -148,7 +141,10 @@ def serialized_key(where: str, key: Mapping[str, Any]) -> tuple[dict[str, Any], 
             raise UnitOfWorkError(
                 f"{where}: key attribute {name!r} must be a string, number or bytes"
             )
-        serialized[name], value_size = serialize_sized(value, where=f"{where}, key {name!r}")
+        try:
+            serialized[name], value_size = sized(value)
+        except SIZING_ERRORS as error:
+            raise value_error(f"{where}, key {name!r}", value, error) from None
         size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
     return serialized, size
 
@@ -168,9 +164,7 @@ def complete_request(
         if not condition.strip():
             raise UnitOfWorkError(f"{where}: the condition is empty")
         request["ConditionExpression"] = condition
-    expressions = " ".join(
-        request.get(part, "") for part in ("UpdateExpression", "ConditionExpression")
-    )
+    expressions = f"{request.get('UpdateExpression', '')} {request.get('ConditionExpression', '')}"
     check_placeholders(where, expressions, names or {}, values or {})
     if names:
         request["ExpressionAttributeNames"] = dict(names)
@@ -179,9 +173,10 @@ def complete_request(
     serialized = {}
     size = 0
     for placeholder, value in values.items():
-        serialized[placeholder], value_size = serialize_sized(
-            value, where=f"{where}, {placeholder}"
-        )
+        try:
+            serialized[placeholder], value_size = sized(value)
+        except SIZING_ERRORS as error:
+            raise value_error(f"{where}, {placeholder}", value, error) from None
         size += len(placeholder) + value_size
     request["ExpressionAttributeValues"] = serialized
     return size

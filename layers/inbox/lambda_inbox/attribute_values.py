@@ -25,23 +25,36 @@ if TYPE_CHECKING:
 _EXACT_INT_BOUND = 10**38
 
 
+#: What `sized` raises for a value DynamoDB cannot store (`value_error` explains it).
+SIZING_ERRORS = (TypeError, DecimalException, UnicodeEncodeError)
+
+
 def serialize_sized(value: Any, *, where: str) -> tuple[dict[str, Any], int]:
-    """The attribute value of `value` and its size in bytes."""
+    """The attribute value of `value` and its size in bytes; `UnitOfWorkError` naming `where`
+    for a value DynamoDB cannot store."""
     try:
-        return _sized(value)
-    except TypeError as error:
+        return sized(value)
+    except SIZING_ERRORS as error:
+        raise value_error(where, value, error) from None
+
+
+def value_error(where: str, value: Any, error: Exception) -> UnitOfWorkError:
+    """What is wrong with `value`, that `sized` refused with `error` (one of SIZING_ERRORS)."""
+    if isinstance(error, TypeError):
         hint = " (use int or Decimal for numbers)" if _holds_float(value) else ""
-        raise UnitOfWorkError(f"{where}: {error}{hint}") from None
-    except DecimalException as error:  # Inexact, Rounded, Overflow, Underflow
-        raise UnitOfWorkError(
+        return UnitOfWorkError(f"{where}: {error}{hint}")
+    if isinstance(error, DecimalException):  # Inexact, Rounded, Overflow, Underflow
+        return UnitOfWorkError(
             f"{where}: {type(error).__name__}: DynamoDB numbers have at most 38 significant "
             "digits, between 1E-130 and 9.9E+125"
-        ) from None
-    except UnicodeEncodeError:
-        raise UnitOfWorkError(f"{where}: a string is not valid UTF-8 (a lone surrogate)") from None
+        )
+    return UnitOfWorkError(f"{where}: a string is not valid UTF-8 (a lone surrogate)")
 
 
-def _sized(value: Any) -> tuple[dict[str, Any], int]:
+def sized(value: Any) -> tuple[dict[str, Any], int]:
+    """The attribute value of `value` and its size; raises one of SIZING_ERRORS for a value
+    DynamoDB cannot store (callers name it with `value_error` only then: the hot path builds no
+    message)."""
     kind = type(value)
     if kind is str:
         return {"S": value}, len(value.encode("utf-8"))
@@ -59,14 +72,14 @@ def _sized(value: Any) -> tuple[dict[str, Any], int]:
         for name, member in value.items():
             if type(name) is not str:
                 raise TypeError(f"map keys must be strings, not {type(name).__name__}")
-            members[name], member_size = _sized(member)
+            members[name], member_size = sized(member)
             size += len(name.encode("utf-8")) + member_size + 1
         return {"M": members}, size
     elif kind is list:
         elements = []
         size = 3
         for element in value:
-            serialized, element_size = _sized(element)
+            serialized, element_size = sized(element)
             elements.append(serialized)
             size += element_size + 1
         return {"L": elements}, size

@@ -16,6 +16,7 @@ import contextlib
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from logging import DEBUG
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -87,6 +88,9 @@ class Telemetry:
         code: str | None,
         detail: str,
     ) -> None:
+        quiet = outcome not in (Outcome.DEAD_LETTERED, Outcome.FAILED)
+        if quiet and self.logger.log_level > DEBUG:  # the usual case: nothing to build
+            return
         extra: dict[str, Any] = {
             "consumer": self.consumer,
             "message_key": key,
@@ -95,10 +99,10 @@ class Telemetry:
         }
         if code:
             extra["error_code"] = code
-        if outcome in (Outcome.DEAD_LETTERED, Outcome.FAILED):
-            self.logger.warning(f"message {outcome.value}: {detail}", extra=extra)
-        else:
+        if quiet:
             self.logger.debug(f"message {outcome.value}", extra=extra)
+        else:
+            self.logger.warning(f"message {outcome.value}: {detail}", extra=extra)
 
     def transaction_done(self, attempt: CommitAttempt, messages: int) -> None:
         if attempt.status.value != "committed":

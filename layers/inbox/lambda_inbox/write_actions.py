@@ -27,20 +27,28 @@ _ADD_ONLY = (
 
 
 def item_identity(table: str, key: Mapping[str, Mapping[str, Any]]) -> str:
-    """Names the item a serialized `key` of `table` designates (one action per item)."""
-    return repr((table, sorted((name, *value.items()) for name, value in key.items())))
+    """Names the item a serialized `key` of `table` designates (one action per item): equal for
+    equal keys whatever their attribute order, distinct otherwise."""
+    if len(key) == 1:  # a partition key
+        ((name, value),) = key.items()
+        return repr((table, name, *value.items()))
+    if len(key) == 2:  # a partition and a sort key, in name order
+        (first, first_value), (second, second_value) = sorted(key.items())
+        return repr((table, first, *first_value.items(), second, *second_value.items()))
+    return repr((table, *sorted((name, *value.items()) for name, value in key.items())))
 
 
 class WriteAction:
     """One action of a transaction, already serialized to DynamoDB's wire format."""
 
     __slots__ = (
+        "_label",
         "commutes",
         "item_identity",
         "key",
         "kind",
-        "label",
         "merge_shape",
+        "plain_key",
         "request",
         "size",
         "table",
@@ -52,15 +60,18 @@ class WriteAction:
         table: str,
         key: Mapping[str, Any],
         request: Mapping[str, Any],
-        label: str,
+        label: str | None,
         size: int,
         commutes: bool = False,
+        plain_key: Mapping[str, Any] | None = None,
     ) -> None:
         self.kind = kind
         self.table = table
         self.key = key
         self.request = request
-        self.label = label
+        self._label = label
+        #: The key as the handler gave it (Python values), for the default label.
+        self.plain_key = plain_key
         self.size = size
         #: Commutes with other updates of the same item and shape (see `commuting_shape`).
         self.commutes = commutes
@@ -73,6 +84,17 @@ class WriteAction:
         if commutes:
             names = request.get("ExpressionAttributeNames") or {}
             self.merge_shape = json.dumps([request["UpdateExpression"], names], sort_keys=True)
+
+    @property
+    def label(self) -> str:
+        """What `on_condition_failed` sees of this action: the handler's label, else
+        `kind:table:key` (made when first asked: most actions never fail a condition)."""
+        if self._label is None:
+            key = self.plain_key if self.plain_key is not None else self.key
+            self._label = (
+                f"{self.kind.lower()}:{self.table}:{json.dumps(key, sort_keys=True, default=str)}"
+            )
+        return self._label
 
     def __repr__(self) -> str:
         return f"WriteAction({self.kind}, {self.item_identity}, label={self.label!r})"
