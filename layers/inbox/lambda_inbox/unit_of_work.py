@@ -129,18 +129,17 @@ class UnitOfWork:
 
     def _add(self, action: WriteAction, key: Mapping[str, Any]) -> None:
         """Keep `action` (on the item of `key`) within the limits of one message."""
-        where = f"{action.kind.lower()} on {action.table}"
         if len(self._actions) >= MAX_HANDLER_ACTIONS:
             raise UnitOfWorkError(
-                f"{where}: a message may write at most {MAX_HANDLER_ACTIONS} items "
+                f"{action.where}: a message may write at most {MAX_HANDLER_ACTIONS} items "
                 "(DynamoDB allows 100 actions per transaction, one is the inbox record)"
             )
         if self._bytes + action.size > MAX_HANDLER_BYTES:
-            raise UnitOfWorkError(f"{where}: the writes of one message exceed 4 MB")
+            raise UnitOfWorkError(f"{action.where}: the writes of one message exceed 4 MB")
         if action.item_identity in self._items:
             why = "DynamoDB allows one action per item in a transaction"
             raise UnitOfWorkError(
-                f"{where}: item {dict(key)} is already written by this message; {why}"
+                f"{action.where}: item {dict(key)} is already written by this message; {why}"
             )
         self._items.add(action.item_identity)
         self._actions.append(action)

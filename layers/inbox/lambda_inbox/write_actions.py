@@ -96,6 +96,11 @@ class WriteAction:
             )
         return self._label
 
+    @property
+    def where(self) -> str:
+        """How errors name this action: `put on orders`."""
+        return f"{self.kind.lower()} on {self.table}"
+
     def __repr__(self) -> str:
         return f"WriteAction({self.kind}, {self.item_identity}, label={self.label!r})"
 

@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 PARTITION_KEY = "pk"
@@ -51,6 +52,7 @@ def open_index_shard(pk: str) -> int:
     return zlib.crc32(pk.encode("utf-8")) % OPEN_INDEX_SHARDS
 
 
+@lru_cache(maxsize=8)  # the records of one transaction share one time
 def utc_iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
 
