@@ -205,6 +205,30 @@ def test_same_item_twice_is_rejected_whatever_the_action_kind() -> None:
     assert [action.table for action in uow.actions] == ["domain", "other"]
 
 
+def test_distinct_keys_are_distinct_items_however_their_parts_run_together() -> None:
+    """Item identities are length-prefixed text for string and number keys: keys whose parts
+    would run together in a plain join stay distinct; bytes keys take the general form."""
+    uow = UnitOfWork()
+    keys: list[dict[str, str | int | bytes]] = [
+        {"pk": "a1:", "sk": "b"},
+        {"pk": "a", "sk": "1:b"},
+        {"pk": "a", "sk": 1},  # a number, not the string "1"
+        {"pk": "a", "sk": "1"},
+        {"pk": "a", "sk": b"1"},
+        {"pk": "a", "s": "k"},
+        {"pk": "a", "sk": "S1:k"},
+        {"pk": "a"},
+    ]
+    for key in keys:
+        uow.condition_check("domain", key, "attribute_exists(pk)")
+    assert len({action.item_identity for action in uow.actions}) == len(keys)
+    for key in keys:  # each one again, in the other attribute order: the same item
+        with pytest.raises(UnitOfWorkError, match="already written by this message"):
+            uow.update(
+                "domain", dict(reversed(list(key.items()))), "ADD n :one", values={":one": 1}
+            )
+
+
 def test_at_most_99_actions() -> None:
     uow = UnitOfWork()
     for index in range(MAX_HANDLER_ACTIONS):

@@ -11,7 +11,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .attribute_values import SIZING_ERRORS, sized, value_error
+from .attribute_values import SIZING_ERRORS, sized, utf8_size, value_error
 from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
 from .write_actions import ActionKind, WriteAction
@@ -55,37 +55,38 @@ def new_action(
 ) -> WriteAction:
     """The action of `request` (its key or item already in it, `size` their bytes) with its
     condition, names and values added and checked; its label names the item unless given."""
-    size += complete_request(f"{kind.lower()} on {table}", request, condition, names, values)
+    size += complete_request(kind, table, request, condition, names, values)
     return WriteAction(kind, table, key_of(request, key), request, label, size, commutes, key)
 
 
-def keyed(request: dict[str, Any], where: str, key: Mapping[str, Any]) -> int:
+def where(kind: str, table: str) -> str:
+    """How errors name an action: `put on orders` (made only for an error)."""
+    return f"{kind.lower()} on {table}"
+
+
+def keyed(request: dict[str, Any], kind: ActionKind, table: str, key: Mapping[str, Any]) -> int:
     """Put the serialized `key` into `request`; its size."""
-    request["Key"], size = serialized_key(where, key)
+    request["Key"], size = serialized_key(kind, table, key)
     return size
 
 
-def key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> dict[str, Any]:
+def key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> Mapping[str, Any]:
     """The serialized key of the touched item (Puts carry it inside their item)."""
-    if "Key" in request:
-        return dict(request["Key"])
-    return {name: request["Item"][name] for name in key}
-
-
-def check_placeholders(
-    where: str, expressions: str, names: Mapping[str, str], values: Mapping[str, Any]
-) -> None:
-    problem = _placeholder_problem(expressions, tuple(names), tuple(values))
-    if problem is not None:
-        raise UnitOfWorkError(f"{where}: {problem}")
+    serialized: Mapping[str, Any] | None = request.get("Key")
+    if serialized is not None:
+        return serialized
+    item = request["Item"]
+    return {name: item[name] for name in key}
 
 
 @lru_cache(maxsize=512)
 def _placeholder_problem(
-    expressions: str, names: tuple[str, ...], values: tuple[str, ...]
+    update: str | None, condition: str | None, names: tuple[str, ...], values: tuple[str, ...]
 ) -> str | None:
-    """What is wrong with the placeholders of `expressions`, None if nothing. Cached: a handler
-    writes the same few expressions with the same placeholders for every message."""
+    """What is wrong with the placeholders of the `update` and `condition` expressions, None if
+    nothing. Cached: a handler writes the same few expressions with the same placeholders for
+    every message."""
+    expressions = f"{update or ''} {condition or ''}"
     # Malformed names first: they can never appear in an expression, so they would otherwise
     # be reported as merely unused.
     for placeholders, pattern, form in (
@@ -108,49 +109,58 @@ def _placeholder_problem(
 
 
 def serialized_item(
-    where: str, item: Mapping[str, Any], key_attributes: tuple[str, ...]
+    table: str, item: Mapping[str, Any], key_attributes: tuple[str, ...]
 ) -> tuple[dict[str, Any], dict[str, Any], int]:
     """The key (Python values), the serialized item of a `put` and its size, within DynamoDB's
     400 KB."""
     key = {name: item[name] for name in key_attributes if name in item}
     if not key:
-        raise UnitOfWorkError(f"{where}: the item has none of the key attributes {key_attributes}")
+        raise UnitOfWorkError(
+            f"put on {table}: the item has none of the key attributes {key_attributes}"
+        )
     serialized = {}
     size = 0
     for name, value in item.items():
         if type(name) is not str:
-            raise UnitOfWorkError(f"{where}: attribute name {name!r} is not a string")
+            raise UnitOfWorkError(f"put on {table}: attribute name {name!r} is not a string")
         try:
             serialized[name], value_size = sized(value)
         except SIZING_ERRORS as error:
-            raise value_error(f"{where}, {name!r}", value, error) from None
-        size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
+            raise value_error(f"put on {table}, {name!r}", value, error) from None
+        size += value_size + (len(name) if name.isascii() else utf8_size(name))
     if size > MAX_ITEM_BYTES:
-        raise UnitOfWorkError(f"{where}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}")
+        raise UnitOfWorkError(
+            f"put on {table}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
+        )
     return key, serialized, size
 
 
-def serialized_key(where: str, key: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+def serialized_key(
+    kind: ActionKind, table: str, key: Mapping[str, Any]
+) -> tuple[dict[str, Any], int]:
     """A key of strings, numbers or bytes, serialized, and its size."""
     if not key:
-        raise UnitOfWorkError(f"{where}: the key is empty")
+        raise UnitOfWorkError(f"{where(kind, table)}: the key is empty")
     serialized = {}
     size = 0
     for name, value in key.items():
-        if not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
+        if type(value) is not str and (
+            not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool)
+        ):
             raise UnitOfWorkError(
-                f"{where}: key attribute {name!r} must be a string, number or bytes"
+                f"{where(kind, table)}: key attribute {name!r} must be a string, number or bytes"
             )
         try:
             serialized[name], value_size = sized(value)
         except SIZING_ERRORS as error:
-            raise value_error(f"{where}, key {name!r}", value, error) from None
-        size += len(name.encode("utf-8", errors="surrogatepass")) + value_size
+            raise value_error(f"{where(kind, table)}, key {name!r}", value, error) from None
+        size += value_size + (len(name) if name.isascii() else utf8_size(name))
     return serialized, size
 
 
 def complete_request(
-    where: str,
+    kind: ActionKind,
+    table: str,
     request: dict[str, Any],
     condition: str | None,
     names: Mapping[str, str] | None,
@@ -158,14 +168,20 @@ def complete_request(
 ) -> int:
     """Add the condition and the expression names and values to `request`, every placeholder
     checked; returns the bytes the values add."""
-    if not request.get("TableName"):
-        raise UnitOfWorkError(f"{where}: the table name is empty")
+    if not table:
+        raise UnitOfWorkError(f"{where(kind, table)}: the table name is empty")
     if condition is not None:
         if not condition.strip():
-            raise UnitOfWorkError(f"{where}: the condition is empty")
+            raise UnitOfWorkError(f"{where(kind, table)}: the condition is empty")
         request["ConditionExpression"] = condition
-    expressions = f"{request.get('UpdateExpression', '')} {request.get('ConditionExpression', '')}"
-    check_placeholders(where, expressions, names or {}, values or {})
+    problem = _placeholder_problem(
+        request.get("UpdateExpression"),
+        request.get("ConditionExpression"),
+        tuple(names) if names else (),
+        tuple(values) if values else (),
+    )
+    if problem is not None:
+        raise UnitOfWorkError(f"{where(kind, table)}: {problem}")
     if names:
         request["ExpressionAttributeNames"] = dict(names)
     if not values:
@@ -176,7 +192,7 @@ def complete_request(
         try:
             serialized[placeholder], value_size = sized(value)
         except SIZING_ERRORS as error:
-            raise value_error(f"{where}, {placeholder}", value, error) from None
+            raise value_error(f"{where(kind, table)}, {placeholder}", value, error) from None
         size += len(placeholder) + value_size
     request["ExpressionAttributeValues"] = serialized
     return size

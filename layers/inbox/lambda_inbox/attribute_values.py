@@ -51,13 +51,18 @@ def value_error(where: str, value: Any, error: Exception) -> UnitOfWorkError:
     return UnitOfWorkError(f"{where}: a string is not valid UTF-8 (a lone surrogate)")
 
 
+def utf8_size(text: str) -> int:
+    """The UTF-8 bytes of `text`, a lone surrogate counted as its `surrogatepass` bytes."""
+    return len(text.encode("utf-8", errors="surrogatepass"))
+
+
 def sized(value: Any) -> tuple[dict[str, Any], int]:
     """The attribute value of `value` and its size; raises one of SIZING_ERRORS for a value
     DynamoDB cannot store (callers name it with `value_error` only then: the hot path builds no
     message)."""
     kind = type(value)
     if kind is str:
-        return {"S": value}, len(value.encode("utf-8"))
+        return {"S": value}, len(value) if value.isascii() else len(value.encode("utf-8"))
     if kind is int:
         if -_EXACT_INT_BOUND < value < _EXACT_INT_BOUND:
             text = str(value)
@@ -73,7 +78,8 @@ def sized(value: Any) -> tuple[dict[str, Any], int]:
             if type(name) is not str:
                 raise TypeError(f"map keys must be strings, not {type(name).__name__}")
             members[name], member_size = sized(member)
-            size += len(name.encode("utf-8")) + member_size + 1
+            name_size = len(name) if name.isascii() else len(name.encode("utf-8"))
+            size += name_size + member_size + 1
         return {"M": members}, size
     elif kind is list:
         elements = []

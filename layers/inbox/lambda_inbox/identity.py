@@ -184,9 +184,7 @@ def fingerprint(message: InboundMessage, canonical: CanonicalForm | None = None)
             # Invalid for the model: poison when decided; meanwhile the decoded record's hash.
             with contextlib.suppress(Exception):
                 document = canonical(document)
-        text = json.dumps(
-            document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain
-        )
+        text = _CANONICAL_JSON.encode(document)
         encoded = text.encode("utf-8", errors="surrogatepass")
     except Exception:  # not JSON, not text, too deep, undecodable: the bytes as delivered
         encoded = message.body
@@ -208,3 +206,9 @@ def _plain(value: object) -> object:
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode("ascii")
     return str(value)
+
+
+#: JSON with sorted keys and no spacing, made once (`json.dumps` builds an encoder per call).
+_CANONICAL_JSON = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain
+)

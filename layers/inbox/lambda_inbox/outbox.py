@@ -42,6 +42,8 @@ ATTRIBUTES = "outbox_attributes"
 MESSAGE_ID = "outbox_message_id"
 GROUP_ID = "outbox_group_id"
 CREATED_AT = "outbox_created_at"
+#: A mapping body as compact JSON, made once (`json.dumps` builds an encoder per call).
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def outbox_item(
         raise UnitOfWorkError("outbox: the destination is empty")
     if isinstance(body, Mapping):
         try:
-            text = json.dumps(body, separators=(",", ":"))
+            text = _COMPACT_JSON.encode(body)
         except (TypeError, ValueError) as error:
             raise UnitOfWorkError(f"outbox: the body is not JSON-serializable: {error}") from None
     else:

@@ -65,14 +65,14 @@ def plan_waves(pending: Sequence[P]) -> list[list[P]]:
             known = state.get(item)
             if known is None:
                 continue
-            shape = commuting.get(item)
+            shape = commuting.get(item) if commuting else None
             joins = shape is not None and shape == known.shape
             wave = max(wave, known.floor if joins else known.last + 1)
         while len(waves) <= wave:
             waves.append([])
         waves[wave].append(work)
         for item in work.items:
-            shape = commuting.get(item)
+            shape = commuting.get(item) if commuting else None
             known = state.get(item)
             if known is not None and shape is not None and shape == known.shape:
                 known.last = max(known.last, wave)
@@ -103,7 +103,7 @@ def chunk_wave(
     actions = size = 0
     for work in wave:
         commuting = commuting_items(work)
-        own = work.items - commuting.keys()
+        own = work.items - commuting.keys() if commuting else work.items
         merged = sum(1 for item, shape in commuting.items() if shared.get(item) == shape)
         clash = (
             not own.isdisjoint(exclusive)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .action_requests import keyed, new_action, serialized_item
+from .action_requests import keyed, new_action, serialized_item, where
 from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
 from .errors import UnitOfWorkError
 from .write_actions import WriteAction, commuting_shape
@@ -64,7 +64,7 @@ class UnitOfWork:
 
     def put(self, table: str, item: Mapping[str, Any], **options: Unpack[ActionOptions]) -> None:
         """Create or replace an item; `condition` e.g. `attribute_not_exists(pk)`."""
-        key, serialized, size = serialized_item(f"put on {table}", item, self.key_attributes)
+        key, serialized, size = serialized_item(table, item, self.key_attributes)
         request = {"TableName": table, "Item": serialized}
         self._add(new_action("Put", table, key, request, size=size, **options), key)
 
@@ -82,22 +82,21 @@ class UnitOfWork:
         `commutes`: None infers it (`ADD` of numbers only, no condition); True requires it (an
         error if the update does not commute); False keeps this update out of any merge.
         """
-        where = f"update on {table}"
         if not expression or not expression.strip():
-            raise UnitOfWorkError(f"{where}: the update expression is empty")
+            raise UnitOfWorkError(f"{where('Update', table)}: the update expression is empty")
         shape = options.get("condition"), options.get("values")
         why_not = None if commutes is False else commuting_shape(expression, *shape)
         if commutes and why_not is not None:
-            raise UnitOfWorkError(f"{where}: commutes=True, but {why_not}")
+            raise UnitOfWorkError(f"{where('Update', table)}: commutes=True, but {why_not}")
         request: dict[str, Any] = {"TableName": table, "UpdateExpression": expression}
-        size = keyed(request, where, key)
+        size = keyed(request, "Update", table, key)
         merges = commutes is not False and why_not is None
         action = new_action("Update", table, key, request, size=size, commutes=merges, **options)
         self._add(action, key)
 
     def delete(self, table: str, key: Mapping[str, Any], **options: Unpack[ActionOptions]) -> None:
         request: dict[str, Any] = {"TableName": table}
-        size = keyed(request, f"delete on {table}", key)
+        size = keyed(request, "Delete", table, key)
         self._add(new_action("Delete", table, key, request, size=size, **options), key)
 
     def condition_check(
@@ -108,7 +107,7 @@ class UnitOfWork:
             raise UnitOfWorkError(f"condition_check on {table}: the condition is empty")
         request: dict[str, Any] = {"TableName": table}
         request["ConditionExpression"] = condition
-        size = keyed(request, f"conditioncheck on {table}", key)
+        size = keyed(request, "ConditionCheck", table, key)
         action = new_action("ConditionCheck", table, key, request, size=size, **options)
         self._add(action, key)
 

@@ -31,10 +31,24 @@ def item_identity(table: str, key: Mapping[str, Mapping[str, Any]]) -> str:
     equal keys whatever their attribute order, distinct otherwise."""
     if len(key) == 1:  # a partition key
         ((name, value),) = key.items()
-        return repr((table, name, *value.items()))
-    if len(key) == 2:  # a partition and a sort key, in name order
-        (first, first_value), (second, second_value) = sorted(key.items())
-        return repr((table, first, *first_value.items(), second, *second_value.items()))
+        if len(value) == 1:
+            ((kind, text),) = value.items()
+            if type(text) is str:  # S or N, not B; every part length-prefixed: no two alike
+                return f"{len(table)}:{table}{len(name)}:{name}{kind}{len(text)}:{text}"
+    elif len(key) == 2:  # a partition and a sort key, in name order
+        (first, first_value), (second, second_value) = key.items()
+        if second < first:
+            first, first_value, second, second_value = second, second_value, first, first_value
+        if len(first_value) == 1 and len(second_value) == 1:
+            ((first_type, first_text),) = first_value.items()
+            ((second_type, second_text),) = second_value.items()
+            if type(first_text) is str and type(second_text) is str:  # S or N, not B
+                # Every part length-prefixed: no two keys give the same text.
+                return (
+                    f"{len(table)}:{table}{len(first)}:{first}{first_type}{len(first_text)}:"
+                    f"{first_text}{len(second)}:{second}{second_type}{len(second_text)}:"
+                    f"{second_text}"
+                )
     return repr((table, *sorted((name, *value.items()) for name, value in key.items())))
 
 

@@ -27,6 +27,10 @@ _BATCH_GET_ROUNDS = 8
 _FILTER_ATTRIBUTES = ("message_key", "status", "fingerprint", TTL_ATTRIBUTE)
 
 
+#: The handler's result as stored, made once (`json.dumps` builds an encoder per call).
+_RESULT_JSON = json.JSONEncoder(sort_keys=True, default=str)
+
+
 class InboxStore:
     """Reads and writes the inbox records of one consumer."""
 
@@ -115,7 +119,7 @@ class InboxStore:
             source=message.source,
             completed_at=utc_iso(now),
             expires_at=int(now + self._retention),
-            result=json.dumps(result, sort_keys=True, default=str) if result else None,
+            result=_RESULT_JSON.encode(result) if result else None,
         )
         return {
             "Put": {"TableName": self.table, "Item": record.to_item(), **_claim(now, lease_owner)}
