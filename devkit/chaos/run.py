@@ -95,6 +95,7 @@ def run_chaos(config: ChaosConfig, dynamodb_endpoint: str, sqs_endpoint: str) ->
                 # Chaos must not exhaust a message's leased attempts (that would dead-letter a
                 # valid notification): every retry here is made by the chaos itself.
                 "NOTIFY_MAX_ATTEMPTS": "1000",
+                "INBOX_DUPLICATE_READ": config.duplicate_read,
             }
             containers = []
             # Clients read their endpoints when they are created: build everything inside.
@@ -167,7 +168,8 @@ def render(result: ChaosResult) -> str:
     dups = sum(workload.stream_duplicates.values())
     same = sum(workload.same_id_duplicates.values())
     lines = [
-        f"chaos: seed {config.seed}, {config.consumers} consumers, DynamoDB Local",
+        f"chaos: seed {config.seed}, {config.consumers} consumers, DynamoDB Local, "
+        f"duplicate read {config.duplicate_read}",
         f"stream: {stream:,} deliveries of {len(workload.events):,} distinct events; "
         f"duplicates {dups:,} ({100 * dups / stream:.1f}%: {same:,} same transport id, "
         f"{dups - same:,} new); logical duplicates and poison included",
@@ -238,6 +240,9 @@ def main() -> None:
     parser.add_argument("--duplicates", type=float, default=defaults.duplicates)
     parser.add_argument("--crash-rate", type=float, default=defaults.crash_rate)
     parser.add_argument("--throttle-rate", type=float, default=defaults.throttle_rate)
+    parser.add_argument(
+        "--duplicate-read", choices=("auto", "always", "never"), default=defaults.duplicate_read
+    )
     args = parser.parse_args()
     config = ChaosConfig(
         deliveries=args.deliveries,
@@ -246,6 +251,7 @@ def main() -> None:
         duplicates=args.duplicates,
         crash_rate=args.crash_rate,
         throttle_rate=args.throttle_rate,
+        duplicate_read=args.duplicate_read,
     )
     from moto.server import ThreadedMotoServer
 
@@ -263,7 +269,9 @@ def main() -> None:
     finally:
         server.stop()
     print(
-        f"command: .venv/bin/python benchmarks/chaos.py --deliveries {config.deliveries} --seed {config.seed}"
+        "command: .venv/bin/python benchmarks/chaos.py "
+        f"--deliveries {config.deliveries} --seed {config.seed}"
+        + (f" --duplicate-read {config.duplicate_read}" if config.duplicate_read != "auto" else "")
     )
     print(result.summary())
     sys.exit(0 if result.ok else 1)

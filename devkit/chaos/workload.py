@@ -98,6 +98,11 @@ class ChaosConfig:
     skus: int = 400
     hot_customers: int = 5
     customers: int = 2000
+    #: `INBOX_DUPLICATE_READ` of the SQS and Kafka consumers: "auto" reads a batch's inbox keys
+    #: first only when something suggests a duplicate; "never" sends every batch without poison
+    #: straight to its transaction, so the commit finds every duplicate (leased mode always
+    #: reads first).
+    duplicate_read: str = "auto"
 
 
 # ------------------------------------------------------------------------------------ workload
