@@ -20,6 +20,7 @@ from lambda_inbox.store import (
     open_index_shard,
     open_records,
 )
+from lambda_inbox.store.record import completed_item
 
 CONSUMER = "store-test"
 
@@ -199,6 +200,23 @@ def test_record_maps_to_an_item_and_back_for_every_status() -> None:
         item = record.to_item()
         assert InboxRecord.from_item(item) == record
         assert ("gsi_open_pk" in item) is record.status.is_open
+
+
+@pytest.mark.parametrize("result", [None, '{"outcome": "reserved"}'])
+@pytest.mark.parametrize("source", ["", "arn:aws:sqs:us-east-1:123456789012:orders"])
+def test_the_completed_item_is_the_completed_records_item(result: str | None, source: str) -> None:
+    """`completed_item` builds what `InboxRecord.to_item` makes for a COMPLETED record."""
+    fields: dict[str, Any] = {
+        "fingerprint": "f" * 64,
+        "source": source,
+        "completed_at": "2026-11-26T05:00:00.000+00:00",
+        "expires_at": 1_795_000_000,
+        "result": result,
+    }
+    record = InboxRecord("orders", "evt-1", Status.COMPLETED, **fields)
+    item = completed_item("orders", "evt-1", **fields)
+    assert item == record.to_item()
+    assert list(item) == list(record.to_item())  # the same attributes in the same order
 
 
 def test_mark_failed_truncates_the_snapshot_and_handles_empty_bodies(aws: AppState) -> None:

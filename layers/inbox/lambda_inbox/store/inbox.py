@@ -13,7 +13,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..write_actions import item_identity
-from .record import PARTITION_KEY, TTL_ATTRIBUTE, InboxRecord, Status, record_pk, utc_iso
+from .record import (
+    PARTITION_KEY,
+    TTL_ATTRIBUTE,
+    InboxRecord,
+    Status,
+    completed_item,
+    record_pk,
+    utc_iso,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -111,19 +119,16 @@ class InboxStore:
         Leased mode (`lease_owner` given): succeeds only while the record is still this owner's
         IN_PROGRESS lease.
         """
-        record = InboxRecord(
-            consumer=self.consumer,
-            message_key=message_key,
-            status=Status.COMPLETED,
+        item = completed_item(
+            self.consumer,
+            message_key,
             fingerprint=fingerprint,
             source=message.source,
             completed_at=utc_iso(now),
             expires_at=int(now + self._retention),
             result=_RESULT_JSON.encode(result) if result else None,
         )
-        return {
-            "Put": {"TableName": self.table, "Item": record.to_item(), **_claim(now, lease_owner)}
-        }
+        return {"Put": {"TableName": self.table, "Item": item, **_claim(now, lease_owner)}}
 
     def mark_failed(
         self,
