@@ -11,8 +11,8 @@ from boto3.dynamodb.types import Binary, TypeSerializer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambda_inbox.attribute_values import attribute_size, serialize_sized
-from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox import UnitOfWork, UnitOfWorkError
+from lambda_inbox.attribute_values import attribute_size, sized
 
 SERIALIZER = TypeSerializer()
 
@@ -39,7 +39,7 @@ values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(values)
 def test_same_values_as_boto3_and_the_same_sizes(value: Any) -> None:
-    serialized, size = serialize_sized(value, where="test")
+    serialized, size = sized(value)
     assert serialized == SERIALIZER.serialize(value)
     assert size == attribute_size(serialized)
 
@@ -59,11 +59,11 @@ def test_what_dynamodb_cannot_store_is_a_unit_of_work_error_that_says_where(
     value: Any, message: str
 ) -> None:
     with pytest.raises(UnitOfWorkError, match="put on t, 'a'") as raised:
-        serialize_sized(value, where="put on t, 'a'")
+        UnitOfWork().put("t", {"pk": "k", "a": value})
     assert message in str(raised.value)
 
 
 def test_values_boto3_takes_and_the_fast_path_does_not() -> None:
-    assert serialize_sized(Binary(b"\x00"), where="t") == ({"B": Binary(b"\x00")}, 1)
-    assert serialize_sized(Decimal("1.50"), where="t") == ({"N": "1.50"}, 4)
-    assert serialize_sized(10**38 - 1, where="t") == ({"N": str(10**38 - 1)}, 21)
+    assert sized(Binary(b"\x00")) == ({"B": Binary(b"\x00")}, 1)
+    assert sized(Decimal("1.50")) == ({"N": "1.50"}, 4)
+    assert sized(10**38 - 1) == ({"N": str(10**38 - 1)}, 21)

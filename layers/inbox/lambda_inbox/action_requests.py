@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .attribute_values import SIZING_ERRORS, sized, utf8_size, value_error
 from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
-from .write_actions import ActionKind, WriteAction
+from .write_actions import ActionKind, WriteAction, where
 
 if TYPE_CHECKING:
     from typing import TypedDict
@@ -57,11 +57,6 @@ def new_action(
     condition, names and values added and checked; its label names the item unless given."""
     size += complete_request(kind, table, request, condition, names, values)
     return WriteAction(kind, table, key_of(request, key), request, label, size, commutes, key)
-
-
-def where(kind: str, table: str) -> str:
-    """How errors name an action: `put on orders` (made only for an error)."""
-    return f"{kind.lower()} on {table}"
 
 
 def keyed(request: dict[str, Any], kind: ActionKind, table: str, key: Mapping[str, Any]) -> int:
@@ -116,21 +111,21 @@ def serialized_item(
     key = {name: item[name] for name in key_attributes if name in item}
     if not key:
         raise UnitOfWorkError(
-            f"put on {table}: the item has none of the key attributes {key_attributes}"
+            f"{where('Put', table)}: the item has none of the key attributes {key_attributes}"
         )
     serialized = {}
     size = 0
     for name, value in item.items():
         if type(name) is not str:
-            raise UnitOfWorkError(f"put on {table}: attribute name {name!r} is not a string")
+            raise UnitOfWorkError(f"{where('Put', table)}: attribute name {name!r} is not a string")
         try:
             serialized[name], value_size = sized(value)
         except SIZING_ERRORS as error:
-            raise value_error(f"put on {table}, {name!r}", value, error) from None
-        size += value_size + (len(name) if name.isascii() else utf8_size(name))
+            raise value_error(f"{where('Put', table)}, {name!r}", value, error) from None
+        size += value_size + utf8_size(name)
     if size > MAX_ITEM_BYTES:
         raise UnitOfWorkError(
-            f"put on {table}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
+            f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
         )
     return key, serialized, size
 
@@ -154,7 +149,7 @@ def serialized_key(
             serialized[name], value_size = sized(value)
         except SIZING_ERRORS as error:
             raise value_error(f"{where(kind, table)}, key {name!r}", value, error) from None
-        size += value_size + (len(name) if name.isascii() else utf8_size(name))
+        size += value_size + utf8_size(name)
     return serialized, size
 
 

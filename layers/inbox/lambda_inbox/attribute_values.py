@@ -29,15 +29,6 @@ _EXACT_INT_BOUND = 10**38
 SIZING_ERRORS = (TypeError, DecimalException, UnicodeEncodeError)
 
 
-def serialize_sized(value: Any, *, where: str) -> tuple[dict[str, Any], int]:
-    """The attribute value of `value` and its size in bytes; `UnitOfWorkError` naming `where`
-    for a value DynamoDB cannot store."""
-    try:
-        return sized(value)
-    except SIZING_ERRORS as error:
-        raise value_error(where, value, error) from None
-
-
 def value_error(where: str, value: Any, error: Exception) -> UnitOfWorkError:
     """What is wrong with `value`, that `sized` refused with `error` (one of SIZING_ERRORS)."""
     if isinstance(error, TypeError):
@@ -52,8 +43,9 @@ def value_error(where: str, value: Any, error: Exception) -> UnitOfWorkError:
 
 
 def utf8_size(text: str) -> int:
-    """The UTF-8 bytes of `text`, a lone surrogate counted as its `surrogatepass` bytes."""
-    return len(text.encode("utf-8", errors="surrogatepass"))
+    """The UTF-8 bytes of a name, a lone surrogate counted as its `surrogatepass` bytes (ASCII,
+    nearly every name, is counted without encoding)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", errors="surrogatepass"))
 
 
 def sized(value: Any) -> tuple[dict[str, Any], int]:

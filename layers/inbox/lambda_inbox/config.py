@@ -154,11 +154,7 @@ class InboxConfig(_Settings):
             raise ConfigurationError("max_group_messages and max_parallel_commits must be >= 1")
         if fifo_failure_mode not in ("stop", "skip-group"):
             raise ConfigurationError("fifo_failure_mode must be 'stop' or 'skip-group'")
-        if duplicate_read not in DUPLICATE_READS:
-            raise ConfigurationError(
-                f"duplicate_read must be one of {', '.join(DUPLICATE_READS)}, "
-                f"not {duplicate_read!r}"
-            )
+        _require_duplicate_read("duplicate_read", duplicate_read)
         self.consumer = consumer
         self.inbox_table = inbox_table
         self.dead_letter_queue_url = dead_letter_queue_url
@@ -200,11 +196,16 @@ class InboxConfig(_Settings):
             values["max_parallel_commits"] = int(parallel)
         read = os.environ.get("INBOX_DUPLICATE_READ")
         if read:
-            if read not in DUPLICATE_READS:
-                raise ConfigurationError(
-                    f"INBOX_DUPLICATE_READ must be one of {', '.join(DUPLICATE_READS)}, "
-                    f"not {read!r}"
-                )
+            _require_duplicate_read("INBOX_DUPLICATE_READ", read)
             values["duplicate_read"] = read
         values.update(overrides)
         return cls(consumer=consumer, **values)  # type: ignore[arg-type]
+
+
+def _require_duplicate_read(name: str, value: object) -> None:
+    """`ConfigurationError` naming `name` (the argument or the variable) unless `value` is a mode
+    of `duplicate_read`."""
+    if value not in DUPLICATE_READS:
+        raise ConfigurationError(
+            f"{name} must be one of {', '.join(DUPLICATE_READS)}, not {value!r}"
+        )

@@ -11,10 +11,10 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .action_requests import keyed, new_action, serialized_item, where
+from .action_requests import keyed, new_action, serialized_item
 from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
 from .errors import UnitOfWorkError
-from .write_actions import WriteAction, commuting_shape
+from .write_actions import WriteAction, commuting_shape, where
 
 if TYPE_CHECKING:
     from typing import Unpack

@@ -52,6 +52,11 @@ def item_identity(table: str, key: Mapping[str, Mapping[str, Any]]) -> str:
     return repr((table, *sorted((name, *value.items()) for name, value in key.items())))
 
 
+def where(kind: str, table: str) -> str:
+    """How errors name an action: `put on orders`."""
+    return f"{kind.lower()} on {table}"
+
+
 class WriteAction:
     """One action of a transaction, already serialized to DynamoDB's wire format."""
 
@@ -113,7 +118,7 @@ class WriteAction:
     @property
     def where(self) -> str:
         """How errors name this action: `put on orders`."""
-        return f"{self.kind.lower()} on {self.table}"
+        return where(self.kind, self.table)
 
     def __repr__(self) -> str:
         return f"WriteAction({self.kind}, {self.item_identity}, label={self.label!r})"
