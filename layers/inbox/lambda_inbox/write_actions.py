@@ -29,6 +29,8 @@ _ADD_ONLY = (
 def item_identity(table: str, key: Mapping[str, Mapping[str, Any]]) -> str:
     """Names the item a serialized `key` of `table` designates (one action per item): equal for
     equal keys whatever their attribute order, distinct otherwise."""
+    # Written out for the one- and two-attribute keys DynamoDB has: a loop over the attributes
+    # costs twice as much, and this runs for every action of every message.
     if len(key) == 1:  # a partition key
         ((name, value),) = key.items()
         if len(value) == 1:
