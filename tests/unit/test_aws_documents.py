@@ -25,8 +25,13 @@ from devkit.handlers import load_function
 from lambda_inbox import OutboxRelay
 from lambda_inbox.kafka import kafka_response, parse_kafka_event
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources import is_kafka_event
+from lambda_inbox.sources import DynamoDBStreamsSource, KinesisSource, is_kafka_event
 from lambda_inbox.sqs import is_sqs_event, parse_sqs_event, sqs_response
+from lambda_inbox.streams import (
+    parse_dynamodb_stream_event,
+    parse_kinesis_event,
+    stream_response,
+)
 from lambda_inbox_tools.local.event_specs import ScheduleEventSpec
 from lambda_inbox_tools.local.invoker import Invocation
 from lambda_inbox_tools.local.kafka_poller import KafkaRecord
@@ -49,7 +54,7 @@ FUNCTION = FunctionSpec("Fn", "fn", Path("."), "app.handler", 3, 128, {})
 def test_every_fixture_is_listed_in_the_readme_with_its_source_page() -> None:
     readme = (AWS_FIXTURES / "README.md").read_text()
     files = sorted(path.name for path in AWS_FIXTURES.glob("*.json"))
-    assert len(files) == 15
+    assert len(files) == 17
     for name in files:
         row = next((line for line in readme.splitlines() if line.startswith(f"| `{name}`")), "")
         assert "https://docs.aws.amazon.com/" in row, name
@@ -148,9 +153,42 @@ def test_the_kafka_adapter_reads_both_kafka_samples(name: str) -> None:
     assert message.attributes["headerKey"] == "headerValue"
 
 
+def test_the_stream_adapters_read_the_kinesis_and_dynamodb_streams_samples() -> None:
+    kinesis = aws_document("kinesis-event.json")
+    assert KinesisSource().matches(kinesis) and not DynamoDBStreamsSource().matches(kinesis)
+    first, second = parse_kinesis_event(kinesis)
+    assert first.body == b"Hello, this is a test."
+    assert second.body == b"This is only a test."
+    assert first.item_identifier == "49590338271490256608559692538361571095921575989136588898"
+    assert first.delivery_id == f"shardId-000000000006:{first.item_identifier}"
+    assert first.ordering_scope == second.ordering_scope
+    assert first.dead_letter_attributes["kinesis-shard-id"]["StringValue"] == (
+        "shardId-000000000006"
+    )
+    assert first.dead_letter_attributes["kinesis-partition-key"]["StringValue"] == "1"
+    streams = aws_document("dynamodb-streams-event.json")
+    assert DynamoDBStreamsSource().matches(streams) and not KinesisSource().matches(streams)
+    insert, modify = parse_dynamodb_stream_event(streams)
+    assert (insert.item_identifier, insert.delivery_id) == ("111", "1")
+    assert insert.json == {
+        "eventName": "INSERT",
+        "Keys": {"Id": 101},
+        "NewImage": {"Message": "New item!", "Id": 101},
+        "OldImage": None,
+    }
+    assert modify.json["OldImage"] == {"Message": "New item!", "Id": 101}
+    assert modify.json["NewImage"]["Message"] == "This item has changed"
+    assert json.loads(insert.body) == streams["Records"][0]  # the record, as delivered
+
+
 @pytest.mark.parametrize(
     ("name", "records"),
-    [("sqs-event-standard.json", 2), ("sqs-event-fifo.json", 1), ("msk-event.json", 1)],
+    [
+        ("sqs-event-standard.json", 2),
+        ("sqs-event-fifo.json", 1),
+        ("msk-event.json", 1),
+        ("kinesis-event.json", 2),
+    ],
 )
 def test_a_consumer_takes_aws_samples_as_they_are(aws: AppState, name: str, records: int) -> None:
     """The samples carry text, not a JSON payload: a JSON consumer dead-letters them with their
@@ -165,7 +203,32 @@ def test_a_consumer_takes_aws_samples_as_they_are(aws: AppState, name: str, reco
     assert response == {"batchItemFailures": []}
     dead = aws.dead_letters(fifo="fifo" in name)
     assert len(dead) == records
-    assert {d["Body"] for d in dead} <= {"Test message.", "Hello, this is a test."}
+    assert {d["Body"] for d in dead} <= {
+        "Test message.",
+        "Hello, this is a test.",
+        "This is only a test.",
+    }
+
+
+def test_a_consumer_projects_the_dynamodb_streams_sample(aws: AppState) -> None:
+    """The sample's records are documents: a projection consumer commits both, in order."""
+    seen: list[tuple[str, str]] = []
+
+    def project(change: dict[str, Any], uow: Any) -> None:
+        seen.append((change["eventName"], change["NewImage"]["Message"]))
+        uow.update(
+            aws.domain,
+            {"pk": f"ITEM#{change['Keys']['Id']}", "sk": "PROJECTION"},
+            "SET message = :message",
+            values={":message": change["NewImage"]["Message"]},
+        )
+
+    consumer = aws.consumer("projection", model=dict, decide=project)
+    response = consumer.handle(aws_document("dynamodb-streams-event.json"), None)
+    assert response == {"batchItemFailures": []}
+    assert seen == [("INSERT", "New item!"), ("MODIFY", "This item has changed")]
+    item = aws.item("ITEM#101", "PROJECTION")
+    assert item is not None and item["message"] == {"S": "This item has changed"}
 
 
 def test_the_outbox_relay_reads_the_dynamodb_streams_sample(aws: AppState) -> None:
@@ -202,6 +265,14 @@ def test_the_librarys_partial_batch_responses_have_the_documented_shapes() -> No
         "topic-partition": "a-b-0",
         "offset": 7,
     }
+    for records in (
+        parse_kinesis_event(aws_document("kinesis-event.json")),
+        parse_dynamodb_stream_event(aws_document("dynamodb-streams-event.json")),
+    ):
+        answer = stream_response([MessageResult(m, Outcome.FAILED) for m in records])
+        assert shape_problems(aws_document("streams-batch-response.json"), answer) == []
+        # The first record to redeliver, by its sequence number: Lambda retries from there.
+        assert answer == {"batchItemFailures": [{"itemIdentifier": records[0].item_identifier}]}
 
 
 def test_the_relays_failures_have_the_documented_shape(aws: AppState) -> None:

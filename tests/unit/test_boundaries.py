@@ -57,6 +57,8 @@ def test_import_lambda_inbox_loads_none_of_the_tooling() -> None:
 ON_FIRST_USE = (
     "lambda_inbox.kafka",  # the first Kafka event
     "lambda_inbox.kafka_values",  # the first Avro or Protobuf value
+    "lambda_inbox.streams",  # the first Kinesis or DynamoDB Streams event
+    "lambda_inbox.record_fields",  # the first Kafka or stream event
     "lambda_inbox.lease",  # leased mode
     "lambda_inbox.store.leases",
     "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads

@@ -414,7 +414,9 @@ def test_idempotency_key_attribute_without_an_extractor(aws: AppState) -> None:
     ],
 )
 def test_unsupported_events_raise(aws: AppState, event: dict[str, Any]) -> None:
-    with pytest.raises(UnsupportedEvent, match="expected an SQS event"):
+    with pytest.raises(
+        UnsupportedEvent, match="expected an SQS, Kinesis or DynamoDB Streams event"
+    ):
         make_consumer(aws).handle(event, None)
 
 

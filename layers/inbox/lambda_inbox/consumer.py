@@ -6,8 +6,8 @@
     def handler(event, context):
         return consumer.handle(event, context)
 
-`handle` recognises SQS and Kafka (MSK or self-managed) events and answers with the partial
-batch response Lambda expects for that source.
+`handle` recognises SQS, Kafka (MSK or self-managed), Kinesis Data Streams and DynamoDB Streams
+events and answers with the partial batch response Lambda expects for that source.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .messages import InboundMessage
 from .observability import Telemetry
 from .outcomes import MessageResult
 from .pipeline import Pipeline
-from .sources import EventSource, KafkaSource, detect
+from .sources import DynamoDBStreamsSource, EventSource, KafkaSource, KinesisSource, detect
 from .sqs import SqsSource
 from .store import InboxStore
 from .unit_of_work import DEFAULT_KEY_ATTRIBUTES
@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
 
 class InboxConsumer(Generic[M]):
-    """Effectively-once processing of SQS and Kafka batches for one consumer name.
+    """Effectively-once processing of SQS, Kafka, Kinesis and DynamoDB Streams batches for one
+    consumer name.
 
     `model` parses the JSON body (a pydantic model class or any callable); `decide` fills the
     unit of work; `on_condition_failed`, when given, supplies the alternative writes of a
@@ -57,7 +58,7 @@ class InboxConsumer(Generic[M]):
     duration). See lease.py. `clock` is the wall clock (epoch seconds) of record times and
     lease expiries; simulations and tests pass their own.
 
-    `value_formats` says how Kafka values are read (JSON by default; Avro and Protobuf through
+    `value_formats` says how Kafka values and Kinesis data are read (JSON by default; Avro and Protobuf through
     Powertools' deserializers, with or without the Confluent prefix; see kafka_values.py).
     """
 
@@ -100,6 +101,8 @@ class InboxConsumer(Generic[M]):
         self.sources: Sequence[EventSource] = (
             KafkaSource(value_formats),
             SqsSource(self.config.fifo_failure_mode, value_formats),
+            KinesisSource(value_formats),
+            DynamoDBStreamsSource(),
         )
         store = InboxStore.from_config(self.dynamodb, self.config)
         self.pipeline: Pipeline[M] = Pipeline(
@@ -149,7 +152,8 @@ class InboxConsumer(Generic[M]):
         return Leases(leases, side_effect, telemetry=self.telemetry, now=clock)
 
     def handle(self, event: Mapping[str, Any], context: Any = None) -> dict[str, Any]:
-        """Process an SQS or Kafka batch; returns `{"batchItemFailures": [...]}`.
+        """Process an SQS, Kafka, Kinesis or DynamoDB Streams batch; returns
+        `{"batchItemFailures": [...]}`.
 
         Raises `UnsupportedEvent` for an event of any other shape.
         """

@@ -201,10 +201,12 @@ def earlier_fingerprint(message: InboundMessage) -> str | None:
 
 
 def _plain(value: object) -> object:
-    """Decoded values JSON has no type for: bytes as base64 text, the rest (decimals, times,
-    UUIDs) as their text."""
+    """Decoded values JSON has no type for: bytes as base64 text, sets (a DynamoDB stream
+    image's) as sorted lists, the rest (decimals, times, UUIDs) as their text."""
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode("ascii")
+    if isinstance(value, set | frozenset):
+        return sorted(value)  # one type per DynamoDB set: comparable, and the order is stable
     return str(value)
 
 

@@ -10,7 +10,6 @@ reported for redelivery; other partitions continue.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import MalformedRecord
 from .messages import AttributeValue, InboundMessage
 from .outcomes import MessageResult
+from .record_fields import base64_bytes, raw_text, string_attribute
 from .sqs_envelope import is_sqs_text
 
 if TYPE_CHECKING:
@@ -69,35 +69,35 @@ def _to_message(
     partition = record.get("partition", topic_partition.rsplit("-", 1)[-1])
     offset: int = record["offset"]
     headers = _decode_headers(record.get("headers"))
-    key = _b64(record.get("key"))
+    key = base64_bytes(record.get("key"))
     delivery_id = f"{topic}-{partition}-{offset}"
     dead_letter: dict[str, AttributeValue] = {
-        "kafka-topic": _string(topic),
-        "kafka-partition": _string(str(partition)),
-        "kafka-offset": _string(str(offset)),
+        "kafka-topic": string_attribute(topic),
+        "kafka-partition": string_attribute(str(partition)),
+        "kafka-offset": string_attribute(str(offset)),
     }
     if key is not None:
         key_text = _utf8(key)
         dead_letter["kafka-key"] = (
-            _string(key_text)
+            string_attribute(key_text)
             if key_text is not None and (not key or is_sqs_text(key_text))
             else {"DataType": "Binary", "BinaryValue": key}
         )
     texts = {name: text for name, value in headers.items() if (text := _utf8(value)) is not None}
     if texts:
-        dead_letter["kafka-headers"] = _string(json.dumps(texts))
+        dead_letter["kafka-headers"] = string_attribute(json.dumps(texts))
     binary = {
         name: base64.b64encode(value).decode("ascii")
         for name, value in headers.items()
         if name not in texts
     }
     if binary:  # not UTF-8: kept exactly, as base64
-        dead_letter["kafka-headers-base64"] = _string(json.dumps(binary))
+        dead_letter["kafka-headers-base64"] = string_attribute(json.dumps(binary))
     raw_value = record.get("value")
-    value = _b64(raw_value)
+    value = base64_bytes(raw_value)
     decode_error = None
     if raw_value is None:  # a tombstone: there are no bytes to recover
-        dead_letter["kafka-tombstone"] = _string("true")
+        dead_letter["kafka-tombstone"] = string_attribute("true")
         decode_error = "value is null (a tombstone)"
     elif value is None:
         decode_error = "value is not valid base64"
@@ -110,7 +110,7 @@ def _to_message(
     return InboundMessage(
         item_identifier={"topic-partition": topic_partition, "offset": offset},
         delivery_id=delivery_id,
-        body=value if value is not None else _raw_text(raw_value),
+        body=value if value is not None else raw_text(raw_value),
         decode_error=decode_error,
         source=delivery_id,
         sequence=sequence,
@@ -120,18 +120,6 @@ def _to_message(
         redelivered=redelivered,
         **reading,
     )
-
-
-def _raw_text(raw: object) -> bytes:
-    """A value that is not base64, as delivered (JSON for what is not even a string)."""
-    if raw is None:
-        return b""
-    if isinstance(raw, str):
-        return raw.encode("utf-8", errors="surrogatepass")
-    try:
-        return json.dumps(raw).encode("ascii")
-    except (TypeError, ValueError, RecursionError):
-        return repr(raw).encode("utf-8", errors="surrogatepass")
 
 
 def _utf8(value: bytes) -> str | None:
@@ -146,15 +134,6 @@ def _header_text(value: bytes) -> str:
     `base64:` and its bytes in base64 (distinct values stay distinct keys)."""
     text = _utf8(value)
     return text if text is not None else "base64:" + base64.b64encode(value).decode("ascii")
-
-
-def _b64(value: object) -> bytes | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return None
 
 
 def _decode_headers(raw: object) -> dict[str, bytes]:
@@ -177,10 +156,6 @@ def _decode_headers(raw: object) -> dict[str, bytes]:
             ):
                 headers[str(name)] = bytes(byte & 0xFF for byte in value)
     return headers
-
-
-def _string(value: str) -> AttributeValue:
-    return {"DataType": "String", "StringValue": value}
 
 
 def kafka_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str, Any]]]:

@@ -2,10 +2,11 @@
 and build the partial batch response that source expects.
 
 `detect` picks the source of an event or raises `UnsupportedEvent` saying what was received. A
-new source (Kinesis, DynamoDB streams...) plugs in by implementing `EventSource`.
+new source plugs in by implementing `EventSource`.
 
-`KafkaSource` lives here, its batch semantics in `kafka`, loaded by the first Kafka event: an
-SQS consumer never imports them.
+`KafkaSource`, `KinesisSource` and `DynamoDBStreamsSource` live here, their batch semantics in
+`kafka` and `streams`, loaded by the first event of their kind: an SQS consumer never imports
+them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ BatchResponse = dict[str, list[dict[str, Any]]]
 #: Lambda sends "aws:kafka" (MSK) and "SelfManagedKafka"; some sample events spell the latter
 #: "aws:SelfManagedKafka". Accepting it costs nothing.
 KAFKA_EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka", "aws:SelfManagedKafka")
+KINESIS_EVENT_SOURCE = "aws:kinesis"
+DYNAMODB_EVENT_SOURCE = "aws:dynamodb"
 
 
 class EventSource(Protocol):
@@ -67,6 +70,65 @@ class KafkaSource:
         return kafka_response(results)
 
 
+class KinesisSource:
+    """Kinesis Data Streams (`EventSource`; the batch semantics: `streams`)."""
+
+    name = "kinesis"
+
+    def __init__(self, value_formats: ValueFormats | None = None) -> None:
+        self._formats = value_formats
+        #: The highest sequence number received per shard in this execution environment.
+        self._seen: dict[str, int] = {}
+
+    def matches(self, event: Mapping[str, Any]) -> bool:
+        return _all_records_from(event, KINESIS_EVENT_SOURCE)
+
+    def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
+        from .streams import parse_kinesis_event
+
+        return parse_kinesis_event(event, self._formats, self._seen)
+
+    def response(self, results: Sequence[MessageResult]) -> BatchResponse:
+        from .streams import stream_response
+
+        return stream_response(results)
+
+
+class DynamoDBStreamsSource:
+    """DynamoDB Streams (`EventSource`; the batch semantics and the payload: `streams`)."""
+
+    name = "dynamodb-streams"
+
+    def __init__(self) -> None:
+        #: The highest sequence number received per stream in this execution environment.
+        self._seen: dict[str, int] = {}
+
+    def matches(self, event: Mapping[str, Any]) -> bool:
+        return _all_records_from(event, DYNAMODB_EVENT_SOURCE)
+
+    def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
+        from .streams import parse_dynamodb_stream_event
+
+        return parse_dynamodb_stream_event(event, self._seen)
+
+    def response(self, results: Sequence[MessageResult]) -> BatchResponse:
+        from .streams import stream_response
+
+        return stream_response(results)
+
+
+def _all_records_from(event: Mapping[str, Any], event_source: str) -> bool:
+    records = event.get("Records")
+    return (
+        bool(records)
+        and isinstance(records, list)
+        and all(
+            isinstance(record, dict) and record.get("eventSource") == event_source
+            for record in records
+        )
+    )
+
+
 def is_kafka_event(event: Mapping[str, Any]) -> bool:
     """MSK or self-managed Kafka, or no `eventSource` but a `records` mapping (a hand-written
     test event)."""
@@ -82,8 +144,9 @@ def detect(event: object, sources: Sequence[EventSource]) -> EventSource:
             if source.matches(event):
                 return source
     raise UnsupportedEvent(
-        f"expected an SQS event (Records[].eventSource == 'aws:sqs') or a Kafka event "
-        f"(eventSource 'aws:kafka' or 'SelfManagedKafka'); received {describe(event)}"
+        "expected an SQS, Kinesis or DynamoDB Streams event (Records[].eventSource 'aws:sqs', "
+        "'aws:kinesis' or 'aws:dynamodb') or a Kafka event (eventSource 'aws:kafka' or "
+        f"'SelfManagedKafka'); received {describe(event)}"
     )
 
 

@@ -7,7 +7,8 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
 - `app`: a SAM template's tables and queues on local endpoints, its functions loaded in-process
   (`local_app`, `LocalApp`, `LocalFunction`);
 - `events`: SQS and Kafka records and events as the event sources deliver them, redeliveries,
-  partial batch responses read back; `values`: Kafka values in Avro and Protobuf, with or
+  partial batch responses read back; `stream_events`: the same for Kinesis Data Streams and
+  DynamoDB Streams; `values`: Kafka values in Avro and Protobuf, with or
   without the Confluent prefix (extra `kafka-codecs`);
 - `delivery`: redeliver until acknowledged, concurrent invocations;
 - `crashes`: the runtime dying just before or after a DynamoDB write, and a write failing after
@@ -39,6 +40,14 @@ from .events import (
     sqs_event,
     sqs_record,
 )
+from .stream_events import (
+    dynamodb_stream_event,
+    dynamodb_stream_record,
+    failed_sequence_numbers,
+    kinesis_event,
+    kinesis_record,
+    stream_redelivery,
+)
 from .values import avro_value, json_value, protobuf_value
 
 __all__ = [
@@ -52,11 +61,16 @@ __all__ = [
     "avro_value",
     "check_effectively_once",
     "deliver_until_acknowledged",
+    "dynamodb_stream_event",
+    "dynamodb_stream_record",
     "failed_ids",
     "failed_offsets",
+    "failed_sequence_numbers",
     "json_value",
     "kafka_event",
     "kafka_record",
+    "kinesis_event",
+    "kinesis_record",
     "local_app",
     "payload",
     "protobuf_value",
@@ -66,4 +80,5 @@ __all__ = [
     "run_concurrently",
     "sqs_event",
     "sqs_record",
+    "stream_redelivery",
 ]

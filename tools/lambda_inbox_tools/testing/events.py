@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..services.offline import ACCOUNT, REGION
+from .stream_events import stream_redelivery
 
 #: The queue a built SQS record comes from unless `arn` is given.
 QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:local-queue"
@@ -251,11 +252,15 @@ def failed_offsets(response: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 def redelivery(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[str, Any] | None:
     """What the event source delivers after `response` (a partial batch response to `event`):
-    for Kafka, per reported partition every record from the first reported offset on; for SQS,
-    the reported messages again (`redeliver`). None when nothing was reported; AssertionError
-    when the response reports a record the event does not hold."""
+    for Kafka, per reported partition every record from the first reported offset on; for a
+    Kinesis or DynamoDB stream, every record from the lowest reported sequence number on
+    (`stream_events.stream_redelivery`); for SQS, the reported messages again (`redeliver`).
+    None when nothing was reported; AssertionError when the response reports a record the
+    event does not hold."""
     if "Records" in event:
         records = event["Records"]
+        if records and ("kinesis" in records[0] or "dynamodb" in records[0]):
+            return stream_redelivery(event, response)
         failed = set(failed_ids(response))
         unknown = failed - {str(record["messageId"]) for record in records}
         if unknown:
@@ -281,15 +286,20 @@ def redelivery(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[st
 
 
 def payload(record: Mapping[str, Any]) -> Any:
-    """The JSON a built record carries: an SQS record's body, a Kafka record's value."""
+    """The JSON a built record carries: an SQS record's body, a Kafka record's value, a Kinesis
+    record's data."""
     if "body" in record:
         return json.loads(record["body"])
+    if "kinesis" in record:
+        return json.loads(base64.b64decode(record["kinesis"]["data"]))
     return json.loads(base64.b64decode(record["value"]))
 
 
 def record_id(record: Mapping[str, Any]) -> str:
     """What identifies a delivery of `record` to its event source: an SQS `messageId`, a Kafka
-    `topic-partition@offset`."""
+    `topic-partition@offset`, a stream record's `eventID`."""
     if "messageId" in record:
         return str(record["messageId"])
+    if "eventID" in record:
+        return str(record["eventID"])
     return f"{record['topic']}-{record['partition']}@{record['offset']}"

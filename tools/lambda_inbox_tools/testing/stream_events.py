@@ -1,0 +1,165 @@
+"""Kinesis Data Streams and DynamoDB Streams records and events as their event sources deliver
+them (the shapes of AWS's samples, tests/fixtures/aws/kinesis-event.json and
+dynamodb-streams-event.json), and what a stream delivers again after a partial batch response.
+
+A batch comes from one shard; a record is named by its sequence number, and Lambda retries a
+shard from the lowest sequence number a response reports.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from ..services.offline import ACCOUNT, REGION
+
+#: The stream a built Kinesis record comes from unless `arn` is given.
+KINESIS_STREAM_ARN = f"arn:aws:kinesis:{REGION}:{ACCOUNT}:stream/local-stream"
+#: The table stream a built DynamoDB stream record comes from unless `arn` is given.
+DYNAMODB_STREAM_ARN = (
+    f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/local-table/stream/2024-11-21T12:00:00.000"
+)
+#: 2024-11-21T12:06:00Z: the arrival time of a record built without one, in epoch seconds.
+ARRIVAL_TIMESTAMP = 1732190760.0
+#: Sequence numbers of built records: this, plus the position given, padded like Kinesis's.
+SEQUENCE_BASE = 49590338271490256608559692538361571095921575989136588898
+StreamEventName = Literal["INSERT", "MODIFY", "REMOVE"]
+
+
+def sequence_number(position: int) -> str:
+    """The sequence number of the record at `position` of a built shard (increasing)."""
+    return str(SEQUENCE_BASE + position)
+
+
+def kinesis_record(
+    position: int,
+    data: Mapping[str, Any] | bytes,
+    *,
+    partition_key: str = "1",
+    shard_id: str = "shardId-000000000000",
+    arn: str = KINESIS_STREAM_ARN,
+    arrival: float | None = None,
+) -> dict[str, Any]:
+    """One Kinesis record at `position` of its shard: `data` as base64 (a mapping is sent as
+    compact JSON; build binary values with `lambda_inbox_tools.testing.values`)."""
+    if isinstance(data, Mapping):
+        data = json.dumps(dict(data), separators=(",", ":")).encode("utf-8")
+    number = sequence_number(position)
+    return {
+        "kinesis": {
+            "kinesisSchemaVersion": "1.0",
+            "partitionKey": partition_key,
+            "sequenceNumber": number,
+            "data": base64.b64encode(data).decode("ascii"),
+            "approximateArrivalTimestamp": ARRIVAL_TIMESTAMP + position
+            if arrival is None
+            else arrival,
+        },
+        "eventSource": "aws:kinesis",
+        "eventVersion": "1.0",
+        "eventID": f"{shard_id}:{number}",
+        "eventName": "aws:kinesis:record",
+        "invokeIdentityArn": f"arn:aws:iam::{ACCOUNT}:role/lambda-role",
+        "awsRegion": REGION,
+        "eventSourceARN": arn,
+    }
+
+
+def dynamodb_stream_record(
+    position: int,
+    keys: Mapping[str, Any],
+    *,
+    new_image: Mapping[str, Any] | None = None,
+    old_image: Mapping[str, Any] | None = None,
+    event_name: StreamEventName | None = None,
+    event_id: str | None = None,
+    arn: str = DYNAMODB_STREAM_ARN,
+) -> dict[str, Any]:
+    """One DynamoDB stream record (`NEW_AND_OLD_IMAGES`) at `position` of its shard, the keys
+    and images given as plain values (serialized as DynamoDB JSON). `event_name` defaults to
+    what the images say: INSERT (new only), MODIFY (both), REMOVE (old only)."""
+    from boto3.dynamodb.types import TypeSerializer
+
+    serializer = TypeSerializer()
+
+    def serialized(values: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: _as_json(serializer.serialize(value)) for name, value in values.items()}
+
+    change: dict[str, Any] = {
+        "ApproximateCreationDateTime": int(ARRIVAL_TIMESTAMP) + position,
+        "Keys": serialized(keys),
+        "SequenceNumber": sequence_number(position),
+        "StreamViewType": "NEW_AND_OLD_IMAGES",
+    }
+    if new_image is not None:
+        change["NewImage"] = serialized(new_image)
+    if old_image is not None:
+        change["OldImage"] = serialized(old_image)
+    change["SizeBytes"] = len(json.dumps(change))
+    if event_name is None:
+        event_name = "REMOVE" if new_image is None else "MODIFY" if old_image else "INSERT"
+    return {
+        "eventID": event_id or f"{position:032x}",
+        "eventName": event_name,
+        "eventVersion": "1.1",
+        "eventSource": "aws:dynamodb",
+        "awsRegion": REGION,
+        "dynamodb": change,
+        "eventSourceARN": arn,
+    }
+
+
+def _as_json(value: Any) -> Any:
+    """A serialized attribute value as the event's JSON carries it: binary as base64 text."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, Mapping):
+        return {key: _as_json(member) for key, member in value.items()}
+    if isinstance(value, list):
+        return [_as_json(member) for member in value]
+    return value
+
+
+def kinesis_event(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """A Kinesis event of `records` (of one shard), in sequence order."""
+    return _in_sequence(records)
+
+
+def dynamodb_stream_event(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """A DynamoDB Streams event of `records` (of one shard), in sequence order."""
+    return _in_sequence(records)
+
+
+def _in_sequence(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    return {"Records": sorted((dict(r) for r in records), key=lambda r: int(record_sequence(r)))}
+
+
+def record_sequence(record: Mapping[str, Any]) -> str:
+    """The sequence number of a Kinesis or DynamoDB stream record."""
+    if "kinesis" in record:
+        return str(record["kinesis"]["sequenceNumber"])
+    return str(record["dynamodb"]["SequenceNumber"])
+
+
+def failed_sequence_numbers(response: Mapping[str, Any]) -> list[str]:
+    """The sequence numbers a stream's partial batch response reports, in order."""
+    return [str(item["itemIdentifier"]) for item in response.get("batchItemFailures") or []]
+
+
+def stream_redelivery(
+    event: Mapping[str, Any], response: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """What the stream delivers after `response`: every record from the lowest sequence number
+    reported on. None when nothing was reported; AssertionError when the response reports a
+    record the event does not hold (Lambda would retry the whole batch)."""
+    reported = failed_sequence_numbers(response)
+    if not reported:
+        return None
+    numbers = [record_sequence(record) for record in event["Records"]]
+    unknown = set(reported) - set(numbers)
+    if unknown:
+        raise AssertionError(f"the response reports sequence numbers not in the event: {unknown}")
+    first = min(numbers.index(number) for number in reported)
+    return {"Records": [dict(record) for record in event["Records"][first:]]}
