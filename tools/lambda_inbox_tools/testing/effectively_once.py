@@ -12,9 +12,15 @@ whatever the draws:
 - **Kafka**: partitions interleaved, each in offset order, at most `batch_size` records an
   invocation; a failed batch again from its first reported offset; every partition rewound at
   least once to an earlier committed offset (a rebalance).
+- **Kinesis and DynamoDB Streams**: shards interleaved, one shard an invocation (Lambda's rule),
+  each in sequence order, at most `batch_size` records; a failed invocation again whole; a
+  partial response from the lowest sequence number it names; every shard rewound at least once
+  to an earlier checkpoint.
 - **A new id**: at least one acknowledged message (that causes an effect) delivered again under
-  a new id, a new SQS `messageId` or a new Kafka offset, as a producer retry or a redrive after
-  a commit whose acknowledgement was lost does. A consumer keyed by its delivery id fails here.
+  a new id, a new SQS `messageId`, a new Kafka offset or a new Kinesis sequence number, as a
+  producer retry or a redrive after a commit whose acknowledgement was lost does. A consumer
+  keyed by its delivery id fails here. (DynamoDB Streams have no such retry: an item written
+  again unchanged makes no stream record, so the `eventID` is a sound key there.)
 - **Faults in writes** (`crashes.CrashSwitch`), at the first write of an invocation and then at
   any write, drawn over all of them: the runtime dies just before a DynamoDB write, or just after
   it (the event source then delivers the whole batch again), and a write fails with an error
@@ -40,7 +46,7 @@ from typing import Any
 
 from .crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When, uncovered_writes
 from .events import record_id
-from .players import Draws, play_fifo, play_kafka, play_sqs
+from .players import Draws, play_fifo, play_kafka, play_sqs, play_stream
 
 Record = Mapping[str, Any]
 Effects = Callable[[], Iterable[Hashable] | Mapping[Hashable, int]]
@@ -179,8 +185,8 @@ def check_effectively_once(
     crash_rate: float = 0.25,
     max_invocations: int | None = None,
 ) -> Report:
-    """Drive `handler` through `records` (all SQS records, or all Kafka records, as the kit's
-    `events` builds them) with what the event source and Lambda do (see the module), then check
+    """Drive `handler` through `records` (all SQS, Kafka, Kinesis or DynamoDB stream records, as
+    the kit's `events` and `stream_events` build them) with what the event source and Lambda do (see the module), then check
     the effects. `clients`: the DynamoDB clients the handler writes through (a `LocalFunction`'s
     own unless given). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
     applied twice, or unexpected, and `ValueError` for records or clients it cannot play."""
@@ -200,7 +206,13 @@ def check_effectively_once(
     driver = _Driver(
         call, switch, rng, report, crash_rate, max_invocations or 20 * len(records) + 50
     )
-    play = {"sqs": play_sqs, "fifo": play_fifo, "kafka": play_kafka}[source]
+    play = {
+        "sqs": play_sqs,
+        "fifo": play_fifo,
+        "kafka": play_kafka,
+        "kinesis": play_stream,
+        "dynamodb": play_stream,
+    }[source]
     try:
         with contextlib.ExitStack() as watching:
             if crash_rate > 0:  # faults in writes are played: every write must be reachable
@@ -222,18 +234,24 @@ def check_effectively_once(
 
 
 def _source(records: Sequence[Record]) -> str:
-    """ "sqs", "fifo" or "kafka"; ValueError for records the check cannot play."""
+    """ "sqs", "fifo", "kafka", "kinesis" or "dynamodb"; ValueError for records the check cannot
+    play."""
     if not records:
         raise ValueError("no records to deliver")
     ids = [record_id(r) for r in records]
     if len(set(ids)) != len(ids):
         raise ValueError(
-            "records must be distinct deliveries (messageId, or topic-partition@offset)"
+            "records must be distinct deliveries (messageId, topic-partition@offset, or eventID)"
         )
     if all("offset" in r for r in records):
         return "kafka"
+    for kind in ("kinesis", "dynamodb"):
+        if all(r.get("eventSource") == f"aws:{kind}" for r in records):
+            return kind
     if not all("messageId" in r for r in records):
-        raise ValueError("records must be all SQS records or all Kafka records")
+        raise ValueError(
+            "records must be all SQS, all Kafka, all Kinesis or all DynamoDB stream records"
+        )
     grouped = ["MessageGroupId" in (r.get("attributes") or {}) for r in records]
     fifo_arns = [str(r.get("eventSourceARN", "")).endswith(".fifo") for r in records]
     if any(grouped) != all(grouped) or grouped != fifo_arns:

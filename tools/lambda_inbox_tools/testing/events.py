@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..services.offline import ACCOUNT, REGION
-from .stream_events import stream_redelivery
+from .stream_events import stream_image, stream_redelivery
 
 #: The queue a built SQS record comes from unless `arn` is given.
 QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:local-queue"
@@ -287,11 +287,13 @@ def redelivery(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[st
 
 def payload(record: Mapping[str, Any]) -> Any:
     """The JSON a built record carries: an SQS record's body, a Kafka record's value, a Kinesis
-    record's data."""
+    record's data; a DynamoDB stream record's new image (else its old one) as plain values."""
     if "body" in record:
         return json.loads(record["body"])
     if "kinesis" in record:
         return json.loads(base64.b64decode(record["kinesis"]["data"]))
+    if "dynamodb" in record:
+        return stream_image(record)
     return json.loads(base64.b64decode(record["value"]))
 
 

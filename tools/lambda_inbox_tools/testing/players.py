@@ -7,7 +7,7 @@ Each player takes the records, a `Driver` (it invokes the handler and injects fa
 writes) and `Draws` (the seeded random choices, and which faults every run owes); it returns
 when every message is acknowledged. What counts as acknowledged follows AWS's partial batch
 response rules, through the local stack's own readers (`sqs_poller.messages_to_delete`,
-`kafka_poller.next_positions`).
+`kafka_poller.next_positions`; for streams, `stream_events.acknowledged_count`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ from ..local.invoker import Invocation
 from ..local.kafka_poller import KafkaRecord, next_positions
 from ..local.sqs_poller import messages_to_delete
 from .events import kafka_event, record_id, redeliver, sqs_event
+from .stream_events import (
+    acknowledged_count,
+    dynamodb_stream_event,
+    kinesis_event,
+    produced_again,
+    record_sequence,
+    shard_of,
+)
 
 Record = Mapping[str, Any]
 
@@ -163,48 +171,98 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, batch_siz
                     groups[group].append(new_sqs_id(record))
 
 
+Lanes = dict[str, list[dict[str, Any]]]
+
+
+def _rewind(lanes: Lanes, position: dict[str, int], name: str, draws: Draws) -> None:
+    """Back to an earlier committed position of a partition or shard (a rebalance, a lost
+    checkpoint), never before a record under observation."""
+    floor = max(
+        (
+            i + 1
+            for i, r in enumerate(lanes[name][: position[name]])
+            if record_id(r) in draws.observed
+        ),
+        default=0,
+    )
+    if floor < position[name]:
+        position[name] = draws.rng.randint(floor, position[name] - 1)
+        draws.rewinds += 1
+    draws.rewound.add(name)
+
+
+def _draw_rewinds(lanes: Lanes, position: dict[str, int], draws: Draws) -> None:
+    """Before an invocation: each lane rewound by chance, the owed rewinds sooner."""
+    rng = draws.rng
+    for name in lanes:
+        owed = draws.owes_rewind(name)
+        if position[name] > 0 and (
+            (owed and rng.random() < 0.5) or rng.random() < draws.duplicate_rate / 2
+        ):
+            _rewind(lanes, position, name, draws)
+
+
+def _finished(lanes: Lanes, position: dict[str, int], draws: Draws) -> bool:
+    """Every lane read to its end and rewound once; a lane finished before its owed rewind is
+    rewound now (False: there is more to play)."""
+    owed = [name for name in lanes if draws.owes_rewind(name) and position[name] > 0]
+    for name in owed:
+        _rewind(lanes, position, name, draws)
+    return not owed
+
+
+def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
+    """Kinesis or DynamoDB Streams: shards interleaved, one shard an invocation (Lambda's rule),
+    each in sequence order, at most `batch_size` records; a failed invocation again whole, a
+    partial response from the lowest sequence number it names; every shard rewound at least once
+    to an earlier checkpoint; an acknowledged Kinesis record put again by its producer at the end
+    of its shard under a new sequence number. (A DynamoDB stream has no such retry: an item
+    written again unchanged makes no stream record.)"""
+    rng = draws.rng
+    lanes: Lanes = {}
+    for record in records:
+        lanes.setdefault(shard_of(record), []).append(dict(record))
+    for lane in lanes.values():
+        lane.sort(key=lambda r: int(record_sequence(r)))
+    position = dict.fromkeys(lanes, 0)
+    while True:
+        _draw_rewinds(lanes, position, draws)
+        pending = [name for name in lanes if position[name] < len(lanes[name])]
+        if not pending:
+            if _finished(lanes, position, draws):
+                return
+            continue
+        name = rng.choice(pending)
+        batch = lanes[name][position[name] : position[name] + batch_size]
+        build = kinesis_event if "kinesis" in batch[0] else dynamodb_stream_event
+        response = driver.invoke(build(batch), len(batch))
+        done = batch[: acknowledged_count(batch, response)]
+        draws.observe(driver, done)
+        position[name] += len(done)
+        for record in done:
+            if "kinesis" in record and draws.new_id(record):
+                last = int(record_sequence(lanes[name][-1]))
+                lanes[name].append(produced_again(record, str(last + 1)))
+
+
 def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
     """Partitions interleaved, each in offset order, at most `batch_size` records an
     invocation; a failed batch again from its first reported offset; every partition rewound at
     least once to an earlier committed offset (a rebalance); an acknowledged record produced
     again at the end of its partition under a new offset (a producer retry)."""
     rng = draws.rng
-    lanes: dict[str, list[dict[str, Any]]] = {}
+    lanes: Lanes = {}
     for record in records:
         lanes.setdefault(f"{record['topic']}-{record['partition']}", []).append(dict(record))
     for lane in lanes.values():
         lane.sort(key=lambda r: int(r["offset"]))
     position = dict.fromkeys(lanes, 0)
-
-    def rewind(name: str) -> None:
-        """Back to an earlier committed offset, never before a record under observation."""
-        floor = max(
-            (
-                i + 1
-                for i, r in enumerate(lanes[name][: position[name]])
-                if record_id(r) in draws.observed
-            ),
-            default=0,
-        )
-        if floor < position[name]:
-            position[name] = rng.randint(floor, position[name] - 1)
-            draws.rewinds += 1
-        draws.rewound.add(name)
-
     while True:
-        for name in lanes:
-            owed = draws.owes_rewind(name)
-            if position[name] > 0 and (
-                (owed and rng.random() < 0.5) or rng.random() < draws.duplicate_rate / 2
-            ):
-                rewind(name)
+        _draw_rewinds(lanes, position, draws)
         pending = [p for p in lanes if position[p] < len(lanes[p])]
         if not pending:
-            owed_rewinds = [p for p in lanes if draws.owes_rewind(p) and position[p] > 0]
-            if not owed_rewinds:
+            if _finished(lanes, position, draws):
                 return
-            for name in owed_rewinds:  # finished before its rewind: rewound now
-                rewind(name)
             continue
         rng.shuffle(pending)
         taken: dict[str, list[dict[str, Any]]] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from ..services.offline import ACCOUNT, REGION
@@ -122,6 +122,16 @@ def _as_json(value: Any) -> Any:
     return value
 
 
+def stream_image(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A DynamoDB stream record's new image, else its old one, as plain values (as the inbox
+    reads them: `lambda_inbox.streams.stream_document`)."""
+    from lambda_inbox.streams import stream_document
+
+    document = stream_document(record)
+    image: dict[str, Any] = document["NewImage"] or document["OldImage"] or {}
+    return image
+
+
 def kinesis_event(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """A Kinesis event of `records` (of one shard), in sequence order."""
     return _in_sequence(records)
@@ -163,3 +173,37 @@ def stream_redelivery(
         raise AssertionError(f"the response reports sequence numbers not in the event: {unknown}")
     first = min(numbers.index(number) for number in reported)
     return {"Records": [dict(record) for record in event["Records"][first:]]}
+
+
+def acknowledged_count(batch: Sequence[Mapping[str, Any]], response: Any) -> int:
+    """How many records of `batch`, from its start, Lambda counts done after `response` (None:
+    the invocation failed or crashed). A response naming a record the batch does not hold, or an
+    empty or null `itemIdentifier`, fails the whole batch, as AWS documents for streams."""
+    if response is None:
+        return 0
+    failures = response.get("batchItemFailures") if isinstance(response, Mapping) else None
+    if not failures:
+        return len(batch)
+    numbers = [record_sequence(record) for record in batch]
+    named = [f.get("itemIdentifier") if isinstance(f, Mapping) else None for f in failures]
+    if not all(isinstance(n, str) and n in numbers for n in named):
+        return 0
+    return min(numbers.index(str(n)) for n in named)
+
+
+def shard_of(record: Mapping[str, Any]) -> str:
+    """The shard a record comes from: the stream and, for Kinesis, the shard named in its
+    `eventID` (a DynamoDB stream record does not name its shard: the stream)."""
+    stream = str(record.get("eventSourceARN", ""))
+    if "kinesis" in record:
+        return f"{stream}#{str(record['eventID']).split(':', 1)[0]}"
+    return stream
+
+
+def produced_again(record: Mapping[str, Any], number: str) -> dict[str, Any]:
+    """A Kinesis record put again by its producer (a retry after a lost answer): the same data
+    and partition key under a new sequence number `number` and its `eventID`."""
+    again = dict(record)
+    again["kinesis"] = {**record["kinesis"], "sequenceNumber": number}
+    again["eventID"] = f"{str(record['eventID']).split(':', 1)[0]}:{number}"
+    return again
