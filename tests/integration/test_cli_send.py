@@ -1,5 +1,6 @@
-"""`lambda-inbox send` with a binary value: to a Kafka topic as its bytes (an Avro payment, read
-back from the mock cluster), refused for an SQS queue with a usage error."""
+"""`lambda-inbox send` with a binary value: to a Kafka topic or a Kinesis stream as its bytes (an
+Avro payment, read back from the mock cluster and the moto server), refused for an SQS queue with
+a usage error."""
 
 from __future__ import annotations
 
@@ -55,3 +56,26 @@ def test_a_binary_body_is_refused_for_a_queue(
     )
     assert run.code == 2
     assert "must be UTF-8 text" in run.err
+
+
+def test_a_record_goes_to_a_kinesis_stream_and_a_missing_stream_is_named(
+    tmp_path: Path, moto_server_endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kinesis = local_client("kinesis", moto_server_endpoint)
+    name = f"s-{uuid.uuid4().hex[:8]}"
+    kinesis.create_stream(StreamName=name, ShardCount=1)
+    kinesis.get_waiter("stream_exists").wait(StreamName=name)
+    value = avro_value(AVSC, PAYMENT, schema_id=3)
+    (tmp_path / "payment.avro").write_bytes(value)
+    cli = Cli(capsys, AWS_ENDPOINT_URL_KINESIS=moto_server_endpoint)
+    run = cli("send", "--stream", name, "--file", str(tmp_path / "payment.avro"), "--key", "c-1")
+    assert run.code == 0, run.err
+    assert f"stream {name} shard_id shardId-000000000000 sequence_number" in run.out
+    iterator = kinesis.get_shard_iterator(
+        StreamName=name, ShardId="shardId-000000000000", ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    (record,) = kinesis.get_records(ShardIterator=iterator)["Records"]
+    assert (record["Data"], record["PartitionKey"]) == (value, "c-1")
+    missing = cli("send", "--stream", "no-such-stream", "--body", "{}")
+    assert missing.code == 2
+    assert "no Kinesis stream 'no-such-stream'" in missing.err

@@ -119,6 +119,11 @@ class Aws:
         client: SQSClient = self._client("sqs", attempts)
         return client
 
+    def kinesis(self) -> Any:
+        """A Kinesis client; its endpoint is `--endpoint-url`, else boto3's
+        `AWS_ENDPOINT_URL_KINESIS` (a local stack's moto server)."""
+        return self._client("kinesis", 5)
+
     def s3(self) -> Any:
         """An S3 client (replay reads an S3 on-failure destination)."""
         return self._client("s3", 5)

@@ -1,5 +1,5 @@
-"""`send`: publish one message to a queue or a Kafka topic, with no AWS CLI installed (a local
-stack's queues and topics, or real ones)."""
+"""`send`: publish one message to a queue, a Kafka topic or a Kinesis stream, with no AWS CLI
+installed (a local stack's, or real ones)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ from .common import EndpointOption, JsonOption, RegionOption, command, session
     epilog="Examples:\n\n"
     '  lambda-inbox send --queue invoices --body \'{"invoice_id": "inv-1"}\'\n'
     "  lambda-inbox send --queue orders.fifo --file order.json --group-id cust-1\n"
-    "  lambda-inbox send --topic payments --bootstrap-servers 127.0.0.1:9092 --file p.json\n\n"
+    "  lambda-inbox send --topic payments --bootstrap-servers 127.0.0.1:9092 --file p.json\n"
+    '  lambda-inbox send --stream deposits --key acct-1 --body \'{"event_id": "d-1"}\'\n\n'
     "Queues are found by URL, name or ARN at the SQS endpoint ($AWS_ENDPOINT_URL_SQS, or "
-    "--endpoint-url); topics need the `local` extra (confluent-kafka). A --file is sent as its "
-    "bytes: an Avro or Protobuf value (Confluent-framed or not) goes to a topic as it is."
+    "--endpoint-url), Kinesis streams by name or ARN at $AWS_ENDPOINT_URL_KINESIS; topics need "
+    "the `local` extra (confluent-kafka). A --file is sent as its bytes: an Avro or Protobuf "
+    "value (Confluent-framed or not) goes to a topic or a stream as it is."
 )
 def send(
     queue: Annotated[
@@ -29,6 +31,10 @@ def send(
     ] = None,
     topic: Annotated[
         str | None, typer.Option("--topic", metavar="TOPIC", help="Kafka topic to produce to.")
+    ] = None,
+    stream: Annotated[
+        str | None,
+        typer.Option("--stream", metavar="STREAM", help="Kinesis stream to put to (name or ARN)."),
     ] = None,
     bootstrap_servers: Annotated[
         str | None,
@@ -46,7 +52,12 @@ def send(
         typer.Option("--attribute", metavar="NAME=VALUE", help="A String attribute or header."),
     ] = None,
     key: Annotated[
-        str | None, typer.Option("--key", metavar="KEY", help="Kafka record key.")
+        str | None,
+        typer.Option(
+            "--key",
+            metavar="KEY",
+            help="Kafka record key; Kinesis partition key (default: a digest of the body).",
+        ),
     ] = None,
     group_id: Annotated[
         str | None, typer.Option("--group-id", metavar="ID", help="FIFO message group id.")
@@ -59,17 +70,23 @@ def send(
     region: RegionOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Publish one message to a queue or a Kafka topic."""
-    if (queue is None) == (topic is None):
-        raise typer.BadParameter("name exactly one of --queue and --topic", param_hint="--queue")
+    """Publish one message to a queue, a Kafka topic or a Kinesis stream."""
+    if [queue, topic, stream].count(None) != 2:
+        raise typer.BadParameter(
+            "name exactly one of --queue, --topic and --stream", param_hint="--queue"
+        )
     text = _body(body, file)
     attributes = _attributes(attribute or [])
+    if stream is not None and attributes:
+        raise typer.BadParameter("a Kinesis record has no attributes", param_hint="--attribute")
     with session(json_output=json_output, endpoint_url=endpoint_url, region=region) as (out, aws):
-        if topic is not None:
+        if stream is not None:
+            document: dict[str, Any] = _put(aws.kinesis(), stream, text, key, aws.where("kinesis"))
+        elif topic is not None:
             if not bootstrap_servers:
                 raise UsageProblem("--topic needs --bootstrap-servers HOST:PORT")
             offset = _produce(bootstrap_servers, topic, text, key, attributes)
-            document: dict[str, Any] = {"topic": topic, **offset}
+            document = {"topic": topic, **offset}
         else:
             sqs = aws.sqs()
             target = resolve_queue(sqs, queue or "", option="--queue", where=aws.where("sqs"))
@@ -125,6 +142,30 @@ def _attributes(items: list[str]) -> dict[str, str]:
             raise typer.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--attribute")
         attributes[name] = value
     return attributes
+
+
+def _put(kinesis: Any, stream: str, data: bytes, key: str | None, where: str) -> dict[str, Any]:
+    """Put one record; the partition key defaults to a digest of the data (one shard per body,
+    as a producer hashing its payload would)."""
+    import hashlib
+
+    from botocore.exceptions import ClientError
+
+    name = stream.split(":stream/", 1)[-1]
+    partition_key = key or hashlib.sha256(data).hexdigest()[:32]
+    try:
+        answer = kinesis.put_record(StreamName=name, Data=data, PartitionKey=partition_key)
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code == "ResourceNotFoundException":
+            raise UsageProblem(f"no Kinesis stream {name!r} at {where}") from None
+        raise Failure(f"Kinesis at {where}: {error}") from None
+    return {
+        "stream": name,
+        "shard_id": answer["ShardId"],
+        "sequence_number": answer["SequenceNumber"],
+        "partition_key": partition_key,
+    }
 
 
 def _produce(

@@ -114,6 +114,8 @@ class Resolver:
         for key in ("QueueName", "TableName", "FunctionName", "LayerName", "TopicName"):
             if key in properties:
                 return str(self.resolve(properties[key]))
+        if resource.get("Type") == "AWS::Kinesis::Stream" and "Name" in properties:
+            return str(self.resolve(properties["Name"]))
         generated = f"{self.stack_name}-{logical_id}"
         if resource.get("Type") == "AWS::SQS::Queue":
             fifo = str(self.resolve(properties.get("FifoQueue", False))).lower() == "true"
@@ -128,6 +130,8 @@ class Resolver:
             return f"arn:{PARTITION}:sqs:{REGION}:{ACCOUNT}:{name}"
         if kind == "AWS::DynamoDB::Table":
             return f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
+        if kind == "AWS::Kinesis::Stream":
+            return f"arn:{PARTITION}:kinesis:{REGION}:{ACCOUNT}:stream/{name}"
         if kind in ("AWS::Serverless::Function", "AWS::Lambda::Function"):
             return f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:function:{name}"
         return f"arn:{PARTITION}:local:{REGION}:{ACCOUNT}:{logical_id}"

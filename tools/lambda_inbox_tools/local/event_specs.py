@@ -1,5 +1,5 @@
 """The event sources of the template's functions, as the local stack emulates them: one spec per
-SAM event (`SQS`, `MSK`, `SelfManagedKafka`, `DynamoDB`, `Schedule`, `ScheduleV2`) or
+SAM event (`SQS`, `MSK`, `SelfManagedKafka`, `DynamoDB`, `Kinesis`, `Schedule`, `ScheduleV2`) or
 `AWS::Lambda::EventSourceMapping` (a queue, a table's stream, else a Kafka source)."""
 
 from __future__ import annotations
@@ -84,7 +84,26 @@ class ScheduleEventSpec:
     kind: str = "ScheduleV2"
 
 
-EventSpec = SqsEventSpec | KafkaEventSpec | StreamEventSpec | ScheduleEventSpec
+@dataclass(frozen=True)
+class KinesisEventSpec:
+    """A Kinesis Data Streams trigger (SAM `Kinesis` event, or a mapping from a stream's ARN).
+    The rules are those of `StreamEventSpec`; `MaximumRecordAgeInSeconds` is not emulated."""
+
+    name: str
+    #: The stream's name (from its ARN, `...:stream/NAME`).
+    stream_name: str
+    batch_size: int
+    batching_window: float
+    report_batch_item_failures: bool
+    starting_position: str
+    bisect_on_error: bool
+    maximum_retry_attempts: int | None
+    on_failure_arn: str | None
+    filters: tuple[Mapping[str, Any], ...] = ()
+    enabled: bool = True
+
+
+EventSpec = SqsEventSpec | KafkaEventSpec | StreamEventSpec | KinesisEventSpec | ScheduleEventSpec
 
 
 def _report_failures(properties: Mapping[str, Any]) -> bool:
@@ -111,6 +130,8 @@ def sam_event(name: str, event: Mapping[str, Any]) -> EventSpec | None:
         return _kafka_event(name, p, self_managed=kind == "SelfManagedKafka")
     if kind == "DynamoDB":
         return _stream_event(name, p, str(p["Stream"]))
+    if kind == "Kinesis":
+        return _kinesis_event(name, p, str(p["Stream"]))
     if kind in ("ScheduleV2", "Schedule"):
         return ScheduleEventSpec(
             name=name,
@@ -154,6 +175,8 @@ def mapping_event(name: str, p: Mapping[str, Any], queue_arns: Collection[str]) 
     source = str(p.get("EventSourceArn", ""))
     if ":dynamodb:" in source and "/stream/" in source:
         return _stream_event(name, p, source)
+    if ":kinesis:" in source and ":stream/" in source:
+        return _kinesis_event(name, p, source)
     if source in queue_arns:
         return SqsEventSpec(
             name=name,
@@ -180,24 +203,35 @@ def _filters(p: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
     return tuple(patterns)
 
 
+def _stream_options(p: Mapping[str, Any]) -> dict[str, Any]:
+    """What DynamoDB and Kinesis stream triggers share."""
+    destination = ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+    retries = p.get("MaximumRetryAttempts")
+    return {
+        "batch_size": int(p.get("BatchSize", 100)),
+        "batching_window": float(p.get("MaximumBatchingWindowInSeconds", 0)),
+        "report_batch_item_failures": _report_failures(p),
+        "starting_position": str(p.get("StartingPosition", "TRIM_HORIZON")),
+        "bisect_on_error": str(p.get("BisectBatchOnFunctionError", "false")).lower() == "true",
+        "maximum_retry_attempts": None if retries in (None, -1, "-1") else int(retries),
+        "on_failure_arn": str(destination) if destination else None,
+        "filters": _filters(p),
+        "enabled": _enabled(p),
+    }
+
+
+def _kinesis_event(name: str, p: Mapping[str, Any], stream_arn: str) -> KinesisEventSpec:
+    """A Kinesis trigger; the stream is named by its ARN (`...:stream/NAME`)."""
+    if ":stream/" not in stream_arn:
+        raise TemplateError(f"{name}: {stream_arn!r} is not a Kinesis stream ARN")
+    stream_name = stream_arn.split(":stream/", 1)[1].split("/", 1)[0]
+    return KinesisEventSpec(name=name, stream_name=stream_name, **_stream_options(p))
+
+
 def _stream_event(name: str, p: Mapping[str, Any], stream_arn: str) -> StreamEventSpec:
     """A stream trigger; the table is named by the stream ARN (`...:table/NAME/stream/...`)."""
     try:
         table_name = stream_arn.split(":table/", 1)[1].split("/stream/", 1)[0]
     except IndexError:
         raise TemplateError(f"{name}: {stream_arn!r} is not a DynamoDB stream ARN") from None
-    destination = ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
-    retries = p.get("MaximumRetryAttempts")
-    return StreamEventSpec(
-        name=name,
-        table_name=table_name,
-        batch_size=int(p.get("BatchSize", 100)),
-        batching_window=float(p.get("MaximumBatchingWindowInSeconds", 0)),
-        report_batch_item_failures=_report_failures(p),
-        starting_position=str(p.get("StartingPosition", "TRIM_HORIZON")),
-        bisect_on_error=str(p.get("BisectBatchOnFunctionError", "false")).lower() == "true",
-        maximum_retry_attempts=None if retries in (None, -1, "-1") else int(retries),
-        on_failure_arn=str(destination) if destination else None,
-        filters=_filters(p),
-        enabled=_enabled(p),
-    )
+    return StreamEventSpec(name=name, table_name=table_name, **_stream_options(p))

@@ -1,4 +1,4 @@
-"""Create the template's tables, queues and topics on the local services.
+"""Create the template's tables, queues, Kinesis streams and topics on the local services.
 
 Queues are created dead-letter queues first (a RedrivePolicy needs its target). Visibility
 timeouts are multiplied by the time scale (`--time-scale`), so that a failed message comes back
@@ -93,6 +93,15 @@ def create_topics(bootstrap: str, topics: list[str]) -> dict[str, int]:
     return created
 
 
+def create_kinesis_streams(kinesis: Any, stack: Stack) -> None:
+    """Every Kinesis stream, with its shard count, waited for until ACTIVE."""
+    for stream in stack.kinesis_streams:
+        kinesis.create_stream(StreamName=stream.name, ShardCount=stream.shard_count)
+        kinesis.get_waiter("stream_exists").wait(
+            StreamName=stream.name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 300}
+        )
+
+
 def provision(
     stack: Stack,
     *,
@@ -100,11 +109,15 @@ def provision(
     sqs: Any,
     kafka_bootstrap: str | None,
     scale: float,
+    kinesis: Any = None,
 ) -> dict[str, int]:
-    """Tables, queues and topics of `stack` on the local services; returns topic -> partitions."""
+    """Tables, queues, Kinesis streams (on `kinesis`, the moto server) and topics of `stack` on
+    the local services; returns topic -> partitions."""
     for table in stack.tables:
         create_table(dynamodb, table)
     create_queues(sqs, stack, scale)
+    if stack.kinesis_streams:
+        create_kinesis_streams(kinesis, stack)
     if kafka_bootstrap is None:
         return {}
     return create_topics(kafka_bootstrap, stack.topics)

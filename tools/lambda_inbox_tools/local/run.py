@@ -17,11 +17,12 @@ from typing import Any, TextIO
 from .kafka_poller import KafkaPoller
 from .report import Report, build_report
 from .stack import LocalStack, read_local_stack, running_stack
-from .stream_poller import StreamPoller
+from .stream_poller import ShardPoller
 from .template import (
     DEFAULT_STACK_NAME,
     FunctionSpec,
     KafkaEventSpec,
+    KinesisEventSpec,
     Stack,
     StreamEventSpec,
     TableSpec,
@@ -255,6 +256,8 @@ def keep_running_hints(local: LocalStack) -> list[str]:
     ]
     if local.endpoints.kafka_bootstrap:
         lines.append(f"export KAFKA_BOOTSTRAP_SERVERS={local.endpoints.kafka_bootstrap}")
+    if stack.kinesis_streams:
+        lines.append(f"export AWS_ENDPOINT_URL_KINESIS={sqs}")
     inbox = next((t for t in stack.tables if "open-records" in _indexes(t)), None)
     if inbox is not None:
         lines.append(f"export INBOX_TABLE={inbox.name}")
@@ -267,6 +270,12 @@ def keep_running_hints(local: LocalStack) -> list[str]:
         lines.append(
             f"aws sqs send-message --endpoint-url {sqs} --queue-url {queue.url} "
             f"--message-body '{body}'"
+        )
+    for stream in stack.kinesis_streams:
+        lines.append(f"lambda-inbox send --stream {stream.name} --key k-1 --body '{{}}'")
+        lines.append(
+            f"aws kinesis put-record --endpoint-url {sqs} --stream-name {stream.name} "
+            "--partition-key k-1 --cli-binary-format raw-in-base64-out --data '{}'"
         )
     for topic in stack.topics:
         lines.append(
@@ -288,7 +297,7 @@ def replay_hints(local: LocalStack) -> list[str]:
     that is a queue here: from it, to a queue that feeds the function again (another of its
     SQS event sources, else a queue its environment names), else to a queue the operator picks."""
     lines: list[str] = []
-    sources: list[tuple[FunctionSpec, KafkaEventSpec | StreamEventSpec]] = [
+    sources: list[tuple[FunctionSpec, KafkaEventSpec | StreamEventSpec | KinesisEventSpec]] = [
         (p.function, p.event) for p in local.kafka_pollers
     ] + [(p.function, p.event) for p in local.stream_pollers]
     for function, event in sources:
@@ -338,7 +347,7 @@ class ErrorEcho:
 
     def __call__(self) -> None:
         now = time.monotonic()
-        pollers: list[KafkaPoller | StreamPoller] = [
+        pollers: list[KafkaPoller | ShardPoller] = [
             *self.local.kafka_pollers,
             *self.local.stream_pollers,
         ]

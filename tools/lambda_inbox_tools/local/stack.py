@@ -28,14 +28,16 @@ from .backends import Endpoints, kafka_mock_cluster, local_services
 from .environment import invocation_environments
 from .invoker import EndpointInvoker, InProcessInvoker, Invoker
 from .kafka_poller import LOCAL_CLUSTER_ARN, KafkaPoller
+from .kinesis_poller import KinesisPoller
 from .provision import provision
 from .scheduler import Scheduler, UnsupportedSchedule
 from .sqs_poller import SqsPoller
-from .stream_poller import StreamPoller
+from .stream_poller import ShardPoller, StreamPoller
 from .template import (
     DEFAULT_STACK_NAME,
     REGION,
     KafkaEventSpec,
+    KinesisEventSpec,
     ScheduleEventSpec,
     SqsEventSpec,
     Stack,
@@ -101,8 +103,11 @@ class LocalStack:
         self.dynamodb = client("dynamodb", endpoints.dynamodb)
         self.sqs = client("sqs", endpoints.sqs)
         self.streams = client("dynamodbstreams", endpoints.dynamodb)
+        #: Kinesis streams live on the moto server, beside the queues.
+        self.kinesis = client("kinesis", endpoints.sqs)
         self.sqs_pollers: list[SqsPoller] = []
-        self.stream_pollers: list[StreamPoller] = []
+        #: DynamoDB Streams and Kinesis pollers.
+        self.stream_pollers: list[ShardPoller] = []
         self.kafka_pollers: list[KafkaPoller] = []
         self.schedulers: list[Scheduler] = []
         self.skipped: list[str] = list(stack.skipped)
@@ -142,13 +147,27 @@ class LocalStack:
                             on_failure_url=failures,
                         )
                     )
+                elif isinstance(event, KinesisEventSpec):
+                    failures = self._failure_queue(function.logical_id, event)
+                    self.stream_pollers.append(
+                        KinesisPoller(
+                            self.kinesis,
+                            function,
+                            event,
+                            invoker,
+                            sqs=self.sqs,
+                            on_failure_url=failures,
+                        )
+                    )
                 elif isinstance(event, ScheduleEventSpec):
                     try:
                         self.schedulers.append(Scheduler(function, event, invoker, scale))
                     except UnsupportedSchedule as error:
                         self.skipped.append(f"{function.logical_id}.{event.name}: {error}")
 
-    def _failure_queue(self, function: str, event: KafkaEventSpec | StreamEventSpec) -> str | None:
+    def _failure_queue(
+        self, function: str, event: KafkaEventSpec | StreamEventSpec | KinesisEventSpec
+    ) -> str | None:
         """The URL of the event's on-failure destination when it is one of the template's
         queues; any other destination is listed as not emulated."""
         arn = event.on_failure_arn
@@ -163,7 +182,7 @@ class LocalStack:
         )
         return None
 
-    def runners(self) -> list[SqsPoller | KafkaPoller | StreamPoller | Scheduler]:
+    def runners(self) -> list[SqsPoller | KafkaPoller | ShardPoller | Scheduler]:
         return [*self.sqs_pollers, *self.kafka_pollers, *self.stream_pollers, *self.schedulers]
 
     def start(self) -> None:
@@ -241,11 +260,13 @@ def running_stack(
                 stack,
                 dynamodb=dynamodb,
                 sqs=sqs,
+                kinesis=client("kinesis", endpoints.sqs) if stack.kinesis_streams else None,
                 kafka_bootstrap=endpoints.kafka_bootstrap,
                 scale=scale,
             )
             os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoints.dynamodb
             os.environ["AWS_ENDPOINT_URL_SQS"] = endpoints.sqs
+            os.environ["AWS_ENDPOINT_URL_KINESIS"] = endpoints.sqs
             invoker: Invoker
             if invoke_endpoint:
                 invoker = EndpointInvoker(invoke_endpoint)

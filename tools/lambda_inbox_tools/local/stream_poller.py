@@ -1,5 +1,6 @@
 """The DynamoDB Streams event source mapping, emulated on a real table's stream (DynamoDB Local
-serves the Streams API on its own endpoint; so does moto).
+serves the Streams API on its own endpoint; so does moto); `ShardPoller` holds the rules it
+shares with the Kinesis one (`kinesis_poller`).
 
 Rules (those of Lambda's stream pollers), per shard, in order:
 - read up to `BatchSize` records from the shard's position; records no `FilterCriteria` pattern
@@ -39,7 +40,7 @@ from .event_filter import passes
 from .invoker import Invoker
 from .loop import PollingLoop
 from .on_failure import RETRY_ATTEMPTS_EXHAUSTED, Destination, failure_record, iso_seconds
-from .template import ACCOUNT, REGION, FunctionSpec, StreamEventSpec
+from .template import ACCOUNT, REGION, FunctionSpec, KinesisEventSpec, StreamEventSpec
 
 IDLE_PAUSE_SECONDS = 0.2
 #: GetRecords' largest page.
@@ -73,6 +74,10 @@ def lambda_stream_record(record: Mapping[str, Any], stream_arn: str) -> dict[str
 
 
 def sequence_number(record: Mapping[str, Any]) -> str:
+    """The sequence number of a Lambda Kinesis record, or of a DynamoDB stream record (Lambda's
+    or the Streams API's)."""
+    if "kinesis" in record:
+        return str(record["kinesis"]["sequenceNumber"])
     return str(record["dynamodb"]["SequenceNumber"])
 
 
@@ -111,80 +116,68 @@ class _Shard:
     window: int | None = None
 
 
-class StreamPoller:
-    """Polls one table's stream for one function event until `stop()`."""
+class ShardPoller:
+    """Polls the shards of one stream for one function event until `stop()`: the batching,
+    retry, bisect and give-up rules of the module docstring. A subclass reads its stream."""
+
+    #: The key of the on-failure record's batch description.
+    BATCH_INFO = "DDBStreamBatchInfo"
 
     def __init__(
         self,
-        dynamodb: Any,
-        streams: Any,
         function: FunctionSpec,
-        event: StreamEventSpec,
+        event: StreamEventSpec | KinesisEventSpec,
         invoker: Invoker,
         *,
+        event_source_arn: str,
         sqs: Any = None,
         on_failure_url: str | None = None,
         retry_pause: float = 0.2,
     ) -> None:
-        self.dynamodb, self.streams = dynamodb, streams
         self.function, self.event, self.invoker = function, event, invoker
+        #: The ARN the function sees in its records and the on-failure record names.
+        self.event_source_arn = event_source_arn
         self.destination = Destination(sqs, on_failure_url)
         self.retry_pause = retry_pause
         self.stats = StreamStats()
-        self.stream_arn = self._latest_stream_arn()
-        #: The ARN the function sees: the template's region and account, the stream's label.
-        self.event_source_arn = (
-            f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{event.table_name}/stream/"
-            + self.stream_arn.rsplit("/stream/", 1)[1]
-        )
         self._shards: dict[str, _Shard] = {}
         self._idle = False
         self._loop = PollingLoop(self.label, self._cycle, errors=self.stats.errors)
 
+    # ---- the stream, read by a subclass
+
     @property
     def label(self) -> str:
-        return f"{self.event.table_name} stream -> {self.function.logical_id}"
+        raise NotImplementedError
 
-    def _latest_stream_arn(self) -> str:
-        table = self.dynamodb.describe_table(TableName=self.event.table_name)["Table"]
-        arn = table.get("LatestStreamArn")
-        if not arn:
-            raise RuntimeError(f"table {self.event.table_name} has no stream (StreamSpecification)")
-        return str(arn)
+    def _shard_ids(self) -> list[str]:
+        raise NotImplementedError
+
+    def _page(self, shard_id: str, after: str | None) -> list[dict[str, Any]]:
+        """The shard's records after sequence number `after` (from its start when None), as the
+        stream's API gives them, one page."""
+        raise NotImplementedError
+
+    def _lambda_record(self, raw: Mapping[str, Any], shard_id: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _raw_sequence(self, raw: Mapping[str, Any]) -> str:
+        return sequence_number(raw)
+
+    def _arrival(self, record: Mapping[str, Any]) -> float:
+        """When a Lambda record reached the stream, in epoch seconds."""
+        raise NotImplementedError
+
+    # ---- the rules
 
     def _discover(self) -> None:
-        shards = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
-        for shard in shards.get("Shards", []):
-            shard_id = shard["ShardId"]
+        for shard_id in self._shard_ids():
             if shard_id not in self._shards:
                 found = _Shard()
                 if self.event.starting_position == "LATEST":
                     while page := self._page(shard_id, found.last_read):
-                        found.last_read = sequence_number(page[-1])
+                        found.last_read = self._raw_sequence(page[-1])
                 self._shards[shard_id] = found
-
-    def _page(self, shard_id: str, after: str | None) -> list[dict[str, Any]]:
-        """The shard's records after `after` (from its start when None), one page."""
-        if after is None:
-            position: dict[str, str] = {"ShardIteratorType": "TRIM_HORIZON"}
-        else:
-            position = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": after}
-        for attempt in (1, 2):
-            iterator = self.streams.get_shard_iterator(
-                StreamArn=self.stream_arn, ShardId=shard_id, **position
-            )["ShardIterator"]
-            try:
-                page: list[dict[str, Any]] = self.streams.get_records(
-                    ShardIterator=iterator, Limit=PAGE_SIZE
-                ).get("Records", [])
-                return page
-            except ClientError as error:
-                # DynamoDB Local: a TRIM_HORIZON iterator made while the shard was empty is
-                # "trimmed" once its first record arrives. A new one reads it.
-                code = error.response.get("Error", {}).get("Code")
-                if after is not None or code != "TrimmedDataAccessException" or attempt == 2:
-                    raise
-        return []
 
     def _fill(self, shard_id: str, shard: _Shard) -> None:
         # Pages as large as the API allows: most records may be filtered out, and records read
@@ -194,8 +187,8 @@ class StreamPoller:
             if not found:
                 return
             for record in found:
-                shard.last_read = sequence_number(record)
-                converted = lambda_stream_record(record, self.event_source_arn)
+                shard.last_read = self._raw_sequence(record)
+                converted = self._lambda_record(record, shard_id)
                 if passes(self.event.filters, converted):
                     shard.pending.append(converted)
                 else:
@@ -249,18 +242,17 @@ class StreamPoller:
 
     def _give_up(self, shard_id: str, batch: Sequence[Mapping[str, Any]]) -> None:
         self.stats.given_up_batches += 1
-        arrivals = [r["dynamodb"].get("ApproximateCreationDateTime") for r in batch]
         record = failure_record(
             self.function,
             condition=RETRY_ATTEMPTS_EXHAUSTED,
             invocations=(self.event.maximum_retry_attempts or 0) + 1,
         )
-        record["DDBStreamBatchInfo"] = {
+        record[self.BATCH_INFO] = {
             "shardId": shard_id,
             "startSequenceNumber": sequence_number(batch[0]),
             "endSequenceNumber": sequence_number(batch[-1]),
-            "approximateArrivalOfFirstRecord": iso_seconds(float(arrivals[0] or 0)),
-            "approximateArrivalOfLastRecord": iso_seconds(float(arrivals[-1] or 0)),
+            "approximateArrivalOfFirstRecord": iso_seconds(self._arrival(batch[0])),
+            "approximateArrivalOfLastRecord": iso_seconds(self._arrival(batch[-1])),
             "batchSize": len(batch),
             "streamArn": self.event_source_arn,
         }
@@ -280,3 +272,78 @@ class StreamPoller:
 
     def stop(self) -> None:
         self._loop.stop()
+
+
+class StreamPoller(ShardPoller):
+    """Polls one table's stream for one function event until `stop()`."""
+
+    def __init__(
+        self,
+        dynamodb: Any,
+        streams: Any,
+        function: FunctionSpec,
+        event: StreamEventSpec,
+        invoker: Invoker,
+        *,
+        sqs: Any = None,
+        on_failure_url: str | None = None,
+        retry_pause: float = 0.2,
+    ) -> None:
+        self.dynamodb, self.streams = dynamodb, streams
+        self.table_name = event.table_name
+        self.stream_arn = self._latest_stream_arn()
+        super().__init__(
+            function,
+            event,
+            invoker,
+            # The template's region and account, the stream's label.
+            event_source_arn=f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{event.table_name}/"
+            "stream/" + self.stream_arn.rsplit("/stream/", 1)[1],
+            sqs=sqs,
+            on_failure_url=on_failure_url,
+            retry_pause=retry_pause,
+        )
+
+    @property
+    def label(self) -> str:
+        return f"{self.table_name} stream -> {self.function.logical_id}"
+
+    def _latest_stream_arn(self) -> str:
+        table = self.dynamodb.describe_table(TableName=self.table_name)["Table"]
+        arn = table.get("LatestStreamArn")
+        if not arn:
+            raise RuntimeError(f"table {self.table_name} has no stream (StreamSpecification)")
+        return str(arn)
+
+    def _shard_ids(self) -> list[str]:
+        shards = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]
+        return [str(shard["ShardId"]) for shard in shards.get("Shards", [])]
+
+    def _page(self, shard_id: str, after: str | None) -> list[dict[str, Any]]:
+        """The shard's records after `after` (from its start when None), one page."""
+        if after is None:
+            position: dict[str, str] = {"ShardIteratorType": "TRIM_HORIZON"}
+        else:
+            position = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": after}
+        for attempt in (1, 2):
+            iterator = self.streams.get_shard_iterator(
+                StreamArn=self.stream_arn, ShardId=shard_id, **position
+            )["ShardIterator"]
+            try:
+                page: list[dict[str, Any]] = self.streams.get_records(
+                    ShardIterator=iterator, Limit=PAGE_SIZE
+                ).get("Records", [])
+                return page
+            except ClientError as error:
+                # DynamoDB Local: a TRIM_HORIZON iterator made while the shard was empty is
+                # "trimmed" once its first record arrives. A new one reads it.
+                code = error.response.get("Error", {}).get("Code")
+                if after is not None or code != "TrimmedDataAccessException" or attempt == 2:
+                    raise
+        return []
+
+    def _lambda_record(self, raw: Mapping[str, Any], shard_id: str) -> dict[str, Any]:
+        return lambda_stream_record(raw, self.event_source_arn)
+
+    def _arrival(self, record: Mapping[str, Any]) -> float:
+        return float(record["dynamodb"].get("ApproximateCreationDateTime") or 0)

@@ -24,6 +24,7 @@ from .cfn import (
 from .event_specs import (
     EventSpec,
     KafkaEventSpec,
+    KinesisEventSpec,
     ScheduleEventSpec,
     SqsEventSpec,
     StreamEventSpec,
@@ -39,6 +40,8 @@ __all__ = [
     "EventSpec",
     "FunctionSpec",
     "KafkaEventSpec",
+    "KinesisEventSpec",
+    "KinesisStreamSpec",
     "QueueSpec",
     "ScheduleEventSpec",
     "SqsEventSpec",
@@ -92,6 +95,16 @@ class FunctionSpec:
     events: list[EventSpec] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class KinesisStreamSpec:
+    """An `AWS::Kinesis::Stream`, created on the moto server."""
+
+    logical_id: str
+    name: str
+    arn: str
+    shard_count: int = 1
+
+
 @dataclass
 class Stack:
     name: str
@@ -102,6 +115,7 @@ class Stack:
     template_path: Path
     #: What the template declares and the local stack does not emulate, once each, by resource.
     skipped: list[str] = field(default_factory=list)
+    kinesis_streams: list[KinesisStreamSpec] = field(default_factory=list)
 
     @property
     def topics(self) -> list[str]:
@@ -214,6 +228,7 @@ def _queue(resolver: Resolver, logical_id: str, properties: Mapping[str, Any]) -
 EMULATED_RESOURCES = frozenset(
     {
         "AWS::DynamoDB::Table",
+        "AWS::Kinesis::Stream",
         "AWS::SQS::Queue",
         "AWS::Serverless::Function",
         "AWS::Lambda::EventSourceMapping",
@@ -250,6 +265,7 @@ def read_stack(
     tables: list[TableSpec] = []
     queues: list[QueueSpec] = []
     functions: list[FunctionSpec] = []
+    kinesis_streams: list[KinesisStreamSpec] = []
     mappings: list[tuple[str, Mapping[str, Any]]] = []
     by_logical_id: dict[str, FunctionSpec] = {}
     skipped: list[str] = []
@@ -264,6 +280,16 @@ def read_stack(
             tables.append(_table(resolver, logical_id, resolver.resolve(raw)))
         elif kind == "AWS::SQS::Queue":
             queues.append(_queue(resolver, logical_id, resolver.resolve(raw)))
+        elif kind == "AWS::Kinesis::Stream":
+            properties = resolver.resolve(raw)
+            kinesis_streams.append(
+                KinesisStreamSpec(
+                    logical_id,
+                    resolver.physical_name(logical_id),
+                    resolver.arn(logical_id),
+                    int(properties.get("ShardCount", 1)),
+                )
+            )
         elif kind == "AWS::Lambda::EventSourceMapping":
             mappings.append((logical_id, resolver.resolve(raw)))
         elif kind == "AWS::Serverless::Function":
@@ -282,7 +308,7 @@ def read_stack(
                 spec = sam_event(event_name, event)
                 if spec is not None:
                     function.events.append(spec)
-                    if not isinstance(spec, StreamEventSpec) and (
+                    if not isinstance(spec, StreamEventSpec | KinesisEventSpec) and (
                         (event.get("Properties") or {}).get("FilterCriteria")
                     ):
                         skipped.append(
@@ -313,4 +339,5 @@ def read_stack(
         functions=functions,
         template_path=path,
         skipped=skipped,
+        kinesis_streams=kinesis_streams,
     )

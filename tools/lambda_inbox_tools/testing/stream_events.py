@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..local import stream_poller
 from ..services.offline import ACCOUNT, REGION
 
 #: The stream a built Kinesis record comes from unless `arn` is given.
@@ -148,9 +149,7 @@ def _in_sequence(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 def record_sequence(record: Mapping[str, Any]) -> str:
     """The sequence number of a Kinesis or DynamoDB stream record."""
-    if "kinesis" in record:
-        return str(record["kinesis"]["sequenceNumber"])
-    return str(record["dynamodb"]["SequenceNumber"])
+    return stream_poller.sequence_number(record)
 
 
 def failed_sequence_numbers(response: Mapping[str, Any]) -> list[str]:
@@ -177,18 +176,13 @@ def stream_redelivery(
 
 def acknowledged_count(batch: Sequence[Mapping[str, Any]], response: Any) -> int:
     """How many records of `batch`, from its start, Lambda counts done after `response` (None:
-    the invocation failed or crashed). A response naming a record the batch does not hold, or an
+    the invocation failed or crashed), by the local stack's own reader
+    (`stream_poller.first_failure`): a response naming a record the batch does not hold, or an
     empty or null `itemIdentifier`, fails the whole batch, as AWS documents for streams."""
     if response is None:
         return 0
-    failures = response.get("batchItemFailures") if isinstance(response, Mapping) else None
-    if not failures:
-        return len(batch)
-    numbers = [record_sequence(record) for record in batch]
-    named = [f.get("itemIdentifier") if isinstance(f, Mapping) else None for f in failures]
-    if not all(isinstance(n, str) and n in numbers for n in named):
-        return 0
-    return min(numbers.index(str(n)) for n in named)
+    failed_at = stream_poller.first_failure(batch, response)
+    return len(batch) if failed_at is None else failed_at
 
 
 def shard_of(record: Mapping[str, Any]) -> str:
