@@ -87,7 +87,8 @@ class ScheduleEventSpec:
 @dataclass(frozen=True)
 class KinesisEventSpec:
     """A Kinesis Data Streams trigger (SAM `Kinesis` event, or a mapping from a stream's ARN).
-    The rules are those of `StreamEventSpec`; `MaximumRecordAgeInSeconds` is not emulated."""
+    The rules are those of `StreamEventSpec`; `FilterCriteria` (listed as skipped: every record
+    is delivered) and `MaximumRecordAgeInSeconds` are not emulated."""
 
     name: str
     #: The stream's name (from its ARN, `...:stream/NAME`).
@@ -225,7 +226,8 @@ def _kinesis_event(name: str, p: Mapping[str, Any], stream_arn: str) -> KinesisE
     if ":stream/" not in stream_arn:
         raise TemplateError(f"{name}: {stream_arn!r} is not a Kinesis stream ARN")
     stream_name = stream_arn.split(":stream/", 1)[1].split("/", 1)[0]
-    return KinesisEventSpec(name=name, stream_name=stream_name, **_stream_options(p))
+    options = _stream_options(p) | {"filters": ()}
+    return KinesisEventSpec(name=name, stream_name=stream_name, **options)
 
 
 def _stream_event(name: str, p: Mapping[str, Any], stream_arn: str) -> StreamEventSpec:

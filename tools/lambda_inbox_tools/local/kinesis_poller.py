@@ -6,7 +6,8 @@ destination), with Kinesis's records: the event in the shape of AWS's sample
 (tests/fixtures/aws/kinesis-event.json: base64 `data`, `eventID` `shardId-...:<sequence
 number>`), and a given-up batch described as `KinesisBatchInfo`
 (tests/fixtures/aws/kinesis-on-failure.json: shard, sequence-number range, arrival times, the
-stream; never the records). `MaximumRecordAgeInSeconds` is not emulated.
+stream; never the records). `FilterCriteria` and `MaximumRecordAgeInSeconds` are not emulated
+(every record is delivered; locally no record is ever too old).
 """
 
 from __future__ import annotations

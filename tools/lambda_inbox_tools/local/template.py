@@ -308,7 +308,7 @@ def read_stack(
                 spec = sam_event(event_name, event)
                 if spec is not None:
                     function.events.append(spec)
-                    if not isinstance(spec, StreamEventSpec | KinesisEventSpec) and (
+                    if not isinstance(spec, StreamEventSpec) and (
                         (event.get("Properties") or {}).get("FilterCriteria")
                     ):
                         skipped.append(
