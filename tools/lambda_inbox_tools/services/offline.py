@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import boto3
 from botocore.config import Config
@@ -65,9 +65,15 @@ def local_client(
 ) -> SQSClient: ...
 
 
+@overload
 def local_client(
-    service: Literal["dynamodb", "sqs"], endpoint: str, *, own_session: bool = False
-) -> DynamoDBClient | SQSClient:
+    service: Literal["kinesis"], endpoint: str, *, own_session: bool = False
+) -> Any: ...
+
+
+def local_client(
+    service: Literal["dynamodb", "sqs", "kinesis"], endpoint: str, *, own_session: bool = False
+) -> DynamoDBClient | SQSClient | Any:
     """A low-level client for a local endpoint (fake credentials, fast failure, few retries).
 
     `own_session` keeps it off boto3's default session, so hooks registered there (request
