@@ -203,7 +203,10 @@ def test_an_s3_destination_replays_the_records_it_kept(
         (lambda c: kafka_failure({"no-such-topic-0": (0, 1)}, c), "no topic 'no-such-topic'"),
         (lambda c: kafka_failure({f"{TOPIC}-0": (0, 9)}, c), "7 offsets not in the cluster"),
         (lambda c: kafka_failure({f"{TOPIC}-0": (0, 1)}, None), "pass --bootstrap-servers"),
-        (lambda c: '{"requestContext": {}}', "neither KafkaBatchInfo nor DDBStreamBatchInfo"),
+        (
+            lambda c: '{"requestContext": {}}',
+            "no KafkaBatchInfo, DDBStreamBatchInfo or KinesisBatchInfo",
+        ),
     ],
     ids=["backwards", "unknown-topic", "missing-offsets", "no-cluster", "not-a-record"],
 )

@@ -16,6 +16,7 @@ import pytest
 from devkit.aws_documents import aws_document
 from lambda_inbox_tools.replay import (
     KafkaBatch,
+    KinesisBatch,
     NotAFailureRecord,
     StreamBatch,
     failure_record,
@@ -159,7 +160,7 @@ def test_the_kits_events_read_back_as_s3_payload_records() -> None:
     ("document", "reason"),
     [
         ([], "not a JSON object"),
-        ({"requestContext": {}}, "neither KafkaBatchInfo nor DDBStreamBatchInfo"),
+        ({"requestContext": {}}, "no KafkaBatchInfo, DDBStreamBatchInfo or KinesisBatchInfo"),
         ({"KafkaBatchInfo": {"batchSize": 1}}, "no recordsInfo and no payload"),
         ({"KafkaBatchInfo": {"recordsInfo": {}}}, "names no partition"),
     ],
@@ -197,3 +198,34 @@ def test_plain_clusters_need_no_sign_in_and_msk_iam_needs_a_region() -> None:
     assert config["allow.auto.create.topics"] is False  # a replay never creates a topic
     with pytest.raises(ClusterError, match="needs a region"):
         client_config("b-1.example:9098", "msk-iam", None)
+
+
+def test_the_kinesis_sample_names_one_shard_range() -> None:
+    (batch,) = failure_record(aws_document("kinesis-on-failure.json"), "sample").batches
+    assert isinstance(batch, KinesisBatch)
+    assert (batch.stream_name, batch.shard_id, batch.batch_size) == (
+        "mystream",
+        "shardId-000000000001",
+        500,
+    )
+    assert batch.start == "49601189658422359378836298521827638475320189012309704722"
+    assert batch.problem is None
+    assert batch.label.startswith("Kinesis mystream shardId-000000000001 sequence 4960")
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"shardId": ""}, "KinesisBatchInfo lacks shardId"),
+        ({"endSequenceNumber": "1"}, "run backwards"),
+        ({"startSequenceNumber": "x"}, "are not numbers"),
+        ({"streamArn": "arn:aws:dynamodb:us-east-2:1:table/t/stream/s"}, "not a Kinesis stream"),
+    ],
+)
+def test_a_broken_kinesis_record_is_kept_with_its_reason(
+    change: dict[str, str], problem: str
+) -> None:
+    document = copy.deepcopy(aws_document("kinesis-on-failure.json"))
+    document["KinesisBatchInfo"].update(change)
+    (batch,) = failure_record(document, "origin").batches
+    assert batch.problem is not None and problem in batch.problem

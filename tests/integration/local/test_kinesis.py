@@ -2,7 +2,8 @@
 Local: records put on the stream are credited once, in order per shard; a record that fails is
 retried from its sequence number; poison goes to the consumer's dead-letter queue and the shard
 goes on; a batch that keeps failing is given up to the on-failure queue as `KinesisBatchInfo`,
-in the shape of AWS's sample."""
+in the shape of AWS's sample, and `lambda-inbox replay` reads it back from the stream into a
+queue that feeds the same consumer, which credits it once the fix is in."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 from devkit.aws_documents import aws_document, shape_problems
 from lambda_inbox_tools.local.stack import LocalStack, running_stack
 from lambda_inbox_tools.local.template import read_stack
+from lambda_inbox_tools.replay import Clusters, KinesisReader, Replay
 from lambda_inbox_tools.services.items import scan_plain
 
 TEMPLATE = Path(__file__).resolve().parent / "kinesis_app" / "template.yaml"
@@ -47,16 +49,19 @@ def test_the_template_declares_a_kinesis_stream_and_its_trigger() -> None:
     (stream,) = stack.kinesis_streams
     assert (stream.name, stream.shard_count) == ("kinesis-read-DepositsStream", 2)
     assert stream.arn == "arn:aws:kinesis:us-east-1:123456789012:stream/kinesis-read-DepositsStream"
-    (event,) = stack.function("DepositFunction").events
-    assert event.stream_name == stream.name  # type: ignore[union-attr]
+    deposits, replays = stack.function("DepositFunction").events
+    assert deposits.stream_name == stream.name  # type: ignore[union-attr]
+    assert replays.queue_arn == stack.queue("ReplayQueue").arn  # type: ignore[union-attr]
     assert stack.skipped == []
 
 
 def test_kinesis_records_drive_an_inbox_consumer(
-    dynamodb_local_endpoint: str, moto_server_endpoint: str
+    dynamodb_local_endpoint: str, moto_server_endpoint: str, tmp_path: Path
 ) -> None:
+    marker = tmp_path / "fixed"
     with running_stack(
         TEMPLATE,
+        parameters={"FixedMarker": str(marker)},
         dynamodb_endpoint=dynamodb_local_endpoint,
         sqs_endpoint=moto_server_endpoint,
         stack_name=f"kinesis-{time.monotonic_ns() % 10**8}",
@@ -74,13 +79,26 @@ def test_kinesis_records_drive_an_inbox_consumer(
         put(stack, "d-7", "b", 7)
         broken = put(stack, "d-broken", "broken", 1)  # never: given up after 2 retries
         wait_for(lambda: poller.stats.given_up_batches == 1, poller)
+        given_up_url = stack.stack.queue("GivenUpQueue").url
+        given_up = stack.sqs.receive_message(QueueUrl=given_up_url, VisibilityTimeout=0)
+        record = json.loads(given_up["Messages"][0]["Body"])
+
+        marker.touch()  # the fix deployed; then the replay
+        replay = Replay(
+            stack.sqs,
+            stack.stack.queue("ReplayQueue").url,
+            clusters=Clusters(None),
+            kinesis=KinesisReader(stack.kinesis),
+        )
+        replay.from_queue(given_up_url)
+        assert (replay.report.replayed, replay.report.sent, replay.report.kept) == (1, 1, [])
+        credited = {"ACCOUNT#a": (70, 7), "ACCOUNT#flaky": (5, 1), "ACCOUNT#b": (7, 1)}
+        wait_for(lambda: balances(stack) == credited | {"ACCOUNT#broken": (1, 1)}, poller)
+        replay.from_queue(given_up_url)  # nothing left: the failure record was deleted
+        assert replay.report.received == 1
         stack.stop()
 
-        assert balances(stack) == {
-            "ACCOUNT#a": (70, 7),
-            "ACCOUNT#flaky": (5, 1),
-            "ACCOUNT#b": (7, 1),
-        }
+        assert balances(stack) == credited | {"ACCOUNT#broken": (1, 1)}
         poison = stack.sqs.receive_message(
             QueueUrl=stack.stack.queue("PoisonQueue").url,
             MessageAttributeNames=["All"],
@@ -92,10 +110,6 @@ def test_kinesis_records_drive_an_inbox_consumer(
         assert shard in {"shardId-000000000000", "shardId-000000000001"}
         assert coordinates["kinesis-partition-key"]["StringValue"] == "all"
 
-        given_up = stack.sqs.receive_message(
-            QueueUrl=stack.stack.queue("GivenUpQueue").url, WaitTimeSeconds=1
-        )["Messages"]
-        record = json.loads(given_up[0]["Body"])
         assert shape_problems(aws_document("kinesis-on-failure.json"), record) == []
         info: dict[str, Any] = record["KinesisBatchInfo"]
         assert (info["startSequenceNumber"], info["endSequenceNumber"]) == (broken, broken)

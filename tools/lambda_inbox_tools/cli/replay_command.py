@@ -9,7 +9,15 @@ from typing import Annotated, Any
 import typer
 
 from ..aws import Aws, Failure, UsageProblem, resolve_queue
-from ..replay import Auth, ClusterError, Clusters, Replay, ReplayReport, StreamReader
+from ..replay import (
+    Auth,
+    ClusterError,
+    Clusters,
+    KinesisReader,
+    Replay,
+    ReplayReport,
+    StreamReader,
+)
 from ..replay.report import counted
 from .common import (
     EndpointOption,
@@ -28,14 +36,16 @@ EPILOG = (
     "  lambda-inbox replay --from payment-msk-failures --to payment-replay \\\n"
     "      --bootstrap-servers 127.0.0.1:9092 --topic payments --partition 3\n"
     "  lambda-inbox replay --from s3://payment-failures/aws/lambda/ --to payment-replay\n"
-    "  lambda-inbox replay --from outbox-relay-failures --to notifications\n\n"
-    "Reads the on-failure records of a Kafka (MSK, self-managed) or DynamoDB Streams event source "
-    "mapping, as AWS writes them, from an SQS queue or S3 objects. A Kafka record names offsets "
-    "per partition and the cluster (its bootstrapServers; --bootstrap-servers overrides them): "
-    "the records are read again and sent to --to with their bytes, key, headers and "
-    "coordinates. A stream record names a range of the stream: the outbox items in it are read "
-    "again (from the table when the stream no longer holds them) and sent as the relay sends "
-    "them. An SQS failure record is deleted once all it names was sent; one that cannot be "
+    "  lambda-inbox replay --from outbox-relay-failures --to notifications\n"
+    "  lambda-inbox replay --from deposit-stream-failures --to deposit-replay\n\n"
+    "Reads the on-failure records of a Kafka (MSK, self-managed), Kinesis or DynamoDB Streams "
+    "event source mapping, as AWS writes them, from an SQS queue or S3 objects. A Kafka record "
+    "names offsets per partition and the cluster (its bootstrapServers; --bootstrap-servers "
+    "overrides them): the records are read again and sent to --to with their bytes, key, headers "
+    "and coordinates. A Kinesis record names a range of a shard: its records are read again from "
+    "the stream ($AWS_ENDPOINT_URL_KINESIS) and sent with their data, coordinates and eventID. A "
+    "DynamoDB stream record names a range of the stream: the outbox items in it are read again "
+    "(from the table when the stream no longer holds them) and sent as the relay sends them. An SQS failure record is deleted once all it names was sent; one that cannot be "
     "replayed whole is kept and reported. S3 objects stay. Safe to interrupt and rerun: the "
     "consumer's inbox makes what committed before a no-op. Exit status: 0 everything received "
     "was replayed (or filtered out), 1 something was kept or is still in flight, 2 usage error."
@@ -122,6 +132,7 @@ def replay(
                 to_queue.url,
                 clusters=clusters,
                 streams=StreamReader(aws.streams(), aws.dynamodb()),
+                kinesis=KinesisReader(aws.kinesis()),
                 topics=topic or (),
                 partitions=partition or (),
                 dry_run=dry_run,

@@ -1,16 +1,25 @@
 """`lambda-inbox replay`: what an event source mapping gave up on, read again from its
 on-failure record and republished to a queue that feeds the same consumer. Kafka batches (MSK
-or self-managed: records kept by an S3 destination, else read from the cluster) and DynamoDB
-stream batches of outbox items. No Typer or Rich here (the command line is
+or self-managed: records kept by an S3 destination, else read from the cluster), Kinesis
+batches (read again from the stream) and DynamoDB stream batches of outbox items. No Typer or Rich here (the command line is
 `cli.replay_command`); confluent-kafka loads only when a batch needs a cluster."""
 
 from .cluster import Auth, ClusterError, ClusterReader
-from .failures import FailureRecord, KafkaBatch, NotAFailureRecord, StreamBatch, failure_record
+from .failures import (
+    FailureRecord,
+    KafkaBatch,
+    KinesisBatch,
+    NotAFailureRecord,
+    StreamBatch,
+    failure_record,
+)
+from .kinesis import KinesisReader
 from .report import Kept, ReplayReport
-from .run import REPLAY_CODE, Clusters, Replay
+from .run import KINESIS_REPLAY_CODE, REPLAY_CODE, Clusters, Replay
 from .streams import StreamReader
 
 __all__ = [
+    "KINESIS_REPLAY_CODE",
     "REPLAY_CODE",
     "Auth",
     "ClusterError",
@@ -19,6 +28,8 @@ __all__ = [
     "FailureRecord",
     "KafkaBatch",
     "Kept",
+    "KinesisBatch",
+    "KinesisReader",
     "NotAFailureRecord",
     "Replay",
     "ReplayReport",

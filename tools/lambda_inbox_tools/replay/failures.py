@@ -12,6 +12,8 @@ The shapes are AWS's documented samples (tests/fixtures/aws/, README there):
 - **DynamoDB Streams**: `DDBStreamBatchInfo` names the shard, the first and last sequence
   numbers, the stream and the records' arrival times. Metadata only: the records are read again
   from the stream while it holds them (24 hours).
+- **Kinesis Data Streams**: `KinesisBatchInfo`, the same fields for a Kinesis stream. Metadata
+  only: the records are read again from the stream while it holds them (its retention).
 
 A record that cannot be replayed whole (offsets that run backwards or are no numbers, a
 partition that is no number) becomes a batch with a `problem`: reported and kept, never
@@ -77,7 +79,21 @@ class StreamBatch:
         return f"{self.table} stream {self.shard_id} sequence {self.start}..{self.end}"
 
 
-Batch = KafkaBatch | StreamBatch
+@dataclass
+class KinesisBatch(StreamBatch):
+    """Sequence numbers `start`..`end` of one shard of a Kinesis stream that the event source
+    gave up on."""
+
+    @property
+    def stream_name(self) -> str:
+        return self.stream_arn.split(":stream/", 1)[-1]
+
+    @property
+    def label(self) -> str:
+        return f"Kinesis {self.stream_name} {self.shard_id} sequence {self.start}..{self.end}"
+
+
+Batch = KafkaBatch | StreamBatch | KinesisBatch
 
 
 @dataclass
@@ -98,14 +114,17 @@ def failure_record(document: object, origin: str) -> FailureRecord:
     found = FailureRecord(origin, condition=condition)
     kafka = document.get("KafkaBatchInfo")
     stream = document.get("DDBStreamBatchInfo")
+    kinesis = document.get("KinesisBatchInfo")
     if isinstance(kafka, Mapping):
         found.batches.extend(_kafka_batches(kafka, document.get("payload"), origin, condition))
     elif isinstance(stream, Mapping):
         found.batches.append(_stream_batch(stream, origin, condition))
+    elif isinstance(kinesis, Mapping):
+        found.batches.append(_stream_batch(kinesis, origin, condition, KinesisBatch))
     else:
         raise NotAFailureRecord(
-            f"{origin}: neither KafkaBatchInfo nor DDBStreamBatchInfo (not an on-failure record "
-            "of a Kafka or DynamoDB Streams event source mapping)"
+            f"{origin}: no KafkaBatchInfo, DDBStreamBatchInfo or KinesisBatchInfo (not an "
+            "on-failure record of a Kafka, DynamoDB Streams or Kinesis event source mapping)"
         )
     if not found.batches:
         raise NotAFailureRecord(f"{origin}: the record names no partition")
@@ -209,12 +228,17 @@ def _offset(value: object) -> int | None:
     return None
 
 
-def _stream_batch(info: Mapping[str, Any], origin: str, condition: str) -> StreamBatch:
+def _stream_batch(
+    info: Mapping[str, Any],
+    origin: str,
+    condition: str,
+    kind: type[StreamBatch] = StreamBatch,
+) -> StreamBatch:
     def text(key: str) -> str | None:
         value = info.get(key)
         return str(value) if value not in (None, "") else None
 
-    batch = StreamBatch(
+    batch = kind(
         shard_id=text("shardId") or "",
         start=text("startSequenceNumber") or "",
         end=text("endSequenceNumber") or "",
@@ -235,12 +259,16 @@ def _stream_batch(info: Mapping[str, Any], origin: str, condition: str) -> Strea
         )
         if not value
     ]
+    kinesis = kind is KinesisBatch
     if missing:
-        batch.problem = f"DDBStreamBatchInfo lacks {', '.join(missing)}"
+        name = "KinesisBatchInfo" if kinesis else "DDBStreamBatchInfo"
+        batch.problem = f"{name} lacks {', '.join(missing)}"
     elif not (batch.start.isdigit() and batch.end.isdigit()):
         batch.problem = f"sequence numbers {batch.start}..{batch.end} are not numbers"
     elif int(batch.start) > int(batch.end):
         batch.problem = f"sequence numbers {batch.start}..{batch.end} run backwards"
-    elif ":table/" not in batch.stream_arn or "/stream/" not in batch.stream_arn:
+    elif kinesis and ":kinesis:" not in batch.stream_arn:
+        batch.problem = f"{batch.stream_arn!r} is not a Kinesis stream ARN"
+    elif not kinesis and (":table/" not in batch.stream_arn or "/stream/" not in batch.stream_arn):
         batch.problem = f"{batch.stream_arn!r} is not a DynamoDB stream ARN"
     return batch

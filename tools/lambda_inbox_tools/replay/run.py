@@ -8,6 +8,10 @@ objects), each batch they name read again and sent to a queue that feeds the sam
 - A DynamoDB stream batch's outbox items (`streams`) go as the outbox relay sends them
   (`lambda_inbox.relay.sqs_entry`: body, attributes, their fixed message id); the receiver's
   inbox dedupes them.
+- A Kinesis batch's records (`kinesis`, read again from the stream) go in the dead-letter
+  envelope too: the data's bytes, the record's coordinates, and its `eventID` as
+  `idempotency-key`, so that a consumer without a business key sees the record under the key of
+  its first delivery.
 
 An SQS failure record is deleted only once every batch it names was replayed whole; anything
 else (a problem, a filter, an interrupted run) makes it visible again at once for the next run.
@@ -25,16 +29,29 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_inbox.dead_letter_envelope import send_message_request
+from lambda_inbox.identity import IDEMPOTENCY_KEY_ATTRIBUTE
 from lambda_inbox.kafka import parse_kafka_event
+from lambda_inbox.messages import InboundMessage
 from lambda_inbox.relay import sqs_entry
+from lambda_inbox.streams import parse_kinesis_event
 
 from .cluster import Auth, ClusterError, ClusterReader
-from .failures import FailureRecord, KafkaBatch, NotAFailureRecord, StreamBatch, failure_record
+from .failures import (
+    FailureRecord,
+    KafkaBatch,
+    KinesisBatch,
+    NotAFailureRecord,
+    StreamBatch,
+    failure_record,
+)
+from .kinesis import KinesisReader
 from .report import Kept, ReplayReport, counted
 from .streams import StreamReader
 
 #: `inbox-error-code` of a replayed Kafka record: why it is in the queue (not an error of its own).
 REPLAY_CODE = "kafka_replay"
+#: The same, for a replayed Kinesis record.
+KINESIS_REPLAY_CODE = "kinesis_replay"
 SQS_BATCH = 10
 _FILTERED = "filtered"
 
@@ -86,6 +103,7 @@ class Replay:
         *,
         clusters: Clusters,
         streams: StreamReader | None = None,
+        kinesis: KinesisReader | None = None,
         topics: Collection[str] = (),
         partitions: Collection[int] = (),
         dry_run: bool = False,
@@ -96,6 +114,7 @@ class Replay:
         self._destination = destination_url
         self.clusters = clusters
         self._streams = streams
+        self._kinesis = kinesis
         self._topics, self._partitions = set(topics), set(partitions)
         self._stop = stop or threading.Event()
         self._progress = on_progress
@@ -204,7 +223,9 @@ class Replay:
     def _keep(self, origin: str, reason: str) -> None:
         self.report.kept.append(Kept(origin, reason))
 
-    def _batch(self, record: FailureRecord, batch: KafkaBatch | StreamBatch) -> str | None:
+    def _batch(
+        self, record: FailureRecord, batch: KafkaBatch | StreamBatch | KinesisBatch
+    ) -> str | None:
         """None when the batch was replayed whole, `_FILTERED`, or what kept it."""
         self.report.batches += 1
         if batch.problem:
@@ -212,6 +233,8 @@ class Replay:
         try:
             if isinstance(batch, KafkaBatch):
                 return self._kafka(batch)
+            if isinstance(batch, KinesisBatch):
+                return self._kinesis_batch(batch)
             return self._stream(batch)
         except ClusterError as error:
             return f"{batch.label}: {error}"
@@ -244,8 +267,29 @@ class Replay:
             "eventSource": "aws:kafka",
             "records": {f"{batch.topic}-{batch.partition}": records},
         }
+        self._send(parse_kafka_event(event), batch, REPLAY_CODE)
+        return problem
+
+    def _kinesis_batch(self, batch: KinesisBatch) -> str | None:
+        if self._kinesis is None:
+            return f"{batch.label}: no Kinesis client"
+        read = self._kinesis.read(batch)
+        messages = parse_kinesis_event({"Records": read.records})
+        for message in messages:  # the key of the first delivery, for consumers without one
+            key = {"DataType": "String", "StringValue": message.delivery_id}
+            message.dead_letter_attributes = {
+                **message.dead_letter_attributes,
+                IDEMPOTENCY_KEY_ATTRIBUTE: key,
+            }
+        self._send(messages, batch, KINESIS_REPLAY_CODE)
+        return f"{batch.label}: {read.problem}" if read.problem else None
+
+    def _send(
+        self, messages: list[InboundMessage], batch: KafkaBatch | KinesisBatch, code: str
+    ) -> None:
+        """Each message in the dead-letter envelope to the destination (counted only, dry)."""
         reason = f"re-read from {batch.label} ({batch.condition or 'given up'}) by replay"
-        for message in parse_kafka_event(event):
+        for message in messages:
             if self.report.dry_run:
                 self.report.would_send += 1
                 continue
@@ -254,14 +298,13 @@ class Replay:
                     self._destination,
                     message,
                     message_key=message.delivery_id,
-                    code=REPLAY_CODE,
+                    code=code,
                     error=reason,
                 )
             )
             self.report.sent += 1
         verb = "would send" if self.report.dry_run else "sent"
-        self._progress(f"{verb} {counted(len(records), 'record')} of {batch.label}")
-        return problem
+        self._progress(f"{verb} {counted(len(messages), 'record')} of {batch.label}")
 
     def _stream(self, batch: StreamBatch) -> str | None:
         if self._streams is None:

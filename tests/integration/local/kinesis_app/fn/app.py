@@ -1,6 +1,6 @@
-"""Credits each deposit to its account once, through the inbox. A deposit whose `account` is
-"broken" makes the invocation raise (never recovers: bisected and given up); "flaky" raises the
-first time it is decided only."""
+"""Credits each deposit to its account once, through the inbox, from the Kinesis stream and from
+the replay queue. A deposit whose `account` is "broken" fails until the file FIXED_MARKER names
+exists (the fix deployed); "flaky" fails the first time it is decided only."""
 
 import os
 
@@ -19,9 +19,8 @@ class Deposit(BaseModel):
 
 
 def credit(deposit: Deposit, uow: UnitOfWork) -> None:
-    if deposit.account == "broken" or (
-        deposit.account == "flaky" and deposit.event_id not in raised
-    ):
+    broken = deposit.account == "broken" and not os.path.exists(os.environ["FIXED_MARKER"])
+    if broken or (deposit.account == "flaky" and deposit.event_id not in raised):
         raised.add(deposit.event_id)
         raise RuntimeError(f"cannot credit {deposit.event_id}")
     uow.update(
