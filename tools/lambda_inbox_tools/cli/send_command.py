@@ -107,7 +107,8 @@ def send(
         if out.json_mode:
             out.emit(document)
         else:
-            out.out.print(" ".join(f"{name} {value}" for name, value in document.items()))
+            line = " ".join(f"{name} {value}" for name, value in document.items())
+            out.out.print(line, soft_wrap=True)
 
 
 def _body(body: str | None, file: Path | None) -> bytes:

@@ -315,7 +315,13 @@ def _feeding_queue(local: LocalStack, function: FunctionSpec) -> str:
     for poller in local.sqs_pollers:
         if poller.function is function:
             return poller.queue.name
-    named = [q.name for q in local.stack.queues if q.url in function.environment.values()]
+    # A queue its environment names, but not its dead-letter queue: poison goes there, not work.
+    dead_letters = function.environment.get("DEAD_LETTER_QUEUE_URL")
+    named = [
+        q.name
+        for q in local.stack.queues
+        if q.url in function.environment.values() and q.url != dead_letters
+    ]
     return named[0] if len(named) == 1 else "<QUEUE>"
 
 

@@ -1,9 +1,9 @@
-"""A SAM template's tables and queues on local endpoints, and its functions loaded in this process,
-for a consumer's tests.
+"""A SAM template's tables, queues and Kinesis streams on local endpoints, and its functions loaded
+in this process, for a consumer's tests.
 
 `local_app(template, dynamodb_endpoint=..., sqs_endpoint=...)` reads the template the way
-`lambda-inbox local` does (parameters, `Globals`, intrinsic functions), creates its tables and
-queues under a stack name of its own (so tests sharing one DynamoDB Local never meet), points
+`lambda-inbox local` does (parameters, `Globals`, intrinsic functions), creates its tables,
+queues and Kinesis streams (on the moto server) under a stack name of its own (so tests sharing one DynamoDB Local never meet), points
 the process at the endpoints with offline credentials while the block runs, and deletes what it
 created afterwards. `app.function("LogicalId")` imports the function's handler module with the
 function's environment from the template, as a cold start does.
@@ -135,6 +135,7 @@ def local_app(
         **OFFLINE_AWS_ENV,
         "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint,
         "AWS_ENDPOINT_URL_SQS": sqs_endpoint,
+        "AWS_ENDPOINT_URL_KINESIS": sqs_endpoint,  # Kinesis streams on the same moto server
     }
     with patched_environ(environment), invocation_environments():
         stack = read_local_stack(
@@ -142,10 +143,16 @@ def local_app(
         )
         dynamodb = local_client("dynamodb", dynamodb_endpoint)
         sqs = local_client("sqs", sqs_endpoint)
-        provision(stack, dynamodb=dynamodb, sqs=sqs, kafka_bootstrap=None, scale=1.0)
+        kinesis = local_client("kinesis", sqs_endpoint)
+        provision(
+            stack, dynamodb=dynamodb, sqs=sqs, kinesis=kinesis, kafka_bootstrap=None, scale=1.0
+        )
         try:
             yield LocalApp(stack, dynamodb, sqs)
         finally:
+            for stream in stack.kinesis_streams:
+                with contextlib.suppress(Exception):
+                    kinesis.delete_stream(StreamName=stream.name)
             for table in stack.tables:
                 with contextlib.suppress(Exception):
                     dynamodb.delete_table(TableName=table.name)
