@@ -388,3 +388,58 @@ def test_an_outbox_relays_stream_failure_is_replayed_from_the_stream_or_else_the
     run = cli("replay", "--from", failures, "--to", notifications)
     assert run.code == 1 and "no arrival times" in run.err
     assert visible(aws.sqs, failures) == 1
+
+
+def test_a_stream_consumers_given_up_records_are_replayed_to_its_queue_and_count_once(
+    dynamodb_local_endpoint: str,
+    moto_server_endpoint: str,
+    capsys: pytest.CaptureFixture[str],
+    aws: AppState,
+) -> None:
+    """`--stream-records`: the records themselves (not outbox items), for an inbox consumer of
+    the stream; the SQS adapter reads them as the stream consumer reads the records, and their
+    eventID keys them as their first delivery did."""
+    dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
+    table, stream_arn = outbox_table(dynamodb)  # any table with a stream
+    for n, status in enumerate(("PLACED", "PLACED", "PAID")):
+        dynamodb.put_item(
+            TableName=table,
+            Item={"pk": {"S": f"ORDER#{n % 2}"}, "sk": {"S": "ORDER"}, "status": {"S": status}},
+        )
+    failures = create_queue(aws.sqs, f"projection-failures-{uuid.uuid4().hex[:8]}")
+    replays = create_queue(aws.sqs, f"projection-replay-{uuid.uuid4().hex[:8]}")
+    failure = stream_failure(dynamodb, stream_arn, None)
+    cli = Cli(
+        capsys,
+        AWS_ENDPOINT_URL_SQS=moto_server_endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB=dynamodb_local_endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB_STREAMS=dynamodb_local_endpoint,
+    )
+    seen: list[tuple[str, str]] = []
+
+    def project(change: dict[str, Any], uow: Any) -> None:
+        seen.append((change["eventName"], change["NewImage"]["status"]))
+        uow.update(
+            aws.domain,
+            {"pk": "STATUS", "sk": change["NewImage"]["status"]},
+            "ADD orders :one",
+            values={":one": 1},
+        )
+
+    consumer = aws.consumer("projection", model=dict, decide=project)  # keyed by eventID
+    for _ in range(2):  # the same failure record replayed twice: counted once
+        aws.sqs.send_message(QueueUrl=failures, MessageBody=failure)
+        run = cli("replay", "--from", failures, "--to", replays, "--stream-records")
+        assert run.code == 0, run.err
+        assert "sent 3 records" in run.err
+        messages = receive_all(aws.sqs, replays, delete=True)
+        assert {m["MessageAttributes"]["inbox-error-code"]["StringValue"] for m in messages} == {
+            "dynamodb_stream_replay"
+        }
+        event = sqs_event(*(sqs_record_from(m, arn="arn:aws:sqs:us-east-1:1:q") for m in messages))
+        assert consumer.handle(event, None) == {"batchItemFailures": []}
+    assert sorted(seen) == [("INSERT", "PLACED"), ("INSERT", "PLACED"), ("MODIFY", "PAID")]
+    counts = {
+        item["sk"]: int(item["orders"]) for item in aws.domain_items() if item["pk"] == "STATUS"
+    }
+    assert counts == {"PLACED": 2, "PAID": 1}

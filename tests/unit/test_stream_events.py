@@ -198,3 +198,31 @@ def test_the_kits_stream_records_keep_the_samples_shapes() -> None:
     sample = copy.deepcopy(aws_document("dynamodb-streams-event.json"))
     sample["Records"] = sample["Records"][:1]
     assert shape_problems(sample, dynamodb_stream_event([built])) == []
+
+
+def test_an_sqs_message_carrying_a_stream_record_is_read_as_the_stream_consumer_reads_it() -> None:
+    from lambda_inbox.sqs import parse_sqs_event
+    from lambda_inbox_tools.testing import sqs_event, sqs_record
+    from lambda_inbox_tools.testing.events import string_attribute
+
+    record = dynamodb_stream_record(3, {"pk": "a"}, new_image={"pk": "a", "n": 2})
+    attributes = {
+        "dynamodb-stream-event-id": string_attribute(record["eventID"]),
+        "idempotency-key": string_attribute("k"),
+    }
+    body = __import__("json").dumps(record)
+    replayed, broken = parse_sqs_event(
+        sqs_event(
+            sqs_record(body, message_attributes=attributes),
+            sqs_record("not a record", message_attributes=attributes),
+        )
+    )
+    assert replayed.json == {
+        "eventName": "INSERT",
+        "Keys": {"pk": "a"},
+        "NewImage": {"pk": "a", "n": 2},
+        "OldImage": None,
+    }
+    assert replayed.redelivered  # sent again by an operator: read first
+    with pytest.raises(UndecodableBody, match="not a DynamoDB stream record's JSON"):
+        _ = broken.json

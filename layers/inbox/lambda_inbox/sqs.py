@@ -23,10 +23,18 @@ EVENT_SOURCE = "aws:sqs"
 #: Set on messages that carry a Kafka record (dead-lettered or replayed from a cluster): their
 #: body is read as that record's value would be (kafka_values).
 KAFKA_TOPIC_ATTRIBUTE = "kafka-topic"
+#: Set on messages that carry a DynamoDB stream record (dead-lettered or replayed from a stream):
+#: their body is the record's JSON, read as the stream consumer reads it (streams).
+STREAM_RECORD_ATTRIBUTE = "dynamodb-stream-event-id"
 #: Message attributes of a message sent again by an operator: a dead letter of the inbox
-#: (`inbox-error-code`, `inbox-message-key`) or a Kafka record (`kafka-topic`) redriven or
-#: replayed. Such a message may have committed before (duplicate_read).
-REPLAYED_ATTRIBUTES = ("inbox-error-code", "inbox-message-key", KAFKA_TOPIC_ATTRIBUTE)
+#: (`inbox-error-code`, `inbox-message-key`) or a Kafka or stream record redriven or replayed.
+#: Such a message may have committed before (duplicate_read).
+REPLAYED_ATTRIBUTES = (
+    "inbox-error-code",
+    "inbox-message-key",
+    KAFKA_TOPIC_ATTRIBUTE,
+    STREAM_RECORD_ATTRIBUTE,
+)
 
 
 class SqsSource:
@@ -112,7 +120,11 @@ def _to_message(
     }
     body, decode_error = body_bytes(record.get("body"), strings)
     reading: dict[str, Any] = {}
-    if KAFKA_TOPIC_ATTRIBUTE in strings and decode_error is None:  # a Kafka value, replayed
+    if STREAM_RECORD_ATTRIBUTE in strings and decode_error is None:  # a stream record, again
+        from .streams import stream_record_reading
+
+        reading = stream_record_reading(body)
+    elif KAFKA_TOPIC_ATTRIBUTE in strings and decode_error is None:  # a Kafka value, replayed
         from .kafka_values import FORMAT_ATTRIBUTE, SCHEMA_ID_ATTRIBUTE, read_value
 
         declared = strings.get(FORMAT_ATTRIBUTE)

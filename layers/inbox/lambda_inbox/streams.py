@@ -141,6 +141,27 @@ def _dynamodb_message(record: object, index: int) -> InboundMessage:
     )
 
 
+def stream_record_reading(body: bytes) -> dict[str, Any]:
+    """How an SQS message carrying a DynamoDB stream record (a dead letter redriven, a replay)
+    is read: as the stream consumer reads the record. A body that is not a record's JSON is
+    poison when read."""
+    return {"decode": functools.partial(_stream_document_of, body)}
+
+
+def _stream_document_of(body: bytes) -> dict[str, Any]:
+    try:
+        record = json.loads(body)
+    except (ValueError, RecursionError):
+        raise UndecodableBody(
+            "the body is not a DynamoDB stream record's JSON", code=ErrorCode.MALFORMED_JSON
+        ) from None
+    if not isinstance(record, Mapping):
+        raise UndecodableBody(
+            "the body is not a DynamoDB stream record", code=ErrorCode.MALFORMED_JSON
+        )
+    return stream_document(record)
+
+
 def stream_document(record: Mapping[str, Any]) -> dict[str, Any]:
     """The payload of a DynamoDB stream record: its `eventName` and the `Keys`, `NewImage` and
     `OldImage` it carries as plain values (None when absent); `UndecodableBody` for a record

@@ -45,7 +45,8 @@ EPILOG = (
     "and coordinates. A Kinesis record names a range of a shard: its records are read again from "
     "the stream ($AWS_ENDPOINT_URL_KINESIS) and sent with their data, coordinates and eventID. A "
     "DynamoDB stream record names a range of the stream: the outbox items in it are read again "
-    "(from the table when the stream no longer holds them) and sent as the relay sends them. An SQS failure record is deleted once all it names was sent; one that cannot be "
+    "(from the table when the stream no longer holds them) and sent as the relay sends them; "
+    "with --stream-records, its records are sent instead, for an inbox consumer of the stream. An SQS failure record is deleted once all it names was sent; one that cannot be "
     "replayed whole is kept and reported. S3 objects stay. Safe to interrupt and rerun: the "
     "consumer's inbox makes what committed before a no-op. Exit status: 0 everything received "
     "was replayed (or filtered out), 1 something was kept or is still in flight, 2 usage error."
@@ -86,6 +87,14 @@ def replay(
         list[int] | None,
         typer.Option("--partition", metavar="N", help="Only Kafka batches of partition N; repeat."),
     ] = None,
+    stream_records: Annotated[
+        bool,
+        typer.Option(
+            "--stream-records",
+            help="DynamoDB stream batches: replay their records, for an inbox consumer of the "
+            "stream (else the outbox items in them, for the relay).",
+        ),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Send and delete nothing; count what would go.")
     ] = False,
@@ -103,7 +112,8 @@ def replay(
     region: RegionOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Republish what a Kafka or DynamoDB Streams event source gave up on (see the epilog)."""
+    """Republish what a Kafka, Kinesis or DynamoDB Streams event source gave up on (see the
+    epilog)."""
     if auth not in ("none", "msk-iam"):
         raise typer.BadParameter("none or msk-iam", param_hint="--auth")
     cluster_auth: Auth = "msk-iam" if auth == "msk-iam" else "none"
@@ -133,6 +143,7 @@ def replay(
                 clusters=clusters,
                 streams=StreamReader(aws.streams(), aws.dynamodb()),
                 kinesis=KinesisReader(aws.kinesis()),
+                stream_records=stream_records,
                 topics=topic or (),
                 partitions=partition or (),
                 dry_run=dry_run,

@@ -305,9 +305,14 @@ def replay_hints(local: LocalStack) -> list[str]:
         if failures is None:
             continue
         lines.append(f"# what {function.logical_id}.{event.name} gave up on, replayed:")
-        lines.append(
-            f"lambda-inbox replay --from {failures.name} --to {_feeding_queue(local, function)}"
+        target = _feeding_queue(local, function)
+        # A DynamoDB stream consumer that also reads a queue takes its records again there; one
+        # that does not (the outbox relay) takes the outbox items in them.
+        records = isinstance(event, StreamEventSpec) and any(
+            poller.function is function for poller in local.sqs_pollers
         )
+        flag = " --stream-records" if records else ""
+        lines.append(f"lambda-inbox replay --from {failures.name} --to {target}{flag}")
     return lines
 
 

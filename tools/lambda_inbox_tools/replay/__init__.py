@@ -15,12 +15,13 @@ from .failures import (
 )
 from .kinesis import KinesisReader
 from .report import Kept, ReplayReport
-from .run import KINESIS_REPLAY_CODE, REPLAY_CODE, Clusters, Replay
+from .run import KINESIS_REPLAY_CODE, REPLAY_CODE, STREAM_REPLAY_CODE, Clusters, Replay
 from .streams import StreamReader
 
 __all__ = [
     "KINESIS_REPLAY_CODE",
     "REPLAY_CODE",
+    "STREAM_REPLAY_CODE",
     "Auth",
     "ClusterError",
     "ClusterReader",

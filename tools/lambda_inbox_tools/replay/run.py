@@ -7,7 +7,10 @@ objects), each batch they name read again and sent to a queue that feeds the sam
   inbox makes a record that committed before a no-op.
 - A DynamoDB stream batch's outbox items (`streams`) go as the outbox relay sends them
   (`lambda_inbox.relay.sqs_entry`: body, attributes, their fixed message id); the receiver's
-  inbox dedupes them.
+  inbox dedupes them. With `stream_records`, for an inbox consumer of the stream, its records
+  go instead, in the dead-letter envelope: the record's JSON, its coordinates and its `eventID`
+  as `idempotency-key`; the SQS adapter reads such a message as the stream consumer reads the
+  record.
 - A Kinesis batch's records (`kinesis`, read again from the stream) go in the dead-letter
   envelope too: the data's bytes, the record's coordinates, and its `eventID` as
   `idempotency-key`, so that a consumer without a business key sees the record under the key of
@@ -33,8 +36,9 @@ from lambda_inbox.identity import IDEMPOTENCY_KEY_ATTRIBUTE
 from lambda_inbox.kafka import parse_kafka_event
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.relay import sqs_entry
-from lambda_inbox.streams import parse_kinesis_event
+from lambda_inbox.streams import parse_dynamodb_stream_event, parse_kinesis_event
 
+from ..local.stream_poller import lambda_stream_record
 from .cluster import Auth, ClusterError, ClusterReader
 from .failures import (
     FailureRecord,
@@ -50,8 +54,9 @@ from .streams import StreamReader
 
 #: `inbox-error-code` of a replayed Kafka record: why it is in the queue (not an error of its own).
 REPLAY_CODE = "kafka_replay"
-#: The same, for a replayed Kinesis record.
+#: The same, for a replayed Kinesis record, and a replayed DynamoDB stream record.
 KINESIS_REPLAY_CODE = "kinesis_replay"
+STREAM_REPLAY_CODE = "dynamodb_stream_replay"
 SQS_BATCH = 10
 _FILTERED = "filtered"
 
@@ -104,6 +109,7 @@ class Replay:
         clusters: Clusters,
         streams: StreamReader | None = None,
         kinesis: KinesisReader | None = None,
+        stream_records: bool = False,
         topics: Collection[str] = (),
         partitions: Collection[int] = (),
         dry_run: bool = False,
@@ -115,6 +121,7 @@ class Replay:
         self.clusters = clusters
         self._streams = streams
         self._kinesis = kinesis
+        self._stream_records = stream_records
         self._topics, self._partitions = set(topics), set(partitions)
         self._stop = stop or threading.Event()
         self._progress = on_progress
@@ -274,18 +281,21 @@ class Replay:
         if self._kinesis is None:
             return f"{batch.label}: no Kinesis client"
         read = self._kinesis.read(batch)
-        messages = parse_kinesis_event({"Records": read.records})
-        for message in messages:  # the key of the first delivery, for consumers without one
-            key = {"DataType": "String", "StringValue": message.delivery_id}
-            message.dead_letter_attributes = {
-                **message.dead_letter_attributes,
-                IDEMPOTENCY_KEY_ATTRIBUTE: key,
-            }
-        self._send(messages, batch, KINESIS_REPLAY_CODE)
+        self._send(
+            _keyed(parse_kinesis_event({"Records": read.records})), batch, KINESIS_REPLAY_CODE
+        )
         return f"{batch.label}: {read.problem}" if read.problem else None
 
+    def _stream_record_batch(self, batch: StreamBatch) -> str | None:
+        if self._streams is None:
+            return f"{batch.label}: no DynamoDB Streams client"
+        raw, problem = self._streams.records(batch)
+        event = {"Records": [lambda_stream_record(r, batch.stream_arn) for r in raw]}
+        self._send(_keyed(parse_dynamodb_stream_event(event)), batch, STREAM_REPLAY_CODE)
+        return f"{batch.label}: {problem}" if problem else None
+
     def _send(
-        self, messages: list[InboundMessage], batch: KafkaBatch | KinesisBatch, code: str
+        self, messages: list[InboundMessage], batch: KafkaBatch | StreamBatch, code: str
     ) -> None:
         """Each message in the dead-letter envelope to the destination (counted only, dry)."""
         reason = f"re-read from {batch.label} ({batch.condition or 'given up'}) by replay"
@@ -307,6 +317,8 @@ class Replay:
         self._progress(f"{verb} {counted(len(messages), 'record')} of {batch.label}")
 
     def _stream(self, batch: StreamBatch) -> str | None:
+        if self._stream_records:
+            return self._stream_record_batch(batch)
         if self._streams is None:
             return f"{batch.label}: no DynamoDB Streams client"
         read = self._streams.read(batch)
@@ -331,6 +343,18 @@ class Replay:
         if failed:
             return f"{batch.label}: SQS refused {failed} of {len(messages)} outbox items"
         return f"{batch.label}: {read.problem}" if read.problem else None
+
+
+def _keyed(messages: list[InboundMessage]) -> list[InboundMessage]:
+    """Each message with its delivery id (a stream record's `eventID`, the default key of its
+    first delivery) as `idempotency-key`: a consumer without a business key keys it the same."""
+    for message in messages:
+        key = {"DataType": "String", "StringValue": message.delivery_id}
+        message.dead_letter_attributes = {
+            **message.dead_letter_attributes,
+            IDEMPOTENCY_KEY_ATTRIBUTE: key,
+        }
+    return messages
 
 
 def _json(text: str | bytes) -> Any:

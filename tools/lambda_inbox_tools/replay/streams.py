@@ -1,4 +1,5 @@
-"""The outbox items a DynamoDB Streams event source gave up on, read again.
+"""What a DynamoDB Streams event source gave up on, read again: the outbox items in it (the
+relay), or its records (an inbox consumer of the stream, `StreamReader.records`).
 
 An on-failure record of a stream (`DDBStreamBatchInfo`) holds no records: they are read again
 from the stream, from the first sequence number to the last, while the stream still holds them
@@ -75,6 +76,23 @@ class StreamReader:
         if not records:
             return self._from_table(batch, "the stream no longer holds them")
         return found
+
+    def records(self, batch: StreamBatch) -> tuple[list[dict[str, Any]], str | None]:
+        """Every record of the batch as the Streams API gives it, and why not all of them
+        could be read (None: they could), for a consumer of the stream's records."""
+        try:
+            records = self._records(batch)
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            if code not in _GONE:
+                raise
+            return [], f"the stream no longer holds them ({code})"
+        numbers = [str(record["dynamodb"]["SequenceNumber"]) for record in records]
+        if not numbers or numbers[0] != batch.start or numbers[-1] != batch.end:
+            return records, (
+                f"the stream holds {len(numbers)} of its records: past its 24 hours, or resharded"
+            )
+        return records, None
 
     def _stream_arn(self, batch: StreamBatch) -> str:
         """The record's stream, or the table's stream of the same label where the endpoint

@@ -3,7 +3,8 @@
 Each `POINTS` item change moves a customer from the tier of its old points to the tier of its
 new ones: the count of one goes down, the other's up, in the transaction of the record's inbox
 entry, so a change redelivered by the stream (a retried batch, a rewind) is counted once. The
-key is the stream record's `eventID`, the same on every delivery of the change.
+key is the stream record's `eventID`, the same on every delivery of the change, and on its
+replay through the replay queue (`lambda-inbox replay --stream-records` carries it).
 """
 
 import os
@@ -52,4 +53,4 @@ consumer = InboxConsumer("tier-projection", model=PointsChange, decide=project)
 
 
 def handler(event: dict[str, object], context: object) -> dict[str, object]:
-    return consumer.handle(event, context)
+    return consumer.handle(event, context)  # the stream, or SQS for replays
