@@ -116,3 +116,35 @@ def test_kinesis_records_drive_an_inbox_consumer(
         assert (info["shardId"], info["batchSize"]) == (shard, 1)
         assert info["streamArn"] == stack.stack.kinesis_streams[0].arn
         assert poller.stats.failed_invocations == 0  # failures were reported, not raised
+
+
+def test_records_past_their_maximum_age_are_discarded_and_the_shard_goes_on(
+    dynamodb_local_endpoint: str, moto_server_endpoint: str
+) -> None:
+    """Infinite retries, a maximum age of 60 s scaled to 3 s: the broken deposit is retried
+    until it is too old, then given up as `RecordAgeExceeded`; the next one is credited."""
+    with running_stack(
+        TEMPLATE,
+        parameters={"RetryAttempts": "-1", "MaxRecordAge": "60"},
+        scale=0.05,
+        dynamodb_endpoint=dynamodb_local_endpoint,
+        sqs_endpoint=moto_server_endpoint,
+        stack_name=f"kinesis-age-{time.monotonic_ns() % 10**8}",
+        say=lambda _: None,
+    ) as stack:
+        (poller,) = stack.stream_pollers
+        stack.start()
+        broken = put(stack, "d-broken", "broken", 1)
+        wait_for(lambda: poller.stats.given_up_batches == 1, poller)
+        put(stack, "d-1", "a", 10)
+        wait_for(lambda: balances(stack) == {"ACCOUNT#a": (10, 1)}, poller)
+        stack.stop()
+        assert poller.stats.failed_invocations == 0 and poller.stats.retried_records >= 2
+        (message,) = stack.sqs.receive_message(
+            QueueUrl=stack.stack.queue("GivenUpQueue").url, WaitTimeSeconds=1
+        )["Messages"]
+        record = json.loads(message["Body"])
+        assert shape_problems(aws_document("kinesis-on-failure.json"), record) == []
+        assert record["requestContext"]["condition"] == "RecordAgeExceeded"
+        info = record["KinesisBatchInfo"]
+        assert (info["startSequenceNumber"], info["endSequenceNumber"]) == (broken, broken)

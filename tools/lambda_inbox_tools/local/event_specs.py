@@ -72,6 +72,8 @@ class StreamEventSpec:
     #: The `FilterCriteria` patterns (parsed JSON); a record passes when any matches.
     filters: tuple[Mapping[str, Any], ...] = ()
     enabled: bool = True
+    #: `MaximumRecordAgeInSeconds` (None: infinite), scaled by the local stack's time scale.
+    maximum_record_age: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,8 @@ class ScheduleEventSpec:
 @dataclass(frozen=True)
 class KinesisEventSpec:
     """A Kinesis Data Streams trigger (SAM `Kinesis` event, or a mapping from a stream's ARN).
-    The rules are those of `StreamEventSpec`; `FilterCriteria` (listed as skipped: every record
-    is delivered) and `MaximumRecordAgeInSeconds` are not emulated."""
+    The rules are those of `StreamEventSpec`; `FilterCriteria` are not emulated (listed as
+    skipped: every record is delivered)."""
 
     name: str
     #: The stream's name (from its ARN, `...:stream/NAME`).
@@ -102,6 +104,7 @@ class KinesisEventSpec:
     on_failure_arn: str | None
     filters: tuple[Mapping[str, Any], ...] = ()
     enabled: bool = True
+    maximum_record_age: int | None = None
 
 
 EventSpec = SqsEventSpec | KafkaEventSpec | StreamEventSpec | KinesisEventSpec | ScheduleEventSpec
@@ -208,6 +211,7 @@ def _stream_options(p: Mapping[str, Any]) -> dict[str, Any]:
     """What DynamoDB and Kinesis stream triggers share."""
     destination = ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
     retries = p.get("MaximumRetryAttempts")
+    age = p.get("MaximumRecordAgeInSeconds")
     return {
         "batch_size": int(p.get("BatchSize", 100)),
         "batching_window": float(p.get("MaximumBatchingWindowInSeconds", 0)),
@@ -218,6 +222,7 @@ def _stream_options(p: Mapping[str, Any]) -> dict[str, Any]:
         "on_failure_arn": str(destination) if destination else None,
         "filters": _filters(p),
         "enabled": _enabled(p),
+        "maximum_record_age": None if age in (None, -1, "-1") else int(age),
     }
 
 

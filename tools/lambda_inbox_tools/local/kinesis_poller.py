@@ -6,8 +6,7 @@ destination), with Kinesis's records: the event in the shape of AWS's sample
 (tests/fixtures/aws/kinesis-event.json: base64 `data`, `eventID` `shardId-...:<sequence
 number>`), and a given-up batch described as `KinesisBatchInfo`
 (tests/fixtures/aws/kinesis-on-failure.json: shard, sequence-number range, arrival times, the
-stream; never the records). `FilterCriteria` and `MaximumRecordAgeInSeconds` are not emulated
-(every record is delivered; locally no record is ever too old).
+stream; never the records). `FilterCriteria` are not emulated (every record is delivered).
 """
 
 from __future__ import annotations
@@ -68,6 +67,7 @@ class KinesisPoller(ShardPoller):
         sqs: Any = None,
         on_failure_url: str | None = None,
         retry_pause: float = 0.2,
+        scale: float = 1.0,
     ) -> None:
         self.kinesis = kinesis
         self.stream_name = event.stream_name
@@ -79,6 +79,7 @@ class KinesisPoller(ShardPoller):
             sqs=sqs,
             on_failure_url=on_failure_url,
             retry_pause=retry_pause,
+            scale=scale,
         )
 
     @property

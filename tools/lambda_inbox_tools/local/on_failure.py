@@ -21,6 +21,9 @@ from .template import ACCOUNT, REGION, FunctionSpec
 
 RETRY_ATTEMPTS_EXHAUSTED = "RetryAttemptsExhausted"
 MAXIMUM_PAYLOAD_SIZE_EXCEEDED = "MaximumPayloadSizeExceeded"
+#: Records a stream's event source discarded for `MaximumRecordAgeInSeconds`. AWS's samples
+#: show the other conditions only; the readers of on-failure records take any condition.
+RECORD_AGE_EXCEEDED = "RecordAgeExceeded"
 #: Lambda's limit on a synchronous invocation's payload (6 MB).
 MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
 

@@ -145,6 +145,7 @@ class LocalStack:
                             invoker,
                             sqs=self.sqs,
                             on_failure_url=failures,
+                            scale=scale,
                         )
                     )
                 elif isinstance(event, KinesisEventSpec):
@@ -157,6 +158,7 @@ class LocalStack:
                             invoker,
                             sqs=self.sqs,
                             on_failure_url=failures,
+                            scale=scale,
                         )
                     )
                 elif isinstance(event, ScheduleEventSpec):

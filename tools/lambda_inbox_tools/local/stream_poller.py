@@ -29,6 +29,7 @@ second table has a stream. A `LATEST` shard first reads to its end and starts af
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,7 +40,13 @@ from botocore.exceptions import ClientError
 from .event_filter import passes
 from .invoker import Invoker
 from .loop import PollingLoop
-from .on_failure import RETRY_ATTEMPTS_EXHAUSTED, Destination, failure_record, iso_seconds
+from .on_failure import (
+    RECORD_AGE_EXCEEDED,
+    RETRY_ATTEMPTS_EXHAUSTED,
+    Destination,
+    failure_record,
+    iso_seconds,
+)
 from .template import ACCOUNT, REGION, FunctionSpec, KinesisEventSpec, StreamEventSpec
 
 IDLE_PAUSE_SECONDS = 0.2
@@ -133,8 +140,13 @@ class ShardPoller:
         sqs: Any = None,
         on_failure_url: str | None = None,
         retry_pause: float = 0.2,
+        scale: float = 1.0,
     ) -> None:
         self.function, self.event, self.invoker = function, event, invoker
+        #: Records older than this many seconds are discarded (None: never).
+        self.maximum_age = (
+            None if event.maximum_record_age is None else event.maximum_record_age * scale
+        )
         #: The ARN the function sees in its records and the on-failure record names.
         self.event_source_arn = event_source_arn
         self.destination = Destination(sqs, on_failure_url)
@@ -206,6 +218,12 @@ class ShardPoller:
         return invoked
 
     def _deliver(self, shard_id: str, shard: _Shard) -> int:
+        expired = self._expired(shard.pending)
+        if expired:
+            self._give_up(shard_id, shard.pending[:expired], RECORD_AGE_EXCEEDED, shard.attempts)
+            del shard.pending[:expired]
+            shard.attempts, shard.window = 0, None
+            return expired
         batch = shard.pending[: shard.window or self.event.batch_size]
         invocation = self.invoker.invoke(self.function, {"Records": batch})
         self.stats.invocations += 1
@@ -232,7 +250,7 @@ class ShardPoller:
         shard.attempts += 1
         limit = self.event.maximum_retry_attempts
         if limit is not None and shard.attempts > limit:
-            self._give_up(shard_id, batch)
+            self._give_up(shard_id, batch, RETRY_ATTEMPTS_EXHAUSTED, limit + 1)
             del shard.pending[: len(batch)]
             shard.attempts, shard.window = 0, None
         else:
@@ -240,12 +258,31 @@ class ShardPoller:
             self._loop.stopping.wait(self.retry_pause)
         return len(batch)
 
-    def _give_up(self, shard_id: str, batch: Sequence[Mapping[str, Any]]) -> None:
+    def _expired(self, records: Sequence[Mapping[str, Any]]) -> int:
+        """How many records from the start are older than the maximum age."""
+        if self.maximum_age is None:
+            return 0
+        oldest_kept = time.time() - self.maximum_age
+        count = 0
+        for record in records:
+            if self._arrival(record) >= oldest_kept:
+                break
+            count += 1
+        return count
+
+    def _give_up(
+        self,
+        shard_id: str,
+        batch: Sequence[Mapping[str, Any]],
+        condition: str,
+        invocations: int,
+    ) -> None:
         self.stats.given_up_batches += 1
         record = failure_record(
             self.function,
-            condition=RETRY_ATTEMPTS_EXHAUSTED,
-            invocations=(self.event.maximum_retry_attempts or 0) + 1,
+            condition=condition,
+            invocations=invocations,
+            invoked=invocations > 0,
         )
         record[self.BATCH_INFO] = {
             "shardId": shard_id,
@@ -288,6 +325,7 @@ class StreamPoller(ShardPoller):
         sqs: Any = None,
         on_failure_url: str | None = None,
         retry_pause: float = 0.2,
+        scale: float = 1.0,
     ) -> None:
         self.dynamodb, self.streams = dynamodb, streams
         self.table_name = event.table_name
@@ -302,6 +340,7 @@ class StreamPoller(ShardPoller):
             sqs=sqs,
             on_failure_url=on_failure_url,
             retry_pause=retry_pause,
+            scale=scale,
         )
 
     @property
