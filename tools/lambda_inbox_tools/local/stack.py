@@ -36,6 +36,7 @@ from .stream_poller import ShardPoller, StreamPoller
 from .template import (
     DEFAULT_STACK_NAME,
     REGION,
+    FunctionSpec,
     KafkaEventSpec,
     KinesisEventSpec,
     ScheduleEventSpec,
@@ -134,38 +135,26 @@ class LocalStack:
                             on_failure_url=failures,
                         )
                     )
-                elif isinstance(event, StreamEventSpec):
-                    failures = self._failure_queue(function.logical_id, event)
-                    self.stream_pollers.append(
-                        StreamPoller(
-                            self.dynamodb,
-                            self.streams,
-                            function,
-                            event,
-                            invoker,
-                            sqs=self.sqs,
-                            on_failure_url=failures,
-                            scale=scale,
-                        )
-                    )
-                elif isinstance(event, KinesisEventSpec):
-                    failures = self._failure_queue(function.logical_id, event)
-                    self.stream_pollers.append(
-                        KinesisPoller(
-                            self.kinesis,
-                            function,
-                            event,
-                            invoker,
-                            sqs=self.sqs,
-                            on_failure_url=failures,
-                            scale=scale,
-                        )
-                    )
+                elif isinstance(event, StreamEventSpec | KinesisEventSpec):
+                    self.stream_pollers.append(self._shard_poller(function, event))
                 elif isinstance(event, ScheduleEventSpec):
                     try:
                         self.schedulers.append(Scheduler(function, event, invoker, scale))
                     except UnsupportedSchedule as error:
                         self.skipped.append(f"{function.logical_id}.{event.name}: {error}")
+
+    def _shard_poller(
+        self, function: FunctionSpec, event: StreamEventSpec | KinesisEventSpec
+    ) -> ShardPoller:
+        """The poller of a DynamoDB stream or a Kinesis stream trigger."""
+        options: dict[str, Any] = {
+            "sqs": self.sqs,
+            "on_failure_url": self._failure_queue(function.logical_id, event),
+            "scale": self.scale,
+        }
+        if isinstance(event, KinesisEventSpec):
+            return KinesisPoller(self.kinesis, function, event, self.invoker, **options)
+        return StreamPoller(self.dynamodb, self.streams, function, event, self.invoker, **options)
 
     def _failure_queue(
         self, function: str, event: KafkaEventSpec | StreamEventSpec | KinesisEventSpec

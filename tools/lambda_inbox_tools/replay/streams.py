@@ -61,38 +61,39 @@ class StreamReader:
         self.dynamodb = dynamodb
 
     def read(self, batch: StreamBatch) -> StreamRead:
-        try:
-            records = self._records(batch)
-        except ClientError as error:
-            code = error.response.get("Error", {}).get("Code", "")
-            if code not in _GONE:
-                raise
-            return self._from_table(batch, f"the stream no longer holds them ({code})")
+        records, gone = self._held(batch)
+        if gone is not None or not records:
+            return self._from_table(batch, gone or "the stream no longer holds them")
         found = StreamRead()
         for record in records:
             message = self._message(record, found)
             if message is not None:
                 found.messages.append(message)
-        if not records:
-            return self._from_table(batch, "the stream no longer holds them")
         return found
 
     def records(self, batch: StreamBatch) -> tuple[list[dict[str, Any]], str | None]:
         """Every record of the batch as the Streams API gives it, and why not all of them
         could be read (None: they could), for a consumer of the stream's records."""
-        try:
-            records = self._records(batch)
-        except ClientError as error:
-            code = error.response.get("Error", {}).get("Code", "")
-            if code not in _GONE:
-                raise
-            return [], f"the stream no longer holds them ({code})"
+        records, gone = self._held(batch)
+        if gone is not None:
+            return [], gone
         numbers = [str(record["dynamodb"]["SequenceNumber"]) for record in records]
         if not numbers or numbers[0] != batch.start or numbers[-1] != batch.end:
             return records, (
                 f"the stream holds {len(numbers)} of its records: past its 24 hours, or resharded"
             )
         return records, None
+
+    def _held(self, batch: StreamBatch) -> tuple[list[dict[str, Any]], str | None]:
+        """The records the stream still holds of the batch, or why it holds none (the stream
+        or its shard gone, the range trimmed)."""
+        try:
+            return self._records(batch), None
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            if code not in _GONE:
+                raise
+            return [], f"the stream no longer holds them ({code})"
 
     def _stream_arn(self, batch: StreamBatch) -> str:
         """The record's stream, or the table's stream of the same label where the endpoint
