@@ -58,8 +58,9 @@ class InboxConsumer(Generic[M]):
     duration). See lease.py. `clock` is the wall clock (epoch seconds) of record times and
     lease expiries; simulations and tests pass their own.
 
-    `value_formats` says how Kafka values and Kinesis data are read (JSON by default; Avro and Protobuf through
-    Powertools' deserializers, with or without the Confluent prefix; see kafka_values.py).
+    `value_formats` says how Kafka values and Kinesis data are read (JSON by default; Avro and
+    Protobuf through Powertools' deserializers, with or without the Confluent prefix; see
+    kafka_values.py).
     """
 
     def __init__(

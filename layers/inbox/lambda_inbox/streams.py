@@ -8,10 +8,10 @@ its original bytes and coordinates, and the shard goes on.
 
 Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats`; a DynamoDB
 Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
-(numbers as int or Decimal, sets as sets, binary, which the event carries as base64, as bytes). The delivery id, and so the default
-message key, is the record's `eventID`. Decoding never raises here: what cannot be read becomes
-a message the inbox dead-letters. Only a record without a sequence number (which no response
-could name) fails the invocation, as `MalformedRecord`.
+(numbers as int or Decimal, sets as sets, binary, which the event carries as base64, as bytes).
+The delivery id, and so the default message key, is the record's `eventID`. Decoding never
+raises here: what cannot be read becomes a message the inbox dead-letters. Only a record without
+a sequence number (which no response could name) fails the invocation, as `MalformedRecord`.
 """
 
 from __future__ import annotations

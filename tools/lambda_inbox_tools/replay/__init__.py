@@ -1,8 +1,9 @@
 """`lambda-inbox replay`: what an event source mapping gave up on, read again from its
 on-failure record and republished to a queue that feeds the same consumer. Kafka batches (MSK
 or self-managed: records kept by an S3 destination, else read from the cluster), Kinesis
-batches (read again from the stream) and DynamoDB stream batches of outbox items. No Typer or Rich here (the command line is
-`cli.replay_command`); confluent-kafka loads only when a batch needs a cluster."""
+batches (read again from the stream) and DynamoDB stream batches (their outbox items, or their
+records). No Typer or Rich here (the command line is `cli.replay_command`); confluent-kafka
+loads only when a batch needs a cluster."""
 
 from .cluster import Auth, ClusterError, ClusterReader
 from .failures import (

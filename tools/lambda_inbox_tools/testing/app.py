@@ -3,9 +3,9 @@ in this process, for a consumer's tests.
 
 `local_app(template, dynamodb_endpoint=..., sqs_endpoint=...)` reads the template the way
 `lambda-inbox local` does (parameters, `Globals`, intrinsic functions), creates its tables,
-queues and Kinesis streams (on the moto server) under a stack name of its own (so tests sharing one DynamoDB Local never meet), points
-the process at the endpoints with offline credentials while the block runs, and deletes what it
-created afterwards. `app.function("LogicalId")` imports the function's handler module with the
+queues and Kinesis streams (on the moto server) under a stack name of its own (so tests sharing
+one DynamoDB Local never meet), points the process at the endpoints with offline credentials
+while the block runs, and deletes what it created afterwards. `app.function("LogicalId")` imports the function's handler module with the
 function's environment from the template, as a cold start does.
 """
 

@@ -186,8 +186,8 @@ def check_effectively_once(
     max_invocations: int | None = None,
 ) -> Report:
     """Drive `handler` through `records` (all SQS, Kafka, Kinesis or DynamoDB stream records, as
-    the kit's `events` and `stream_events` build them) with what the event source and Lambda do (see the module), then check
-    the effects. `clients`: the DynamoDB clients the handler writes through (a `LocalFunction`'s
+    the kit's `events` and `stream_events` build them) with what the event source and Lambda do
+    (see the module), then check the effects. `clients`: the DynamoDB clients the handler writes through (a `LocalFunction`'s
     own unless given). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
     applied twice, or unexpected, and `ValueError` for records or clients it cannot play."""
     source = _source(records)
