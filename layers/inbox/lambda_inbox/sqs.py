@@ -158,7 +158,7 @@ def _redelivered(attributes: Mapping[str, Any], strings: Mapping[str, str]) -> b
     return (
         (isinstance(count, str) and count != "1" and count.isdigit() and int(count) > 1)
         or "DeadLetterQueueSourceArn" in attributes
-        or any(name in strings for name in REPLAYED_ATTRIBUTES)
+        or not strings.keys().isdisjoint(REPLAYED_ATTRIBUTES)
     )
 
 
