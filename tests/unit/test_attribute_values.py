@@ -21,7 +21,10 @@ scalars = st.one_of(
     st.integers(min_value=-(10**38) + 1, max_value=10**38 - 1),
     st.booleans(),
     st.none(),
-    st.decimals(allow_nan=False, allow_infinity=False, places=3, max_value=10**20),
+    # Within 38 significant digits, both ways: what DynamoDB stores exactly.
+    st.decimals(
+        allow_nan=False, allow_infinity=False, places=3, min_value=-(10**20), max_value=10**20
+    ),
     st.binary(max_size=20),
     st.sets(st.text(min_size=1, max_size=5), min_size=1, max_size=4),
 )
