@@ -80,7 +80,9 @@ def test_kinesis_records_drive_an_inbox_consumer(
         broken = put(stack, "d-broken", "broken", 1)  # never: given up after 2 retries
         wait_for(lambda: poller.stats.given_up_batches == 1, poller)
         given_up_url = stack.stack.queue("GivenUpQueue").url
-        given_up = stack.sqs.receive_message(QueueUrl=given_up_url, VisibilityTimeout=0)
+        given_up = stack.sqs.receive_message(
+            QueueUrl=given_up_url, VisibilityTimeout=0, WaitTimeSeconds=5
+        )
         record = json.loads(given_up["Messages"][0]["Body"])
 
         marker.touch()  # the fix deployed; then the replay

@@ -277,7 +277,6 @@ class ShardPoller:
         condition: str,
         invocations: int,
     ) -> None:
-        self.stats.given_up_batches += 1
         record = failure_record(
             self.function,
             condition=condition,
@@ -294,6 +293,7 @@ class ShardPoller:
             "streamArn": self.event_source_arn,
         }
         self.destination.send(record)
+        self.stats.given_up_batches += 1  # counted once its record is written
 
     def pending(self) -> int:
         """Records read and not yet done; 1 more while the last cycle still found records."""
