@@ -54,16 +54,16 @@ IDLE_PAUSE_SECONDS = 0.2
 PAGE_SIZE = 1000
 
 
-def _plain(value: Any) -> Any:
+def as_event_json(value: Any) -> Any:
     """A Streams API value as JSON carries it: bytes base64, datetimes in epoch seconds."""
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, datetime):
         return int(value.timestamp())
     if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: as_event_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set):
-        return [_plain(v) for v in value]
+        return [as_event_json(v) for v in value]
     return value
 
 
@@ -75,7 +75,7 @@ def lambda_stream_record(record: Mapping[str, Any], stream_arn: str) -> dict[str
         "eventVersion": record.get("eventVersion", "1.1"),
         "eventSource": "aws:dynamodb",
         "awsRegion": REGION,
-        "dynamodb": _plain(record["dynamodb"]),
+        "dynamodb": as_event_json(record["dynamodb"]),
         "eventSourceARN": stream_arn,
     }
 

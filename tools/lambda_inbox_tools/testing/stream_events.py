@@ -86,7 +86,10 @@ def dynamodb_stream_record(
     serializer = TypeSerializer()
 
     def serialized(values: Mapping[str, Any]) -> dict[str, Any]:
-        return {name: _as_json(serializer.serialize(value)) for name, value in values.items()}
+        return {
+            name: stream_poller.as_event_json(serializer.serialize(value))
+            for name, value in values.items()
+        }
 
     change: dict[str, Any] = {
         "ApproximateCreationDateTime": int(ARRIVAL_TIMESTAMP) + position,
@@ -110,17 +113,6 @@ def dynamodb_stream_record(
         "dynamodb": change,
         "eventSourceARN": arn,
     }
-
-
-def _as_json(value: Any) -> Any:
-    """A serialized attribute value as the event's JSON carries it: binary as base64 text."""
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, Mapping):
-        return {key: _as_json(member) for key, member in value.items()}
-    if isinstance(value, list):
-        return [_as_json(member) for member in value]
-    return value
 
 
 def stream_image(record: Mapping[str, Any]) -> dict[str, Any]:
