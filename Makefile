@@ -11,12 +11,13 @@ DYNAMODB_LOCAL_DIR ?= .cache/dynamodb-local
 export SAM_CLI_TELEMETRY := 0
 export DYNAMODB_LOCAL_DIR
 
-.PHONY: help venv dynamodb-local lint template-lint scan build check test test-py313 demo sam-local protobuf clean
+.PHONY: help venv dynamodb-local lint template-lint scan build check test test-py313 demo sam-local protobuf dist docs docs-build clean
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test test-py313 demo sam-local clean"
 	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under a minute"
 	@echo "  test:  everything (what CI runs)"
+	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
 	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
 	@echo "             (installs docker.io and debootstrap with apt when missing; needs root)"
@@ -72,6 +73,14 @@ $(SCAN_STAMP): scripts/scanners.txt
 scan: $(SCAN_STAMP)
 	$(SCAN_VENV)/bin/checkov --file template.yaml --framework cloudformation --compact --quiet --skip-download
 	$(SCAN_VENV)/bin/bandit --quiet --recursive layers/inbox/lambda_inbox functions tools/lambda_inbox_tools
+
+# The distribution: sdist and wheel with `python -m build`, their metadata and README rendering
+# with `twine check --strict`, then their file lists against devkit/distribution.py's rules.
+dist: venv
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/python scripts/check_dist.py dist
 
 # sam build needs an interpreter matching the template's runtime (python3.13) on PATH.
 build: venv

@@ -75,12 +75,9 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from lambda_inbox import __version__
 
-        try:
-            typer.echo(f"lambda-inbox {version('lambda-inbox')}")
-        except PackageNotFoundError:
-            typer.echo("lambda-inbox (not installed as a distribution)")
+        typer.echo(f"lambda-inbox {__version__}")
         raise typer.Exit()
 
 
