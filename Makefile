@@ -51,6 +51,7 @@ template-lint: venv
 	$(BIN)/sam validate --lint --template-file template.yaml
 	$(BIN)/cfn-lint template.yaml
 	$(BIN)/cfn-lint template.yaml --parameters $(TEMPLATE_VARIANT)
+	$(BIN)/cfn-lint docs/snippets/inbox-dashboard.yaml
 
 TEMPLATE_VARIANT := \
 	MskSchemaRegistryUri=arn:aws:glue:us-east-1:123456789012:registry/payments MskSchemaValidation=KEY_AND_VALUE \
