@@ -17,6 +17,7 @@ help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test test-py313 demo sam-local clean"
 	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under a minute"
 	@echo "  test:  everything (what CI runs)"
+	@echo "  docs:  the documentation site on http://127.0.0.1:8000 (docs-build: built with --strict and checked)"
 	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
 	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
@@ -83,6 +84,26 @@ dist: venv
 	$(BIN)/twine check --strict dist/*
 	$(BIN)/python scripts/check_dist.py dist
 
+# The documentation site (mkdocs.yml): MkDocs with Material and mkdocstrings, in a virtualenv of
+# their own (pinned in docs/requirements.txt). docs-build fails on a broken link or reference
+# (--strict) and on any page loading something from another site (scripts/check_site.py).
+DOCS_VENV := .venv-docs
+DOCS_STAMP := $(DOCS_VENV)/.installed-stamp
+
+$(DOCS_STAMP): docs/requirements.txt
+	@test -x $(DOCS_VENV)/bin/python || $(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(DOCS_VENV)/bin/python -m pip install --quiet -r docs/requirements.txt
+	@touch $(DOCS_STAMP)
+
+docs-build: venv $(DOCS_STAMP)
+	bash scripts/fetch-mermaid.sh
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
+	$(BIN)/python scripts/check_site.py site
+
+docs: docs-build
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+
 # sam build needs an interpreter matching the template's runtime (python3.13) on PATH.
 build: venv
 	@py313="$$(bash scripts/find-python313.sh)"; \
@@ -117,7 +138,7 @@ sam-local: venv dynamodb-local
 	$(BIN)/python scripts/sam_local.py
 
 clean:
-	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache $(SCAN_VENV)
+	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache $(SCAN_VENV) $(DOCS_VENV) site dist
 
 # payment_captured_pb2.py(i) from payment_captured.proto (tests/unit/test_payment_schemas.py
 # fails when they differ).

@@ -1,0 +1,94 @@
+"""The documentation site's rules that `mkdocs build --strict` cannot see: every public name is
+in the API reference, every page is in the navigation, and nothing a page loads comes from
+another site (the check proven on the pages it must refuse)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml  # type: ignore[import-untyped,unused-ignore]
+
+import lambda_inbox
+import lambda_inbox_tools.testing
+from devkit.paths import REPO_ROOT
+from devkit.site_check import css_loads, external_loads, site_problems
+
+DOCS = REPO_ROOT / "docs"
+
+
+def documented(page: str, package: str) -> set[str]:
+    text = (DOCS / "reference" / page).read_text()
+    return set(re.findall(rf"^::: {re.escape(package)}\.(\w+)$", text, re.MULTILINE))
+
+
+def test_every_public_name_of_the_library_is_in_the_reference() -> None:
+    assert documented("library.md", "lambda_inbox") == set(lambda_inbox.__all__)
+
+
+def test_every_public_name_of_the_testing_kit_is_in_the_reference() -> None:
+    names = set(lambda_inbox_tools.testing.__all__)
+    assert documented("testing.md", "lambda_inbox_tools.testing") == names
+
+
+def nav_pages(entries: list[object]) -> set[str]:
+    pages: set[str] = set()
+    for entry in entries:
+        value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+        pages |= nav_pages(value) if isinstance(value, list) else {str(value)}
+    return pages
+
+
+def test_every_page_of_docs_is_in_the_navigation() -> None:
+    config = yaml.load((REPO_ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert nav_pages(config["nav"]) == pages
+
+
+def test_the_site_loads_mermaid_from_itself_and_no_web_font() -> None:
+    config = yaml.load((REPO_ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    assert config["theme"]["font"] == "false"
+    assert config["extra_javascript"] == ["assets/javascripts/mermaid.min.js"]
+    fetch = (REPO_ROOT / "scripts/fetch-mermaid.sh").read_text()
+    assert 'VERSION="${MERMAID_NPM_VERSION:-11.' in fetch  # the major the theme's loader names
+
+
+# ---- the check on what a page loads ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("html", "load"),
+    [
+        ('<script src="https://unpkg.com/mermaid@11/dist/mermaid.min.js"></script>', "script"),
+        ('<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto">', "link"),
+        ('<link rel="preload icon" href="//cdn.example.com/favicon.png">', "link"),
+        ('<img src="http://example.com/diagram.png">', "img"),
+        ('<iframe src="https://example.com/embed"></iframe>', "iframe"),
+        ('<div style="background: url(https://example.com/a.png)"></div>', "div style"),
+        ("<style>@import 'https://fonts.example.com/x.css';</style>", "style"),
+    ],
+    ids=["cdn-script", "web-font", "protocol-relative", "image", "frame", "inline-style", "import"],
+)
+def test_a_page_loading_from_another_site_is_named(html: str, load: str) -> None:
+    (found,) = external_loads(f"<html><head></head><body>{html}</body></html>")
+    assert found.startswith(f"{load}: ")
+
+
+def test_links_and_the_sites_own_files_are_not_loads() -> None:
+    html = (
+        '<a href="https://docs.aws.amazon.com/lambda/">AWS</a>'
+        '<script src="../assets/javascripts/mermaid.min.js"></script>'
+        '<link rel="stylesheet" href="assets/stylesheets/main.css">'
+        '<link rel="canonical" href="https://lambda-inbox.github.io/lambda-inbox/">'
+        '<img src="data:image/svg+xml;base64,PHN2Zz4=">'
+    )
+    assert external_loads(html) == []
+    assert css_loads("a { background: url('../images/x.svg') }") == []
+
+
+def test_a_built_site_with_one_remote_stylesheet_fails(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text('<script src="assets/app.js"></script>')
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "main.css").write_text("@import url(https://example.com/font.css);")
+    assert site_problems(tmp_path) == ["assets/main.css: https://example.com/font.css"]
