@@ -11,13 +11,14 @@ DYNAMODB_LOCAL_DIR ?= .cache/dynamodb-local
 export SAM_CLI_TELEMETRY := 0
 export DYNAMODB_LOCAL_DIR
 
-.PHONY: help venv dynamodb-local lint template-lint scan build check test test-py313 demo sam-local protobuf dist docs docs-build clean
+.PHONY: help venv dynamodb-local lint template-lint scan build check test test-py313 demo sam-local protobuf dist docs docs-build starter-check clean
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test test-py313 demo sam-local clean"
 	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under a minute"
 	@echo "  test:  everything (what CI runs)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000 (docs-build: built with --strict and checked)"
+	@echo "  starter-check: a project of each kind from starter/, its sam validate --lint and its tests"
 	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
 	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
@@ -103,6 +104,12 @@ docs-build: venv $(DOCS_STAMP)
 
 docs: docs-build
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+
+# The starter (starter/, a cookiecutter template for `sam init --location`): one SQS and one Kafka
+# project generated, each validated with `sam validate --lint` and tested with its own Makefile
+# against the wheel of `make dist`.
+starter-check: dist dynamodb-local
+	bash scripts/check_starter.sh
 
 # sam build needs an interpreter matching the template's runtime (python3.13) on PATH.
 build: venv
