@@ -14,7 +14,8 @@ export DYNAMODB_LOCAL_DIR
 .PHONY: help venv dynamodb-local lint template-lint scan build check test test-py313 demo sam-local protobuf dist docs docs-build starter-check clean
 
 help:
-	@echo "targets: venv dynamodb-local lint template-lint build check test test-py313 demo sam-local clean"
+	@echo "targets: venv dynamodb-local lint template-lint build check test test-py313 demo sam-local"
+	@echo "         dist starter-check docs docs-build scan protobuf clean"
 	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under a minute"
 	@echo "  test:  everything (what CI runs)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000 (docs-build: built with --strict and checked)"
