@@ -206,8 +206,9 @@ def test_same_item_twice_is_rejected_whatever_the_action_kind() -> None:
 
 
 def test_distinct_keys_are_distinct_items_however_their_parts_run_together() -> None:
-    """Item identities are length-prefixed text for string and number keys: keys whose parts
-    would run together in a plain join stay distinct; bytes keys take the general form."""
+    """Item identities are tuples of the table and each key attribute's name, type and value:
+    keys whose parts would run together in a plain join stay distinct, and so do a number and a
+    string, a string and bytes, a partition key alone and with a sort key."""
     uow = UnitOfWork()
     keys: list[dict[str, str | int | bytes]] = [
         {"pk": "a1:", "sk": "b"},

@@ -118,11 +118,15 @@ def serialized_item(
     for name, value in item.items():
         if type(name) is not str:
             raise UnitOfWorkError(f"{where('Put', table)}: attribute name {name!r} is not a string")
-        try:
-            serialized[name], value_size = sized(value)
-        except SIZING_ERRORS as error:
-            raise value_error(f"{where('Put', table)}, {name!r}", value, error) from None
-        size += value_size + utf8_size(name)
+        if type(value) is str and value.isascii():  # most attributes: `sized` inlined
+            serialized[name] = {"S": value}
+            value_size = len(value)
+        else:
+            try:
+                serialized[name], value_size = sized(value)
+            except SIZING_ERRORS as error:
+                raise value_error(f"{where('Put', table)}, {name!r}", value, error) from None
+        size += value_size + (len(name) if name.isascii() else utf8_size(name))
     if size > MAX_ITEM_BYTES:
         raise UnitOfWorkError(
             f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
@@ -139,17 +143,19 @@ def serialized_key(
     serialized = {}
     size = 0
     for name, value in key.items():
-        if type(value) is not str and (
-            not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool)
-        ):
+        if type(value) is str and value.isascii():  # most keys: `sized` inlined
+            serialized[name] = {"S": value}
+            value_size = len(value)
+        elif not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
             raise UnitOfWorkError(
                 f"{where(kind, table)}: key attribute {name!r} must be a string, number or bytes"
             )
-        try:
-            serialized[name], value_size = sized(value)
-        except SIZING_ERRORS as error:
-            raise value_error(f"{where(kind, table)}, key {name!r}", value, error) from None
-        size += value_size + utf8_size(name)
+        else:
+            try:
+                serialized[name], value_size = sized(value)
+            except SIZING_ERRORS as error:
+                raise value_error(f"{where(kind, table)}, key {name!r}", value, error) from None
+        size += value_size + (len(name) if name.isascii() else utf8_size(name))
     return serialized, size
 
 

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 from .errors import ErrorCode, HandlerFailed, InvalidPayload, PoisonMessage, UnitOfWorkError
 from .identity import Delivery
 from .unit_of_work import UnitOfWork
-from .write_actions import ConditionFailures
+from .write_actions import ConditionFailures, ItemIdentity
 
 M = TypeVar("M")
 Parse = Callable[[Any], M]
@@ -51,7 +51,7 @@ class Decision(Generic[M]):
         delivery: Delivery,
         payload: M,
         uow: UnitOfWork,
-        inbox_item: str,
+        inbox_item: ItemIdentity,
         rounds: int = 0,
         lease_owner: str | None = None,
     ) -> None:
@@ -77,10 +77,10 @@ class Decision(Generic[M]):
         self.items = self._touched()
         self.commuting_items = self._commuting()
 
-    def _touched(self) -> frozenset[str]:
+    def _touched(self) -> frozenset[ItemIdentity]:
         return frozenset([self.inbox_item, *(a.item_identity for a in self.uow.actions)])
 
-    def _commuting(self) -> dict[str, str]:
+    def _commuting(self) -> dict[ItemIdentity, str]:
         return {
             action.item_identity: action.merge_shape
             for action in self.uow.actions
@@ -104,7 +104,7 @@ class Decider(Generic[M]):
         decide: Decide[M],
         on_condition_failed: OnConditionFailed[M] | None,
         key_attributes: tuple[str, ...],
-        inbox_item: Callable[[str], str],
+        inbox_item: Callable[[str], ItemIdentity],
     ) -> None:
         self._parse = parse
         self._decide = decide

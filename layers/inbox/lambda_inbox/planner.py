@@ -14,7 +14,7 @@ concurrently. Serialisation happens only where items collide.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from .config import MAX_TRANSACTION_BYTES
@@ -22,7 +22,7 @@ from .config import MAX_TRANSACTION_BYTES
 
 class Plannable(Protocol):
     @property
-    def items(self) -> frozenset[str]: ...
+    def items(self) -> frozenset[Hashable]: ...
 
     @property
     def action_count(self) -> int: ...
@@ -34,10 +34,10 @@ class Plannable(Protocol):
 P = TypeVar("P", bound=Plannable)
 
 
-def commuting_items(work: Plannable) -> Mapping[str, str]:
+def commuting_items(work: Plannable) -> Mapping[Hashable, str]:
     """The items `work` touches only through a commuting update, with that update's merge
     shape (`Decision.commuting_items`); none for a work that does not say."""
-    found: Mapping[str, str] | None = getattr(work, "commuting_items", None)
+    found: Mapping[Hashable, str] | None = getattr(work, "commuting_items", None)
     return found or {}
 
 
@@ -56,7 +56,7 @@ class _ItemState:
 def plan_waves(pending: Sequence[P]) -> list[list[P]]:
     """Waves in which two messages share an item only through commuting updates of the same
     shape; delivery order kept per item for everything else."""
-    state: dict[str, _ItemState] = {}
+    state: dict[Hashable, _ItemState] = {}
     waves: list[list[P]] = []
     for work in pending:
         commuting = commuting_items(work)
@@ -98,8 +98,8 @@ def chunk_wave(
     """
     chunks: list[list[P]] = []
     current: list[P] = []
-    exclusive: set[str] = set()
-    shared: dict[str, str] = {}
+    exclusive: set[Hashable] = set()
+    shared: dict[Hashable, str] = {}
     actions = size = 0
     for work in wave:
         commuting = commuting_items(work)

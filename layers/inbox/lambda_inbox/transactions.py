@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .commit import PreparedTransaction
 from .settle import INBOX_ACTION
-from .write_actions import merge_commuting
+from .write_actions import ItemIdentity, merge_commuting
 
 if TYPE_CHECKING:
     from .decision import Decision
@@ -45,7 +45,7 @@ def build_transaction(
     items: list[dict[str, Any]] = []
     owners: list[tuple[int, int]] = []
     # Commuting updates of one item and shape: one action of summed values, many owners.
-    merges: dict[tuple[str, str], int] = {}
+    merges: dict[tuple[ItemIdentity, str], int] = {}
     shared: dict[int, list[tuple[int, int]]] = {}
     for index, decision in enumerate(decisions):
         delivery = decision.delivery

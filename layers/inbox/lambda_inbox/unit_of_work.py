@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .action_requests import keyed, new_action, serialized_item
 from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
 from .errors import UnitOfWorkError
-from .write_actions import WriteAction, commuting_shape, where
+from .write_actions import ItemIdentity, WriteAction, commuting_shape, where
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -41,7 +41,7 @@ class UnitOfWork:
     def __init__(self, key_attributes: tuple[str, ...] = DEFAULT_KEY_ATTRIBUTES) -> None:
         self.key_attributes = key_attributes
         self._actions: list[WriteAction] = []
-        self._items: set[str] = set()
+        self._items: set[ItemIdentity] = set()
         self._bytes = 0
         #: The small JSON outcome stored on the inbox record (`set_result`).
         self.result: dict[str, Any] = {}

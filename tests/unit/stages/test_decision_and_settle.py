@@ -38,7 +38,7 @@ def decider(decide: Any = credit, on_condition_failed: Any = None) -> Decider[Cr
         decide=decide,
         on_condition_failed=on_condition_failed,
         key_attributes=("pk", "sk"),
-        inbox_item=lambda key: f"inbox|{key}",
+        inbox_item=lambda key: ("inbox", key),
     )
 
 
@@ -48,7 +48,7 @@ def with_body(body: str) -> Delivery:
 
 def test_a_decision_names_every_item_it_touches() -> None:
     decision = decider().decide(with_body('{"account": "a", "amount": 5}'))
-    assert decision.items == {"inbox|k", decision.uow.actions[0].item_identity}
+    assert decision.items == {("inbox", "k"), decision.uow.actions[0].item_identity}
     assert decision.action_count == 2
 
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..write_actions import item_identity
+from ..write_actions import ItemIdentity, item_identity
 from .record import (
     PARTITION_KEY,
     TTL_ATTRIBUTE,
@@ -70,7 +70,7 @@ class InboxStore:
     def pk(self, message_key: str) -> str:
         return record_pk(self.consumer, message_key)
 
-    def item_identity(self, message_key: str) -> str:
+    def item_identity(self, message_key: str) -> ItemIdentity:
         """Names the inbox item the way the planner names items (one action per item)."""
         return item_identity(self.table, {PARTITION_KEY: {"S": self.pk(message_key)}})
 
