@@ -18,7 +18,7 @@ help:
 	@echo "         dist starter-check docs docs-build scan protobuf clean"
 	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under a minute"
 	@echo "  test:  everything (what CI runs)"
-	@echo "  docs:  the documentation site on http://127.0.0.1:8000 (docs-build: built with --strict and checked)"
+	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-build: built with --strict and checked)"
 	@echo "  starter-check: a project of each kind from starter/, its sam validate --lint and its tests"
 	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
@@ -104,6 +104,7 @@ docs-build: venv $(DOCS_STAMP)
 	$(BIN)/python scripts/check_site.py site
 
 docs: docs-build
+	@echo "serving on http://127.0.0.1:8000/lambda-inbox/ (Ctrl-C stops it)"
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
 
 # The starter (starter/, a cookiecutter template for `sam init --location`): one SQS and one Kafka
