@@ -4,16 +4,22 @@ checkout's library first on `PYTHONPATH`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+import urllib.parse
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from devkit.paths import CHECKOUT_PYTHONPATH
+from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.cli import main
 from lambda_inbox_tools.services.offline import patched_environ
 
@@ -82,3 +88,70 @@ def start_process(*args: str, **env: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+@dataclass(frozen=True)
+class LocalRun:
+    """`lambda-inbox local` running as a process (`running_local`)."""
+
+    process: subprocess.Popen[str]
+    #: The environment it was started with, plus the exports it printed.
+    environment: dict[str, str]
+    #: What it printed up to the awaited line.
+    lines: list[str]
+
+
+@contextlib.contextmanager
+def running_local(
+    template: Path, *, stack: str, until: str, columns: str = COLUMNS, timeout: float = 180
+) -> Iterator[LocalRun]:
+    """`lambda-inbox local --template TEMPLATE --stack-name STACK` started as a user starts it
+    (no AWS endpoint in its environment, this checkout's library), read until it prints a line
+    holding `until`; killed on exit if it still runs."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT")}
+    environment |= {"PYTHONPATH": CHECKOUT_PYTHONPATH, "COLUMNS": columns}
+    process = subprocess.Popen(
+        command("local", "--template", str(template), "--stack-name", stack),
+        cwd=REPO_ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+            if until in line:
+                break
+        yield LocalRun(process, {**environment, **exports_of(lines)}, lines)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+
+
+def exports_of(lines: Iterable[str]) -> dict[str, str]:
+    """The variables of the `export NAME=VALUE ...` lines among `lines`."""
+    exports: dict[str, str] = {}
+    for line in lines:
+        if line.strip().startswith("export "):
+            for item in line.strip().removeprefix("export ").split():
+                name, _, value = item.partition("=")
+                exports[name] = value
+    return exports
+
+
+def answers(url: str) -> bool:
+    """Whether something accepts connections at `url`'s host and port."""
+    parsed = urllib.parse.urlsplit(url)
+    try:
+        socket.create_connection((parsed.hostname, parsed.port or 80), timeout=2).close()
+    except OSError:
+        return False
+    return True

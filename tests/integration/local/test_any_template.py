@@ -8,11 +8,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.parse
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -22,53 +19,19 @@ import pytest
 
 from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.services.items import scan_plain
+from tests.cli_support import answers, command, running_local
 
 TEMPLATE = REPO_ROOT / "examples" / "invoices" / "template.yaml"
 
 
-def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "lambda_inbox_tools.cli", *args]
-
-
 @pytest.fixture
-def running(tmp_path: Any) -> Iterator[tuple[subprocess.Popen[str], dict[str, str], list[str]]]:
-    """The command, started as a user starts it; its exports and printed lines once it is up."""
-    environment = {
-        name: value for name, value in os.environ.items() if not name.startswith("AWS_ENDPOINT")
-    }
-    environment |= {"PYTHONPATH": CHECKOUT_PYTHONPATH, "COLUMNS": "80"}
+def running() -> Iterator[tuple[subprocess.Popen[str], dict[str, str], list[str]]]:
+    """The command, started as a user starts it; its exports and printed lines once it is up
+    (the last of its printed commands but redrive is `lambda-inbox failed`)."""
     stack = f"inv-{uuid.uuid4().hex[:6]}"
-    process = subprocess.Popen(
-        cli("local", "--template", str(TEMPLATE), "--stack-name", stack),
-        cwd=REPO_ROOT,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
-    try:
-        assert process.stdout is not None
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            line = process.stdout.readline()
-            if not line:
-                break
-            lines.append(line.rstrip("\n"))
-            if "lambda-inbox failed" in line:  # the last of the printed commands but redrive
-                break
-        exports = {}
-        for line in lines:
-            if line.strip().startswith("export "):
-                for item in line.strip().removeprefix("export ").split():
-                    name, _, value = item.partition("=")
-                    exports[name] = value
-        assert "AWS_ENDPOINT_URL_SQS" in exports, "\n".join(lines)
-        yield process, {**environment, **exports}, lines
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(30)
+    with running_local(TEMPLATE, stack=stack, until="lambda-inbox failed", columns="80") as run:
+        assert "AWS_ENDPOINT_URL_SQS" in run.environment, "\n".join(run.lines)
+        yield run.process, run.environment, run.lines
 
 
 def test_another_template_runs_sends_and_stops_on_sigterm(
@@ -91,7 +54,7 @@ def test_another_template_runs_sends_and_stops_on_sigterm(
     ]
     for body in bodies:
         sent = subprocess.run(
-            cli("send", "--queue", queue, "--body", json.dumps(body), "--json"),
+            command("send", "--queue", queue, "--body", json.dumps(body), "--json"),
             env=environment,
             capture_output=True,
             text=True,
@@ -132,20 +95,11 @@ def test_another_template_runs_sends_and_stops_on_sigterm(
         assert not answers(url), f"{url} still answers after SIGTERM"
 
 
-def answers(url: str) -> bool:
-    parsed = urllib.parse.urlsplit(url)
-    try:
-        socket.create_connection((parsed.hostname, parsed.port or 80), timeout=2).close()
-    except OSError:
-        return False
-    return True
-
-
 def test_a_template_it_cannot_read_is_one_line_and_exit_2(tmp_path: Any) -> None:
     broken = tmp_path / "template.yaml"
     broken.write_text("Resources: [this is: not, a mapping\n")
     done = subprocess.run(
-        cli("local", "--template", str(broken)),
+        command("local", "--template", str(broken)),
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": CHECKOUT_PYTHONPATH},
         capture_output=True,

@@ -29,6 +29,7 @@ from lambda_inbox_tools.local.template import FunctionSpec
 from lambda_inbox_tools.local.webhook import webhook_url
 from lambda_inbox_tools.services.offline import patched_environ
 from lambda_inbox_tools.services.ports import free_port
+from tests.cli_support import exports_of
 
 pytestmark = pytest.mark.integration
 
@@ -167,12 +168,7 @@ def test_the_keep_running_commands_reach_both_endpoints(
         say=lambda _: None,
     ) as local:
         hints = keep_running_hints(local)
-    exports: dict[str, str] = {}
-    for line in hints:
-        if line.startswith("export "):
-            for item in line.removeprefix("export ").split():
-                name, _, value = item.partition("=")
-                exports[name] = value
+    exports = exports_of(hints)
     assert exports["AWS_ENDPOINT_URL_DYNAMODB"] == dynamodb_local_endpoint
     assert exports["AWS_ENDPOINT_URL_SQS"] == moto_server_endpoint
     # AWS CLI v1 ignores AWS_ENDPOINT_URL_SQS: its SQS lines name the endpoint themselves.

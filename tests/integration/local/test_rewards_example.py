@@ -8,7 +8,6 @@ every process the command started."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -19,12 +18,11 @@ from typing import Any
 import boto3
 import pytest
 
-from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
+from devkit.paths import REPO_ROOT
 from lambda_inbox_tools.local.provision import create_table
 from lambda_inbox_tools.local.template import read_stack
 from lambda_inbox_tools.services.items import scan_plain
-
-from .test_any_template import answers, cli
+from tests.cli_support import answers, command, running_local
 
 TEMPLATE = REPO_ROOT / "examples" / "rewards" / "template.yaml"
 
@@ -33,35 +31,10 @@ TEMPLATE = REPO_ROOT / "examples" / "rewards" / "template.yaml"
 def running() -> Iterator[tuple[subprocess.Popen[str], dict[str, str], str]]:
     """The command, started as a user starts it; its environment with the exports, and its
     stack name."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT")}
-    environment |= {"PYTHONPATH": CHECKOUT_PYTHONPATH, "COLUMNS": "200"}
     stack = f"rw-{uuid.uuid4().hex[:6]}"
-    process = subprocess.Popen(
-        cli("local", "--template", str(TEMPLATE), "--stack-name", stack),
-        cwd=REPO_ROOT,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        exports: dict[str, str] = {}
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            line = process.stdout.readline()
-            if not line or "gave up on, replayed" in line:
-                break
-            if line.strip().startswith("export "):
-                for item in line.strip().removeprefix("export ").split():
-                    name, _, value = item.partition("=")
-                    exports[name] = value
-        assert "AWS_ENDPOINT_URL_KINESIS" in exports
-        yield process, {**environment, **exports}, stack
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(30)
+    with running_local(TEMPLATE, stack=stack, until="gave up on, replayed") as run:
+        assert "AWS_ENDPOINT_URL_KINESIS" in run.environment, "\n".join(run.lines)
+        yield run.process, run.environment, stack
 
 
 def wait_for(condition: Callable[[], bool], what: str, seconds: float = 90) -> None:
@@ -83,7 +56,7 @@ def test_the_rewards_example_awards_once_gives_up_replays_and_stops_on_sigterm(
 
     def send(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            cli(*args), env=environment, capture_output=True, text=True, timeout=120
+            command(*args), env=environment, capture_output=True, text=True, timeout=120
         )
 
     def put(body: dict[str, Any] | str) -> None:
