@@ -10,9 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 from pydantic import BaseModel
 
 from devkit.app_state import AppState
@@ -26,9 +24,14 @@ from devkit.emf import emf_records
 from devkit.events import sqs_event, sqs_record
 from devkit.paths import REPO_ROOT
 from lambda_inbox import OutboxRelay, UnitOfWork
+from lambda_inbox.outbox import outbox_item
 from lambda_inbox.reaper.summary import ReapSummary, emit_metrics
 from lambda_inbox_tools.local.cfn import load_template
-from lambda_inbox_tools.testing import FakeLambdaContext
+from lambda_inbox_tools.testing import (
+    FakeLambdaContext,
+    dynamodb_stream_event,
+    dynamodb_stream_record,
+)
 
 TEMPLATE = load_template(REPO_ROOT / "template.yaml")
 DEFAULTS: dict[str, str] = {}
@@ -67,20 +70,16 @@ def a_consumer_batch(aws: AppState) -> None:
     )
 
 
-def a_relay_batch() -> None:
-    with mock_aws():
-        sqs = boto3.client("sqs", region_name="us-east-1")
-        url = sqs.create_queue(QueueName="notifications")["QueueUrl"]
-        uow = UnitOfWork()
-        uow.outbox("domain", destination="notifications", body="{}", message_id="m-1")
-        image = uow.actions[0].request["Item"]
-        record = {
-            "eventName": "INSERT",
-            "eventSource": "aws:dynamodb",
-            "dynamodb": {"SequenceNumber": "1", "Keys": {}, "NewImage": image},
-        }
-        relay = OutboxRelay(destinations={"notifications": url}, sqs=sqs)
-        relay.handle({"Records": [record]}, FakeLambdaContext())
+def a_relay_batch(aws: AppState) -> None:
+    """One outbox item of the stream relayed to its queue."""
+    url = aws.sqs.create_queue(QueueName="notifications")["QueueUrl"]
+    _, item = outbox_item(
+        key_attributes=("pk", "sk"), destination="notifications", body="{}", message_id="m-1"
+    )
+    record = dynamodb_stream_record(1, {"pk": item["pk"], "sk": item["sk"]}, new_image=item)
+    OutboxRelay(destinations={"notifications": url}, sqs=aws.sqs).handle(
+        dynamodb_stream_event([record]), FakeLambdaContext()
+    )
 
 
 def a_reaper_run() -> None:
@@ -98,7 +97,7 @@ def emitted(
     found: Emitted = set()
     runs: list[tuple[str, Callable[[], None]]] = [
         ("orders", lambda: a_consumer_batch(aws)),
-        ("outbox-relay", a_relay_batch),
+        ("outbox-relay", lambda: a_relay_batch(aws)),
         ("inbox-reaper", a_reaper_run),
     ]
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", NAMESPACE)
