@@ -11,6 +11,7 @@ against DynamoDB Local unchanged.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections import Counter
 from typing import Any
@@ -232,11 +233,13 @@ def test_http_throttling_that_never_stops_ends_at_the_lambda_deadline(
     batch = _batch()
     module = load_function("order_events")
     faults = FaultInjector(module.consumer.dynamodb, throttling, times=None)
-    # 3.3 s left, 3 s kept as the safety margin: 0.3 s to retry in.
+    started = time.monotonic()
     results = process(module.consumer, sqs_event(*batch), FakeLambdaContext(3300))
-    # At least botocore's own three attempts; how many inbox rounds fit in the time left depends
-    # on the machine's load (the suite runs on two workers), so the count is not pinned further.
-    assert faults.injected >= 3
+    elapsed = time.monotonic() - started
+    # botocore retried (standard mode sleeps a jittered 0-1 s, then 0-2 s, between its three
+    # attempts, so whether the third fits in the time left is chance); the batch ended on time.
+    assert faults.injected >= 2
+    assert elapsed < 3.3
     assert {r.outcome for r in results} == {Outcome.FAILED}
     assert {r.error_code for r in results} <= {"deadline", "retries_exhausted"}
     _assert_untouched(aws)
