@@ -9,8 +9,9 @@ and consumed by customer-notifications like the rest. Then, from the tables: not
 nothing applied twice (one request and one notification per shipped order included), every
 poison message dead-lettered.
 
-The suite runs `CHAOS_SUITE_DELIVERIES` deliveries (default 5,000: about half a minute
-on a shared 2-core machine, see docs/PERFORMANCE.md); `CHAOS_SEED` changes the seed.
+The suite runs `CHAOS_SUITE_DELIVERIES` deliveries (default 5,000: 80 s alone on a shared 2-core
+machine, two minutes beside the rest of the suite; see docs/PERFORMANCE.md); `CHAOS_SEED` changes
+the seed.
 """
 
 from __future__ import annotations

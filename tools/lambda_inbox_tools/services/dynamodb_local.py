@@ -2,7 +2,7 @@
 
 `running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` on a free loopback port, waits
 until it answers `ListTables`, yields its URL `http://127.0.0.1:PORT` and stops the process on
-exit. Every failure to start is a `DynamoDBLocalError` with a message meant for a person (what is
+exit. `QUICK_START` is what the tests and `lambda-inbox local` run it with. Every failure to start is a `DynamoDBLocalError` with a message meant for a person (what is
 missing, or the process log): the test fixture turns it into a test failure, and
 `dynamodb_local_or_exit()` into the exit message of a script.
 """
@@ -18,7 +18,7 @@ import subprocess  # nosec B404
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .offline import local_client
@@ -27,6 +27,11 @@ from .ports import free_port
 DEFAULT_DYNAMODB_LOCAL_DIR = Path(".cache") / "dynamodb-local"
 POLL_INTERVAL = 0.25
 STOP_TIMEOUT = 15.0
+#: JVM options for a process that lives minutes, as under a test session or a local run: the
+#: client compiler only (the optimizing one spends more CPU compiling than such a run wins back:
+#: on two cores, a third of the CPU of the suite's DynamoDB Local tests) and one GC thread.
+#: Benchmarks keep the JVM's defaults, which a long run amortizes.
+QUICK_START = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
 class DynamoDBLocalError(RuntimeError):
@@ -51,9 +56,12 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def running_dynamodb_local(home: Path | None = None, *, timeout: float = 60) -> Iterator[str]:
+def running_dynamodb_local(
+    home: Path | None = None, *, timeout: float = 60, jvm_options: Sequence[str] = ()
+) -> Iterator[str]:
     """Start DynamoDB Local (`-inMemory`, free port) from `home` (default `dynamodb_local_dir()`)
-    and yield its URL `http://127.0.0.1:PORT`; the process is stopped on exit.
+    and yield its URL `http://127.0.0.1:PORT`; the process is stopped on exit. `jvm_options` go
+    before `-jar` (e.g. `QUICK_START`).
 
     Raises `DynamoDBLocalError` when the jar or Java is missing, when the process exits early, or
     when it does not answer within `timeout` seconds (the last two with the process log)."""
@@ -71,7 +79,13 @@ def running_dynamodb_local(home: Path | None = None, *, timeout: float = 60) -> 
 
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    command = [java, "-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"]
+    command = [
+        java,
+        *jvm_options,
+        "-Djava.library.path=DynamoDBLocal_lib",
+        "-jar",
+        "DynamoDBLocal.jar",
+    ]
     with tempfile.TemporaryDirectory(prefix="dynamodb-local-") as log_dir:
         log_path = Path(log_dir) / "dynamodb-local.log"
         with log_path.open("wb") as log:
