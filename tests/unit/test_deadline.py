@@ -23,6 +23,10 @@ from lambda_inbox_tools.testing.context import FakeLambdaContext
 from lambda_inbox_tools.testing.faults import slow_sends
 
 SEND_DELAY = 0.1
+#: Budgets a few sends long, and chains of sends twice as long: some sends finish before the
+#: deadline even while the machine is loaded (the suite runs on four workers), never all of them.
+STORM_BUDGET_MS, STORM_LENGTH = 1_600, 32
+CHAIN_BUDGET_MS, CHAIN_LENGTH = 2_000, 40
 
 
 class Credit(BaseModel):
@@ -58,9 +62,12 @@ def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
     inbox = consumer(aws)
     slow_sends(aws.sqs, "sqs.SendMessage", SEND_DELAY)
     extra: dict[str, Any] = {"arn": arn, "group": "g"} if arn else {}
-    records = [sqs_record("{not json", dedup=f"d-{n}" if arn else None, **extra) for n in range(12)]
+    records = [
+        sqs_record("{not json", dedup=f"d-{n}" if arn else None, **extra)
+        for n in range(STORM_LENGTH)
+    ]
 
-    first = inbox.process(parse_sqs_event(sqs_event(*records)), FakeLambdaContext(800))
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), FakeLambdaContext(STORM_BUDGET_MS))
 
     outcomes = [result.outcome for result in first]
     sent = outcomes.count(Outcome.DEAD_LETTERED)
@@ -85,11 +92,12 @@ def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
     inbox = consumer(aws)
     slow_sends(aws.dynamodb, "dynamodb.TransactWriteItems", SEND_DELAY)
     bodies = [
-        json.dumps({"event_id": f"c-{n}", "account": "hot", "amount": n + 1}) for n in range(20)
+        json.dumps({"event_id": f"c-{n}", "account": "hot", "amount": n + 1})
+        for n in range(CHAIN_LENGTH)
     ]
     records = [sqs_record(body) for body in bodies]
 
-    first = inbox.process(parse_sqs_event(sqs_event(*records)), FakeLambdaContext(900))
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), FakeLambdaContext(CHAIN_BUDGET_MS))
 
     committed = [r for r in first if r.outcome is Outcome.COMMITTED]
     failed = [r for r in first if r.outcome is Outcome.FAILED]
@@ -104,4 +112,4 @@ def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
     item = aws.dynamodb.get_item(
         TableName=aws.domain, Key={"pk": {"S": "ACCOUNT#hot"}, "sk": {"S": "BALANCE"}}
     )["Item"]
-    assert int(item["balance"]["N"]) == sum(range(1, 21))
+    assert int(item["balance"]["N"]) == sum(range(1, CHAIN_LENGTH + 1))
