@@ -2,9 +2,10 @@
 
 `running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` on a free loopback port, waits
 until it answers `ListTables`, yields its URL `http://127.0.0.1:PORT` and stops the process on
-exit. `QUICK_START` is what the tests and `lambda-inbox local` run it with. Every failure to start is a `DynamoDBLocalError` with a message meant for a person (what is
-missing, or the process log): the test fixture turns it into a test failure, and
-`dynamodb_local_or_exit()` into the exit message of a script.
+exit; the tests and `lambda-inbox local` run it with the JVM options of `QUICK_START`. Every
+failure to start is a `DynamoDBLocalError` with a message meant for a person (what is missing, or
+the process log): the test fixture turns it into a test failure, and `dynamodb_local_or_exit()`
+into the exit message of a script.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ POLL_INTERVAL = 0.25
 STOP_TIMEOUT = 15.0
 #: JVM options for a process that lives minutes, as under a test session or a local run: the
 #: client compiler only (the optimizing one spends more CPU compiling than such a run wins back:
-#: on two cores, a third of the CPU of the suite's DynamoDB Local tests) and one GC thread.
+#: close to a third of the CPU of the suite's DynamoDB Local tests) and one GC thread.
 #: Benchmarks keep the JVM's defaults, which a long run amortizes.
 QUICK_START = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
