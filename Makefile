@@ -28,11 +28,12 @@ help:
 venv: $(STAMP)
 
 # uv resolves and installs the development extras in seconds where pip takes a minute; pip,
-# setuptools and wheel stay in the venv for the tools that call them.
+# setuptools and wheel are upgraded with them, for the tools that call them.
 $(STAMP): pyproject.toml devkit/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel 'uv>=0.5'
-	$(BIN)/uv pip install --python $(BIN)/python -e '.[dev]' -e ./devkit
+	$(BIN)/python -m pip install --quiet 'uv>=0.5'
+	$(BIN)/uv pip install --python $(BIN)/python --upgrade-package pip --upgrade-package setuptools \
+		--upgrade-package wheel pip setuptools wheel -e '.[dev]' -e ./devkit
 	@touch $(STAMP)
 
 dynamodb-local:
