@@ -23,7 +23,7 @@ from lambda_inbox_tools.testing.context import FakeLambdaContext
 from lambda_inbox_tools.testing.faults import slow_sends
 
 SEND_DELAY = 0.1
-#: Budgets a few sends long, and chains of sends twice as long: some sends finish before the
+#: Budgets of 16 and 20 sends, and chains of sends twice as long: some sends finish before the
 #: deadline even while the machine is loaded (the suite runs on four workers), never all of them.
 STORM_BUDGET_MS, STORM_LENGTH = 1_600, 32
 CHAIN_BUDGET_MS, CHAIN_LENGTH = 2_000, 40
