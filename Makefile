@@ -16,7 +16,7 @@ export DYNAMODB_LOCAL_DIR
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test test-py313 demo sam-local"
 	@echo "         dist starter-check docs docs-build scan protobuf clean"
-	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under a minute"
+	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under two minutes"
 	@echo "  test:  everything (what CI runs)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-build: built with --strict and checked)"
 	@echo "  starter-check: a project of each kind from starter/, its sam validate --lint and its tests"
