@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -119,6 +120,24 @@ def test_float_key_is_rejected() -> None:
 def test_bool_key_is_rejected() -> None:
     with pytest.raises(UnitOfWorkError, match="string, number or bytes"):
         UnitOfWork().delete("domain", {"pk": True})
+
+
+def test_attribute_names_that_are_not_strings_are_rejected_in_items_and_keys() -> None:
+    uow = UnitOfWork()
+    item: dict[Any, str] = {"pk": "A", "sk": "B", 7: "x"}  # a handler's typing slip
+    key: dict[Any, str] = {"pk": "A", 7: "x"}
+    with pytest.raises(UnitOfWorkError, match=r"put on domain: attribute name 7 is not a string"):
+        uow.put("domain", item)
+    with pytest.raises(
+        UnitOfWorkError, match=r"delete on domain: attribute name 7 is not a string"
+    ):
+        uow.delete("domain", key)
+    assert uow.actions == ()
+
+
+def test_a_keys_unsized_value_is_named_as_a_key_attribute() -> None:
+    with pytest.raises(UnitOfWorkError, match=r"delete on domain, key 'sk': .*UTF-8"):
+        UnitOfWork().delete("domain", {"pk": "A", "sk": "\ud800"})
 
 
 def test_undefined_value_placeholder() -> None:

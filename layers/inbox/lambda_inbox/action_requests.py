@@ -113,20 +113,7 @@ def serialized_item(
         raise UnitOfWorkError(
             f"{where('Put', table)}: the item has none of the key attributes {key_attributes}"
         )
-    serialized = {}
-    size = 0
-    for name, value in item.items():
-        if type(name) is not str:
-            raise UnitOfWorkError(f"{where('Put', table)}: attribute name {name!r} is not a string")
-        if type(value) is str and value.isascii():  # most attributes: `sized` inlined
-            serialized[name] = {"S": value}
-            value_size = len(value)
-        else:
-            try:
-                serialized[name], value_size = sized(value)
-            except SIZING_ERRORS as error:
-                raise value_error(f"{where('Put', table)}, {name!r}", value, error) from None
-        size += value_size + (len(name) if name.isascii() else utf8_size(name))
+    serialized, size = _serialized_attributes(item, "Put", table, "")
     if size > MAX_ITEM_BYTES:
         raise UnitOfWorkError(
             f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
@@ -140,21 +127,35 @@ def serialized_key(
     """A key of strings, numbers or bytes, serialized, and its size."""
     if not key:
         raise UnitOfWorkError(f"{where(kind, table)}: the key is empty")
-    serialized = {}
-    size = 0
     for name, value in key.items():
-        if type(value) is str and value.isascii():  # most keys: `sized` inlined
-            serialized[name] = {"S": value}
-            value_size = len(value)
-        elif not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool):
+        if type(value) is not str and (
+            not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool)
+        ):
             raise UnitOfWorkError(
                 f"{where(kind, table)}: key attribute {name!r} must be a string, number or bytes"
             )
+    return _serialized_attributes(key, kind, table, "key ")
+
+
+def _serialized_attributes(
+    attributes: Mapping[str, Any], kind: ActionKind, table: str, what: str
+) -> tuple[dict[str, Any], int]:
+    """Each attribute of an item or a key serialized, and the bytes of their names and values.
+    Errors name the action and the attribute (`put on orders, 'total'`; `what` is "key " for a
+    key's). One loop per item, not a call per attribute: this runs for every action."""
+    serialized = {}
+    size = 0
+    for name, value in attributes.items():
+        if type(name) is not str:
+            raise UnitOfWorkError(f"{where(kind, table)}: attribute name {name!r} is not a string")
+        if type(value) is str and value.isascii():  # most attributes: `sized` inlined
+            serialized[name] = {"S": value}
+            value_size = len(value)
         else:
             try:
                 serialized[name], value_size = sized(value)
             except SIZING_ERRORS as error:
-                raise value_error(f"{where(kind, table)}, key {name!r}", value, error) from None
+                raise value_error(f"{where(kind, table)}, {what}{name!r}", value, error) from None
         size += value_size + (len(name) if name.isascii() else utf8_size(name))
     return serialized, size
 
