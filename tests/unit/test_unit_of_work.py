@@ -225,9 +225,9 @@ def test_same_item_twice_is_rejected_whatever_the_action_kind() -> None:
 
 
 def test_distinct_keys_are_distinct_items_however_their_parts_run_together() -> None:
-    """Item identities are tuples of the table and each key attribute's name, type and value:
-    keys whose parts would run together in a plain join stay distinct, and so do a number and a
-    string, a string and bytes, a partition key alone and with a sort key."""
+    """An item's identity is its table and its key's (name, value) pairs: keys whose parts would
+    run together in a plain join stay distinct, and so do a number and a string, a string and
+    bytes, a partition key alone and with a sort key."""
     uow = UnitOfWork()
     keys: list[dict[str, str | int | bytes]] = [
         {"pk": "a1:", "sk": "b"},
@@ -247,6 +247,27 @@ def test_distinct_keys_are_distinct_items_however_their_parts_run_together() -> 
             uow.update(
                 "domain", dict(reversed(list(key.items()))), "ADD n :one", values={":one": 1}
             )
+
+
+def test_a_number_is_one_item_whatever_its_python_type() -> None:
+    """DynamoDB holds 1, Decimal("1") and Decimal("1.0") as one number, so as one key: a second
+    action on it is refused here, not by DynamoDB at commit time."""
+    uow = UnitOfWork()
+    uow.update("domain", {"pk": "a", "sk": 1}, "ADD n :one", values={":one": 1})
+    for same in (Decimal("1"), Decimal("1.0")):
+        with pytest.raises(UnitOfWorkError, match="already written by this message"):
+            uow.condition_check("domain", {"sk": same, "pk": "a"}, "attribute_exists(pk)")
+    assert len(uow.actions) == 1
+
+
+@pytest.mark.parametrize("value", [True, ["a"], {"a": "b"}, 1.5, None])
+def test_a_put_whose_key_attribute_is_no_string_number_or_bytes_is_refused(value: Any) -> None:
+    """DynamoDB keys are strings, numbers or bytes: a put's item says which, and anything else
+    is refused when the handler writes it, as for the key of an update."""
+    uow = UnitOfWork()
+    with pytest.raises(UnitOfWorkError, match="put on domain: key attribute 'sk' must be"):
+        uow.put("domain", {"pk": "A", "sk": value, "n": 1})
+    assert uow.actions == ()
 
 
 def test_at_most_99_actions() -> None:

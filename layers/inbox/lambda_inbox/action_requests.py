@@ -1,6 +1,10 @@
 """One action of a unit of work, built and checked as DynamoDB would check it: the key and the
 item serialized to its wire format and sized, the condition and the expression names and values
 with every placeholder defined and used (`UnitOfWork` adds the limits of one message).
+
+This runs for every action of every message. The common case (text keys and attributes,
+expressions seen before) takes one pass over the attributes with no call per attribute, and
+whatever depends only on the table and the expressions is checked once and cached.
 """
 
 from __future__ import annotations
@@ -9,78 +13,174 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .attribute_values import SIZING_ERRORS, sized, utf8_size, value_error
 from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
-from .write_actions import ActionKind, WriteAction, where
-
-if TYPE_CHECKING:
-    from typing import TypedDict
-
-    class CheckOptions(TypedDict, total=False):
-        """The options of a `condition_check` (`UnitOfWork`)."""
-
-        #: Expression attribute names (`{"#n": "name"}`) and values (Python values).
-        names: Mapping[str, str] | None
-        values: Mapping[str, Any] | None
-        #: What `on_condition_failed` sees when the condition fails (the item, unless given).
-        label: str | None
-
-    class ActionOptions(CheckOptions, total=False):
-        """The options of a `put`, `update` or `delete` (`UnitOfWork`)."""
-
-        #: A `ConditionExpression`, e.g. `attribute_not_exists(pk)`.
-        condition: str | None
-
+from .write_actions import ActionKind, WriteAction, commuting_shape, where
 
 #: Patterns compiled by `re` on first use (its cache), not at import.
 _NAME_PLACEHOLDER = r"#[A-Za-z0-9_]+"
 _VALUE_PLACEHOLDER = r":[A-Za-z0-9_]+"
+_KEY_TYPES = (str, int, Decimal, bytes)
 
 
-def new_action(
+def put_action(
+    table: str,
+    item: Mapping[str, Any],
+    key_attributes: tuple[str, ...],
+    condition: str | None,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, Any] | None,
+    label: str | None,
+) -> WriteAction:
+    """A `Put` of `item`, the item named by the `key_attributes` it holds; within 400 KB."""
+    key = {name: item[name] for name in key_attributes if name in item}
+    if not key:
+        raise UnitOfWorkError(
+            f"{where('Put', table)}: the item has none of the key attributes {key_attributes}"
+        )
+    for name, value in key.items():
+        if type(value) is not str:
+            _check_key_value("Put", table, name, value)
+    serialized, size = _serialized_attributes(item, "Put", table, key=False)
+    if size > MAX_ITEM_BYTES:
+        raise UnitOfWorkError(
+            f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
+        )
+    request = {"TableName": table, "Item": serialized}
+    return _action("Put", table, key, request, size, None, condition, names, values, label)
+
+
+def update_action(
+    table: str,
+    key: Mapping[str, Any],
+    expression: str,
+    commutes: bool | None,
+    condition: str | None,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, Any] | None,
+    label: str | None,
+) -> WriteAction:
+    """An `Update` of the item `key` with `expression`; `commutes` as `UnitOfWork.update`."""
+    if not expression or not expression.strip():
+        raise UnitOfWorkError(f"{where('Update', table)}: the update expression is empty")
+    why_not = None if commutes is False else commuting_shape(expression, condition, values)
+    if commutes and why_not is not None:
+        raise UnitOfWorkError(f"{where('Update', table)}: commutes=True, but {why_not}")
+    merges = commutes is not False and why_not is None
+    options = (condition, names, values, label, merges)
+    return keyed_action("Update", table, key, expression, *options)
+
+
+def keyed_action(
+    kind: ActionKind,
+    table: str,
+    key: Mapping[str, Any],
+    update: str | None,
+    condition: str | None,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, Any] | None,
+    label: str | None,
+    commutes: bool = False,
+) -> WriteAction:
+    """An `Update` (its expression `update`), `Delete` or `ConditionCheck` of the item `key`, a
+    key of strings, numbers or bytes."""
+    if not key:
+        raise UnitOfWorkError(f"{where(kind, table)}: the key is empty")
+    serialized, size = _serialized_attributes(key, kind, table, key=True)
+    request: dict[str, Any] = {"TableName": table, "Key": serialized}
+    if update is not None:
+        request["UpdateExpression"] = update
+    return _action(
+        kind, table, key, request, size, update, condition, names, values, label, commutes
+    )
+
+
+def _action(
     kind: ActionKind,
     table: str,
     key: Mapping[str, Any],
     request: dict[str, Any],
-    *,
     size: int,
-    condition: str | None = None,
-    names: Mapping[str, str] | None = None,
-    values: Mapping[str, Any] | None = None,
-    label: str | None = None,
+    update: str | None,
+    condition: str | None,
+    names: Mapping[str, str] | None,
+    values: Mapping[str, Any] | None,
+    label: str | None,
     commutes: bool = False,
 ) -> WriteAction:
-    """The action of `request` (its key or item already in it, `size` their bytes) with its
-    condition, names and values added and checked; its label names the item unless given."""
-    size += complete_request(kind, table, request, condition, names, values)
-    return WriteAction(kind, table, key_of(request, key), request, label, size, commutes, key)
+    """The action of `request` (its key or item in it, `size` their bytes) with its condition and
+    its expression names and values added, every placeholder checked."""
+    problem = _expression_problem(
+        table, update, condition, tuple(names) if names else (), tuple(values) if values else ()
+    )
+    if problem is not None:
+        raise UnitOfWorkError(f"{where(kind, table)}: {problem}")
+    if condition is not None:
+        request["ConditionExpression"] = condition
+    if names:
+        request["ExpressionAttributeNames"] = dict(names)
+    if values:
+        serialized = {}
+        for placeholder, value in values.items():
+            try:
+                serialized[placeholder], value_size = sized(value)
+            except SIZING_ERRORS as error:
+                raise value_error(f"{where(kind, table)}, {placeholder}", value, error) from None
+            size += len(placeholder) + value_size
+        request["ExpressionAttributeValues"] = serialized
+    return WriteAction(kind, table, key, request, label, size, commutes)
 
 
-def keyed(request: dict[str, Any], kind: ActionKind, table: str, key: Mapping[str, Any]) -> int:
-    """Put the serialized `key` into `request`; its size."""
-    request["Key"], size = serialized_key(kind, table, key)
-    return size
+def _serialized_attributes(
+    attributes: Mapping[str, Any], kind: ActionKind, table: str, *, key: bool
+) -> tuple[dict[str, Any], int]:
+    """Each attribute of an item (or of a key: `key`) serialized, and the bytes of their names
+    and values. Errors name the action and the attribute (`put on orders, 'total'`)."""
+    serialized = {}
+    size = 0
+    for name, value in attributes.items():
+        if type(value) is str and value.isascii() and type(name) is str and name.isascii():
+            serialized[name] = {"S": value}  # most attributes: `sized` inlined
+            size += len(name) + len(value)
+            continue
+        if type(name) is not str:
+            raise UnitOfWorkError(f"{where(kind, table)}: attribute name {name!r} is not a string")
+        if key:
+            _check_key_value(kind, table, name, value)
+        try:
+            serialized[name], value_size = sized(value)
+        except SIZING_ERRORS as error:
+            what = f"key {name!r}" if key else repr(name)
+            raise value_error(f"{where(kind, table)}, {what}", value, error) from None
+        size += value_size + utf8_size(name)
+    return serialized, size
 
 
-def key_of(request: Mapping[str, Any], key: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The serialized key of the touched item (Puts carry it inside their item)."""
-    serialized: Mapping[str, Any] | None = request.get("Key")
-    if serialized is not None:
-        return serialized
-    item = request["Item"]
-    return {name: item[name] for name in key}
+def _check_key_value(kind: ActionKind, table: str, name: str, value: Any) -> None:
+    if not isinstance(value, _KEY_TYPES) or isinstance(value, bool):
+        raise UnitOfWorkError(
+            f"{where(kind, table)}: key attribute {name!r} must be a string, number or bytes"
+        )
 
 
 @lru_cache(maxsize=512)
-def _placeholder_problem(
-    update: str | None, condition: str | None, names: tuple[str, ...], values: tuple[str, ...]
+def _expression_problem(
+    table: str,
+    update: str | None,
+    condition: str | None,
+    names: tuple[str, ...],
+    values: tuple[str, ...],
 ) -> str | None:
-    """What is wrong with the placeholders of the `update` and `condition` expressions, None if
-    nothing. Cached: a handler writes the same few expressions with the same placeholders for
-    every message."""
+    """What is wrong with the table name or the expressions of an action, None if nothing.
+    Cached: a handler writes the same few expressions with the same placeholders for every
+    message."""
+    if not table:
+        return "the table name is empty"
+    if condition is not None and not condition.strip():
+        return "the condition is empty"
     expressions = f"{update or ''} {condition or ''}"
     # Malformed names first: they can never appear in an expression, so they would otherwise
     # be reported as merely unused.
@@ -101,100 +201,3 @@ def _placeholder_problem(
         if unused := sorted(set(defined) - used):
             return f"expression {kind}s defined but never used: {unused}"
     return None
-
-
-def serialized_item(
-    table: str, item: Mapping[str, Any], key_attributes: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any], int]:
-    """The key (Python values), the serialized item of a `put` and its size, within DynamoDB's
-    400 KB."""
-    key = {name: item[name] for name in key_attributes if name in item}
-    if not key:
-        raise UnitOfWorkError(
-            f"{where('Put', table)}: the item has none of the key attributes {key_attributes}"
-        )
-    serialized, size = _serialized_attributes(item, "Put", table, "")
-    if size > MAX_ITEM_BYTES:
-        raise UnitOfWorkError(
-            f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
-        )
-    return key, serialized, size
-
-
-def serialized_key(
-    kind: ActionKind, table: str, key: Mapping[str, Any]
-) -> tuple[dict[str, Any], int]:
-    """A key of strings, numbers or bytes, serialized, and its size."""
-    if not key:
-        raise UnitOfWorkError(f"{where(kind, table)}: the key is empty")
-    for name, value in key.items():
-        if type(value) is not str and (
-            not isinstance(value, (str, int, Decimal, bytes)) or isinstance(value, bool)
-        ):
-            raise UnitOfWorkError(
-                f"{where(kind, table)}: key attribute {name!r} must be a string, number or bytes"
-            )
-    return _serialized_attributes(key, kind, table, "key ")
-
-
-def _serialized_attributes(
-    attributes: Mapping[str, Any], kind: ActionKind, table: str, what: str
-) -> tuple[dict[str, Any], int]:
-    """Each attribute of an item or a key serialized, and the bytes of their names and values.
-    Errors name the action and the attribute (`put on orders, 'total'`; `what` is "key " for a
-    key's). One loop per item, not a call per attribute: this runs for every action."""
-    serialized = {}
-    size = 0
-    for name, value in attributes.items():
-        if type(name) is not str:
-            raise UnitOfWorkError(f"{where(kind, table)}: attribute name {name!r} is not a string")
-        if type(value) is str and value.isascii():  # most attributes: `sized` inlined
-            serialized[name] = {"S": value}
-            value_size = len(value)
-        else:
-            try:
-                serialized[name], value_size = sized(value)
-            except SIZING_ERRORS as error:
-                raise value_error(f"{where(kind, table)}, {what}{name!r}", value, error) from None
-        size += value_size + (len(name) if name.isascii() else utf8_size(name))
-    return serialized, size
-
-
-def complete_request(
-    kind: ActionKind,
-    table: str,
-    request: dict[str, Any],
-    condition: str | None,
-    names: Mapping[str, str] | None,
-    values: Mapping[str, Any] | None,
-) -> int:
-    """Add the condition and the expression names and values to `request`, every placeholder
-    checked; returns the bytes the values add."""
-    if not table:
-        raise UnitOfWorkError(f"{where(kind, table)}: the table name is empty")
-    if condition is not None:
-        if not condition.strip():
-            raise UnitOfWorkError(f"{where(kind, table)}: the condition is empty")
-        request["ConditionExpression"] = condition
-    problem = _placeholder_problem(
-        request.get("UpdateExpression"),
-        request.get("ConditionExpression"),
-        tuple(names) if names else (),
-        tuple(values) if values else (),
-    )
-    if problem is not None:
-        raise UnitOfWorkError(f"{where(kind, table)}: {problem}")
-    if names:
-        request["ExpressionAttributeNames"] = dict(names)
-    if not values:
-        return 0
-    serialized = {}
-    size = 0
-    for placeholder, value in values.items():
-        try:
-            serialized[placeholder], value_size = sized(value)
-        except SIZING_ERRORS as error:
-            raise value_error(f"{where(kind, table)}, {placeholder}", value, error) from None
-        size += len(placeholder) + value_size
-    request["ExpressionAttributeValues"] = serialized
-    return size

@@ -69,9 +69,13 @@ def sized(value: Any) -> tuple[dict[str, Any], int]:
         for name, member in value.items():
             if type(name) is not str:
                 raise TypeError(f"map keys must be strings, not {type(name).__name__}")
-            members[name], member_size = sized(member)
             name_size = len(name) if name.isascii() else len(name.encode("utf-8"))
-            size += name_size + member_size + 1
+            if type(member) is str and member.isascii():  # the common member: no call
+                members[name] = {"S": member}
+                size += name_size + len(member) + 1
+            else:
+                members[name], member_size = sized(member)
+                size += name_size + member_size + 1
         return {"M": members}, size
     elif kind is list:
         elements = []

@@ -151,7 +151,7 @@ class Committer(Generic[M]):
         """Act on one attempt. Returns (transactions to resend as they are, decisions to
         regroup, whether to back off first)."""
         decisions = transaction.decisions
-        actions = [decision.uow.actions for decision in decisions]
+        actions = [decision.actions for decision in decisions]
         verdicts = settle(attempt, actions, transaction.owners, transaction.shared)
         kinds = {verdict.kind for verdict in verdicts}
         if kinds == {VerdictKind.TRANSIENT} and not attempt.reasons:

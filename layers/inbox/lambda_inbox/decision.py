@@ -35,6 +35,8 @@ class Decision(Generic[M]):
     """
 
     __slots__ = (
+        "action_count",
+        "actions",
         "attempts",
         "commuting_items",
         "delivery",
@@ -43,6 +45,7 @@ class Decision(Generic[M]):
         "lease_owner",
         "payload",
         "rounds",
+        "size",
         "uow",
     )
 
@@ -57,43 +60,34 @@ class Decision(Generic[M]):
     ) -> None:
         self.delivery = delivery
         self.payload = payload
-        self.uow = uow
         self.inbox_item = inbox_item
         self.rounds = rounds
         #: Commit attempts that failed transiently.
         self.attempts = 0
         #: Leased mode: the owner token of the lease this decision completes under.
         self.lease_owner = lease_owner
-        self.items = self._touched()
-        self.commuting_items = self._commuting()
+        self._take(uow)
 
     def __repr__(self) -> str:
         return f"Decision({self.delivery.key!r}, rounds={self.rounds}, attempts={self.attempts})"
 
     def replace_writes(self, uow: UnitOfWork) -> None:
         """Take the writes of another round of deciding (a business outcome)."""
-        self.uow = uow
         self.rounds += 1
-        self.items = self._touched()
-        self.commuting_items = self._commuting()
+        self._take(uow)
 
-    def _touched(self) -> frozenset[ItemIdentity]:
-        return frozenset([self.inbox_item, *(a.item_identity for a in self.uow.actions)])
-
-    def _commuting(self) -> dict[ItemIdentity, str]:
-        return {
+    def _take(self, uow: UnitOfWork) -> None:
+        """Hold `uow`'s writes, and what planning asks of them (computed once, asked often)."""
+        self.uow = uow
+        self.actions = actions = uow.actions
+        self.action_count = 1 + len(actions)
+        self.size = INBOX_RECORD_BYTES + uow.size
+        self.items = frozenset([self.inbox_item, *[action.item_identity for action in actions]])
+        self.commuting_items = {
             action.item_identity: action.merge_shape
-            for action in self.uow.actions
+            for action in actions
             if action.merge_shape is not None
         }
-
-    @property
-    def action_count(self) -> int:
-        return 1 + len(self.uow.actions)
-
-    @property
-    def size(self) -> int:
-        return INBOX_RECORD_BYTES + sum(action.size for action in self.uow.actions)
 
 
 class Decider(Generic[M]):

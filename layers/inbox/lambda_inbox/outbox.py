@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Required, TypedDict
 
+from .action_requests import put_action
 from .errors import UnitOfWorkError
+from .write_actions import WriteAction
 
 __all__ = [
     "DEFAULT_OUTBOX_TTL_SECONDS",
@@ -30,6 +32,7 @@ __all__ = [
     "OutboxMessage",
     "OutboxRequest",
     "outbox_item",
+    "outbox_put",
 ]
 
 OUTBOX_PREFIX = "OUTBOX#"
@@ -115,16 +118,16 @@ def outbox_item(
         ttl_seconds = DEFAULT_OUTBOX_TTL_SECONDS
     if not destination:
         raise UnitOfWorkError("outbox: the destination is empty")
-    if isinstance(body, Mapping):
+    if isinstance(body, str):
+        text = body
+    else:  # a mapping (checked as `str` first: an ABC's isinstance costs more)
         try:
             text = _COMPACT_JSON.encode(body)
         except (TypeError, ValueError) as error:
             raise UnitOfWorkError(f"outbox: the body is not JSON-serializable: {error}") from None
-    else:
-        text = body
     if not text:
         raise UnitOfWorkError("outbox: the body is empty (SQS refuses an empty message)")
-    for name, value in (attributes or {}).items():
+    for name, value in attributes.items() if attributes else ():
         if not isinstance(name, str) or not isinstance(value, str) or not name or not value:
             raise UnitOfWorkError(f"outbox: attribute {name!r} must be a non-empty string")
     if message_id is None:
@@ -146,3 +149,17 @@ def outbox_item(
     if group_id:
         item[GROUP_ID] = group_id
     return identifier, item
+
+
+#: An outbox item is new: its message id is fresh, or the same decision was made before.
+_NEW_ITEM = "attribute_not_exists(#outbox_key)"
+
+
+def outbox_put(
+    table: str, key_attributes: tuple[str, ...], request: OutboxRequest
+) -> tuple[str, WriteAction]:
+    """The message id of `request` and the `Put` of its outbox item in `table`."""
+    identifier, item = outbox_item(key_attributes=key_attributes, **request)
+    names = {"#outbox_key": key_attributes[0]}
+    label = f"outbox:{identifier}"
+    return identifier, put_action(table, item, key_attributes, _NEW_ITEM, names, None, label)

@@ -60,7 +60,7 @@ def build_transaction(
             )
         )
         owners.append((index, INBOX_ACTION))
-        for position, action in enumerate(decision.uow.actions):
+        for position, action in enumerate(decision.actions):
             shape = action.merge_shape
             if shape is not None:
                 slot = merges.setdefault((action.item_identity, shape), len(items))

@@ -26,31 +26,16 @@ _ADD_ONLY = (
 )
 
 
-#: Names one item: its table and its key attributes as (name, type, value), in name order.
-ItemIdentity = tuple[object, ...]
+#: Names one item: its table and its key's (attribute name, value) pairs.
+ItemIdentity = tuple[str, frozenset[tuple[str, object]]]
 
 
-def item_identity(table: str, key: Mapping[str, Mapping[str, Any]]) -> ItemIdentity:
-    """Names the item a serialized `key` of `table` designates (one action per item): equal for
-    equal keys whatever their attribute order, distinct otherwise. A tuple: hashing it costs
-    less than formatting a text, and no two keys give the same one."""
-    # Written out for the keys DynamoDB has (a partition key, and a sort key): a generic sort
-    # costs twice as much, and this runs for every action of every message. The flat tuples of
-    # the two shapes differ in length, and the generic one holds tuples: no two keys collide.
-    if len(key) == 1:
-        ((name, value),) = key.items()
-        if len(value) == 1:
-            ((kind, data),) = value.items()
-            return (table, name, kind, data)
-    elif len(key) == 2:
-        (first, first_value), (second, second_value) = key.items()
-        if second < first:
-            first, first_value, second, second_value = second, second_value, first, first_value
-        if len(first_value) == 1 and len(second_value) == 1:
-            ((first_type, first_data),) = first_value.items()
-            ((second_type, second_data),) = second_value.items()
-            return (table, first, first_type, first_data, second, second_type, second_data)
-    return (table, *sorted((name, *value.items()) for name, value in key.items()))
+def item_identity(table: str, key: Mapping[str, Any]) -> ItemIdentity:
+    """Names the item `key` (Python values: strings, numbers, bytes) designates in `table`, for
+    the rule of one action per item: equal for equal keys whatever their attribute order, and
+    for numbers DynamoDB holds as one (`1`, `Decimal("1.0")`); distinct otherwise (a number
+    and a string, a string and bytes, a partition key alone and with a sort key)."""
+    return (table, frozenset(key.items()))
 
 
 def where(kind: str, table: str) -> str:
@@ -65,7 +50,6 @@ class WriteAction:
         "_label",
         "commutes",
         "item_identity",
-        "key",
         "kind",
         "merge_shape",
         "plain_key",
@@ -78,25 +62,23 @@ class WriteAction:
         self,
         kind: ActionKind,
         table: str,
-        key: Mapping[str, Any],
+        plain_key: Mapping[str, Any],
         request: Mapping[str, Any],
         label: str | None,
         size: int,
         commutes: bool = False,
-        plain_key: Mapping[str, Any] | None = None,
     ) -> None:
         self.kind = kind
         self.table = table
-        self.key = key
+        #: The key as the handler gave it (Python values).
+        self.plain_key = plain_key
         self.request = request
         self._label = label
-        #: The key as the handler gave it (Python values), for the default label.
-        self.plain_key = plain_key
         self.size = size
         #: Commutes with other updates of the same item and shape (see `commuting_shape`).
         self.commutes = commutes
         #: Identifies the item this action touches (DynamoDB allows one action per item).
-        self.item_identity = item_identity(table, key)
+        self.item_identity = (table, frozenset(plain_key.items()))  # `item_identity`, inlined
         #: What commuting updates must share to merge into one action: the update expression
         #: and its names (values are summed per placeholder). None for an action that never
         #: merges.
@@ -106,14 +88,21 @@ class WriteAction:
             self.merge_shape = json.dumps([request["UpdateExpression"], names], sort_keys=True)
 
     @property
+    def key(self) -> dict[str, Any]:
+        """The key in DynamoDB's wire format (a `Put` carries it inside its item)."""
+        serialized: dict[str, Any] | None = self.request.get("Key")
+        if serialized is not None:
+            return serialized
+        item = self.request["Item"]
+        return {name: item[name] for name in self.plain_key}
+
+    @property
     def label(self) -> str:
         """What `on_condition_failed` sees of this action: the handler's label, else
         `kind:table:key` (made when first asked: most actions never fail a condition)."""
         if self._label is None:
-            key = self.plain_key if self.plain_key is not None else self.key
-            self._label = (
-                f"{self.kind.lower()}:{self.table}:{json.dumps(key, sort_keys=True, default=str)}"
-            )
+            key = json.dumps(self.plain_key, sort_keys=True, default=str)
+            self._label = f"{self.kind.lower()}:{self.table}:{key}"
         return self._label
 
     @property
@@ -125,7 +114,9 @@ class WriteAction:
         return f"WriteAction({self.kind}, {self.item_identity}, label={self.label!r})"
 
     def transact_item(self) -> dict[str, Any]:
-        return {self.kind: dict(self.request)}
+        """The action in `TransactItems`: its request itself, never changed once made (a merge
+        of commuting updates builds a new one)."""
+        return {self.kind: self.request}
 
 
 class FailedCondition(NamedTuple):

@@ -19,7 +19,7 @@ from lambda_inbox.errors import (
 from lambda_inbox.identity import Delivery
 from lambda_inbox.settle import INBOX_ACTION, VerdictKind, settle
 from lambda_inbox.unit_of_work import UnitOfWork
-from lambda_inbox.write_actions import ConditionFailures
+from lambda_inbox.write_actions import ConditionFailures, item_identity
 from tests.unit.stages.fakes import delivery, msg
 
 
@@ -38,7 +38,7 @@ def decider(decide: Any = credit, on_condition_failed: Any = None) -> Decider[Cr
         decide=decide,
         on_condition_failed=on_condition_failed,
         key_attributes=("pk", "sk"),
-        inbox_item=lambda key: ("inbox", key),
+        inbox_item=lambda key: item_identity("inbox", {"pk": key}),
     )
 
 
@@ -48,7 +48,8 @@ def with_body(body: str) -> Delivery:
 
 def test_a_decision_names_every_item_it_touches() -> None:
     decision = decider().decide(with_body('{"account": "a", "amount": 5}'))
-    assert decision.items == {("inbox", "k"), decision.uow.actions[0].item_identity}
+    inbox = item_identity("inbox", {"pk": "k"})
+    assert decision.items == {inbox, item_identity("t", {"pk": "a", "sk": "B"})}
     assert decision.action_count == 2
 
 

@@ -72,7 +72,7 @@ class InboxStore:
 
     def item_identity(self, message_key: str) -> ItemIdentity:
         """Names the inbox item the way the planner names items (one action per item)."""
-        return item_identity(self.table, {PARTITION_KEY: {"S": self.pk(message_key)}})
+        return item_identity(self.table, {PARTITION_KEY: self.pk(message_key)})
 
     def fetch(self, message_keys: Iterable[str], *, now: float) -> dict[str, InboxRecord]:
         """Live records by message key: one eventually consistent `BatchGetItem` per 100 keys.
