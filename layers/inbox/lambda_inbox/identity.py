@@ -211,6 +211,7 @@ def _plain(value: object) -> object:
 
 
 #: JSON with sorted keys and no spacing, made once (`json.dumps` builds an encoder per call).
+#: What it encodes was parsed from bytes, so it holds no cycle to look for.
 _CANONICAL_JSON = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain, check_circular=False
 )

@@ -24,7 +24,10 @@ class Outcome(StrEnum):
 
     @property
     def needs_redelivery(self) -> bool:
-        return self in (Outcome.FAILED, Outcome.SKIPPED)
+        return self in _REDELIVERED
+
+
+_REDELIVERED = frozenset({Outcome.FAILED, Outcome.SKIPPED})
 
 
 class MessageResult(NamedTuple):

@@ -15,7 +15,7 @@ concurrently. Serialisation happens only where items collide.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .config import MAX_TRANSACTION_BYTES
 
@@ -41,22 +41,16 @@ def commuting_items(work: Plannable) -> Mapping[Hashable, str]:
     return found or {}
 
 
-class _ItemState:
-    __slots__ = ("floor", "last", "shape")
-
-    def __init__(self, shape: str | None, floor: int, last: int) -> None:
-        #: Merge shape of the latest run of touches (None: a non-commuting touch).
-        self.shape = shape
-        #: Earliest wave another commuting touch of the same shape may join.
-        self.floor = floor
-        #: Latest wave that touched the item.
-        self.last = last
+#: What `plan_waves` knows of an item, in a list (one is made per item of every message):
+#: the merge shape of its latest run of touches (None: a non-commuting touch), the earliest
+#: wave another commuting touch of that shape may join, and the latest wave that touched it.
+_SHAPE, _FLOOR, _LAST = 0, 1, 2
 
 
 def plan_waves(pending: Sequence[P]) -> list[list[P]]:
     """Waves in which two messages share an item only through commuting updates of the same
     shape; delivery order kept per item for everything else."""
-    state: dict[Hashable, _ItemState] = {}
+    state: dict[Hashable, list[Any]] = {}
     waves: list[list[P]] = []
     for work in pending:
         commuting = commuting_items(work)
@@ -66,19 +60,19 @@ def plan_waves(pending: Sequence[P]) -> list[list[P]]:
             if known is None:
                 continue
             shape = commuting.get(item) if commuting else None
-            joins = shape is not None and shape == known.shape
-            wave = max(wave, known.floor if joins else known.last + 1)
+            joins = shape is not None and shape == known[_SHAPE]
+            wave = max(wave, known[_FLOOR] if joins else known[_LAST] + 1)
         while len(waves) <= wave:
             waves.append([])
         waves[wave].append(work)
         for item in work.items:
             shape = commuting.get(item) if commuting else None
             known = state.get(item)
-            if known is not None and shape is not None and shape == known.shape:
-                known.last = max(known.last, wave)
+            if known is not None and shape is not None and shape == known[_SHAPE]:
+                known[_LAST] = max(known[_LAST], wave)
             else:
-                floor = known.last + 1 if known is not None else 0
-                state[item] = _ItemState(shape, floor, wave)
+                floor = known[_LAST] + 1 if known is not None else 0
+                state[item] = [shape, floor, wave]
     return waves
 
 

@@ -208,13 +208,14 @@ def _claim(now: float, lease_owner: str | None) -> dict[str, Any]:
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     return {
-        "ConditionExpression": (
-            f"attribute_not_exists({PARTITION_KEY}) OR {TTL_ATTRIBUTE} < :now OR #status = :failed"
-        ),
+        "ConditionExpression": _CLAIMABLE,
         "ExpressionAttributeNames": {"#status": "status"},
-        "ExpressionAttributeValues": {
-            ":now": {"N": str(int(now))},
-            ":failed": {"S": Status.FAILED.value},
-        },
+        "ExpressionAttributeValues": {":now": {"N": str(int(now))}, ":failed": _FAILED},
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
+
+
+#: A completion `Put` claims a record that is absent, expired or FAILED (made once: one goes
+#: into every transaction for every message; requests are never changed once made).
+_CLAIMABLE = f"attribute_not_exists({PARTITION_KEY}) OR {TTL_ATTRIBUTE} < :now OR #status = :failed"
+_FAILED = {"S": Status.FAILED.value}
