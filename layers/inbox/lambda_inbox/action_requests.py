@@ -24,16 +24,12 @@ from .write_actions import ActionKind, WriteAction, commuting_shape, where
 _NAME_PLACEHOLDER = r"#[A-Za-z0-9_]+"
 _VALUE_PLACEHOLDER = r":[A-Za-z0-9_]+"
 _KEY_TYPES = (str, int, Decimal, bytes)
+#: The options of an action, as `UnitOfWork` takes them: condition, names, values, label.
+Options = tuple[str | None, Mapping[str, str] | None, Mapping[str, Any] | None, str | None]
 
 
 def put_action(
-    table: str,
-    item: Mapping[str, Any],
-    key_attributes: tuple[str, ...],
-    condition: str | None,
-    names: Mapping[str, str] | None,
-    values: Mapping[str, Any] | None,
-    label: str | None,
+    table: str, item: Mapping[str, Any], key_attributes: tuple[str, ...], options: Options
 ) -> WriteAction:
     """A `Put` of `item`, the item named by the `key_attributes` it holds; within 400 KB."""
     key = {name: item[name] for name in key_attributes if name in item}
@@ -50,28 +46,21 @@ def put_action(
             f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
         )
     request = {"TableName": table, "Item": serialized}
-    return _action("Put", table, key, request, size, None, condition, names, values, label)
+    return _action("Put", table, key, request, size, None, options)
 
 
 def update_action(
-    table: str,
-    key: Mapping[str, Any],
-    expression: str,
-    commutes: bool | None,
-    condition: str | None,
-    names: Mapping[str, str] | None,
-    values: Mapping[str, Any] | None,
-    label: str | None,
+    table: str, key: Mapping[str, Any], expression: str, commutes: bool | None, options: Options
 ) -> WriteAction:
     """An `Update` of the item `key` with `expression`; `commutes` as `UnitOfWork.update`."""
     if not expression or not expression.strip():
         raise UnitOfWorkError(f"{where('Update', table)}: the update expression is empty")
+    condition, _, values, _ = options
     why_not = None if commutes is False else commuting_shape(expression, condition, values)
     if commutes and why_not is not None:
         raise UnitOfWorkError(f"{where('Update', table)}: commutes=True, but {why_not}")
     merges = commutes is not False and why_not is None
-    options = (condition, names, values, label, merges)
-    return keyed_action("Update", table, key, expression, *options)
+    return keyed_action("Update", table, key, expression, options, merges)
 
 
 def keyed_action(
@@ -79,10 +68,7 @@ def keyed_action(
     table: str,
     key: Mapping[str, Any],
     update: str | None,
-    condition: str | None,
-    names: Mapping[str, str] | None,
-    values: Mapping[str, Any] | None,
-    label: str | None,
+    options: Options,
     commutes: bool = False,
 ) -> WriteAction:
     """An `Update` (its expression `update`), `Delete` or `ConditionCheck` of the item `key`, a
@@ -93,9 +79,7 @@ def keyed_action(
     request: dict[str, Any] = {"TableName": table, "Key": serialized}
     if update is not None:
         request["UpdateExpression"] = update
-    return _action(
-        kind, table, key, request, size, update, condition, names, values, label, commutes
-    )
+    return _action(kind, table, key, request, size, update, options, commutes)
 
 
 def _action(
@@ -105,14 +89,12 @@ def _action(
     request: dict[str, Any],
     size: int,
     update: str | None,
-    condition: str | None,
-    names: Mapping[str, str] | None,
-    values: Mapping[str, Any] | None,
-    label: str | None,
+    options: Options,
     commutes: bool = False,
 ) -> WriteAction:
     """The action of `request` (its key or item in it, `size` their bytes) with its condition and
     its expression names and values added, every placeholder checked."""
+    condition, names, values, label = options
     problem = _expression_problem(
         table, update, condition, tuple(names) if names else (), tuple(values) if values else ()
     )

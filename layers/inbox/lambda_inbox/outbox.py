@@ -162,4 +162,5 @@ def outbox_put(
     identifier, item = outbox_item(key_attributes=key_attributes, **request)
     names = {"#outbox_key": key_attributes[0]}
     label = f"outbox:{identifier}"
-    return identifier, put_action(table, item, key_attributes, _NEW_ITEM, names, None, label)
+    options = (_NEW_ITEM, names, None, label)
+    return identifier, put_action(table, item, key_attributes, options)

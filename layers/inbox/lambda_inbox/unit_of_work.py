@@ -74,7 +74,7 @@ class UnitOfWork:
         label: str | None = None,
     ) -> None:
         """Create or replace an item; `condition` e.g. `attribute_not_exists(pk)`."""
-        self._add(put_action(table, item, self.key_attributes, condition, names, values, label))
+        self._add(put_action(table, item, self.key_attributes, (condition, names, values, label)))
 
     def update(
         self,
@@ -88,10 +88,10 @@ class UnitOfWork:
         label: str | None = None,
         commutes: bool | None = None,
     ) -> None:
-        """Update (or create) an item with an `UpdateExpression` such as `ADD #n :one`.
-        `commutes`: None infers it (`ADD` of numbers only, no condition); True requires it (an
-        error if the update does not commute); False keeps this update out of any merge."""
-        self._add(update_action(table, key, expression, commutes, condition, names, values, label))
+        """Update (or create) an item with an `UpdateExpression` such as `ADD #n :one`. `commutes`:
+        None infers it (`ADD` of numbers only, no condition), True requires it, False: no merge."""
+        options = (condition, names, values, label)
+        self._add(update_action(table, key, expression, commutes, options))
 
     def delete(
         self,
@@ -103,7 +103,7 @@ class UnitOfWork:
         values: Mapping[str, Any] | None = None,
         label: str | None = None,
     ) -> None:
-        self._add(keyed_action("Delete", table, key, None, condition, names, values, label))
+        self._add(keyed_action("Delete", table, key, None, (condition, names, values, label)))
 
     def condition_check(
         self,
@@ -117,7 +117,7 @@ class UnitOfWork:
     ) -> None:
         """Require `condition` on an item the message does not write."""
         options = (condition or "", names, values, label)
-        self._add(keyed_action("ConditionCheck", table, key, None, *options))
+        self._add(keyed_action("ConditionCheck", table, key, None, options))
 
     def outbox(self, table: str, **request: Unpack[OutboxRequest]) -> str:
         """Ask for `body` to be sent to `destination` once this message commits: an outbox item
