@@ -6,8 +6,8 @@
 part of the library's work per message, action by action. Each snippet runs in a fresh
 interpreter under valgrind's callgrind, with N iterations and with none (same set-up); the
 difference divided by N is the count per iteration. Nothing but `lambda_inbox` is imported:
-no boto3, no handler, no network. Each snippet makes a new `UnitOfWork` (about 3 K instructions
-of it is that, and the key's formatting).
+no boto3, no handler, no network. What each iteration counts includes a new `UnitOfWork`
+(about 3 K instructions) and formatting its keys (about 2 K per f-string).
 
 Snippets (the writes of `functions/order_events/app.py` for one order of two lines):
 
