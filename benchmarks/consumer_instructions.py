@@ -31,10 +31,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from devkit.callgrind import count_instructions, require_valgrind
+from devkit.callgrind import (
+    add_library_option,
+    chosen_libraries,
+    count_instructions,
+    require_valgrind,
+)
 from devkit.paths import REPO_ROOT
-
-LAYER = REPO_ROOT / "layers" / "inbox"
 
 _PROGRAM = r"""
 import contextlib, functools, io, sys
@@ -98,15 +101,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batches", type=int, default=50, help="batches counted (default 50)")
     parser.add_argument("--warmup", type=int, default=10, help="batches in both runs")
-    parser.add_argument(
-        "--library",
-        action="append",
-        type=Path,
-        help="a layers/inbox folder to measure instead of this checkout's (repeatable)",
-    )
+    add_library_option(parser)
     args = parser.parse_args()
     require_valgrind()
-    libraries = args.library or [LAYER]
+    libraries = chosen_libraries(args)
     print(
         f"Instructions per 10-message batch of new 2-line orders (M), network answered in "
         f"process, {args.batches} batches after {args.warmup}; Python {sys.version.split()[0]}.\n"

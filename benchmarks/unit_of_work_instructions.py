@@ -23,10 +23,12 @@ import os
 import sys
 from pathlib import Path
 
-from devkit.callgrind import count_instructions, require_valgrind
-from devkit.paths import REPO_ROOT
-
-LAYER = REPO_ROOT / "layers" / "inbox"
+from devkit.callgrind import (
+    add_library_option,
+    chosen_libraries,
+    count_instructions,
+    require_valgrind,
+)
 
 _SETUP = """
 import hashlib
@@ -94,15 +96,10 @@ def per_iteration(library: Path, snippet: str, iterations: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, default=2000, help="default 2000")
-    parser.add_argument(
-        "--library",
-        action="append",
-        type=Path,
-        help="a layers/inbox folder to measure instead of this checkout's (repeatable)",
-    )
+    add_library_option(parser)
     args = parser.parse_args()
     require_valgrind()
-    libraries = [path.resolve() for path in args.library or [LAYER]]
+    libraries = [path.resolve() for path in chosen_libraries(args)]
     print(
         f"K instructions per iteration, {args.iterations} iterations; Python {sys.version.split()[0]}.\n"
     )

@@ -1,14 +1,20 @@
-"""Count the instructions a command executes, under valgrind's callgrind: the same count on
-every run (within 0.1%), whatever else the machine is doing. The benchmarks' deterministic
-measure (`benchmarks/cold_start.py`, `benchmarks/consumer_instructions.py`)."""
+"""Count the instructions a command executes, under valgrind's callgrind: nearly the same count
+on every run, whatever else the machine is doing (a difference of two runs, as the benchmarks
+take, repeats within about 1%). The benchmarks' deterministic measure (`cold_start.py`,
+`consumer_instructions.py`, `unit_of_work_instructions.py`), and their `--library` option for
+measuring other versions of the library side by side."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from devkit.paths import LAYER_DIR
 
 
 def require_valgrind() -> None:
@@ -33,3 +39,19 @@ def count_instructions(
     if counted.returncode != 0 or found is None:
         sys.exit(f"callgrind failed for {' '.join(command)[:200]}:\n{counted.stderr[-2000:]}")
     return int(found.group(1))
+
+
+def add_library_option(parser: argparse.ArgumentParser) -> None:
+    """`--library DIR`, repeatable: a `layers/inbox` folder (of a git worktree, say) to measure
+    instead of this checkout's; each one is a row of the same run."""
+    parser.add_argument(
+        "--library",
+        action="append",
+        type=Path,
+        help="a layers/inbox folder to measure instead of this checkout's (repeatable)",
+    )
+
+
+def chosen_libraries(args: argparse.Namespace) -> list[Path]:
+    """The folders `--library` named, else this checkout's library."""
+    return list(args.library or [LAYER_DIR])

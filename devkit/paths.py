@@ -8,6 +8,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVENTS_DIR = REPO_ROOT / "events"
 FUNCTIONS_DIR = REPO_ROOT / "functions"
+#: The library, as the layer ships it.
+LAYER_DIR = REPO_ROOT / "layers" / "inbox"
 #: PYTHONPATH for commands run as processes: this checkout's library and tools first (also in a
 #: worktree whose .venv has another checkout installed).
 CHECKOUT_PYTHONPATH = os.pathsep.join(str(REPO_ROOT / d) for d in ("layers/inbox", "tools"))
