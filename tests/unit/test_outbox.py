@@ -48,12 +48,19 @@ def test_without_an_id_each_request_gets_a_new_one() -> None:
     assert first != second and len(uow.actions) == 2
 
 
+def _cyclic() -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    body["self"] = body
+    return body
+
+
 @pytest.mark.parametrize(
     ("options", "says"),
     [
         ({"destination": "", "body": "x"}, "destination is empty"),
         ({"destination": "q", "body": ""}, "body is empty"),
         ({"destination": "q", "body": {"bad": {1, 2}}}, "not JSON-serializable"),
+        ({"destination": "q", "body": _cyclic()}, "not JSON-serializable"),
         ({"destination": "q", "body": "x", "attributes": {"n": ""}}, "non-empty string"),
     ],
 )

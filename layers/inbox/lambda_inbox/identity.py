@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
+from .json_text import text_encoder
 from .messages import InboundMessage
 
 IDEMPOTENCY_KEY_ATTRIBUTE = "idempotency-key"
@@ -184,7 +185,7 @@ def fingerprint(message: InboundMessage, canonical: CanonicalForm | None = None)
             # Invalid for the model: poison when decided; meanwhile the decoded record's hash.
             with contextlib.suppress(Exception):
                 document = canonical(document)
-        text = _CANONICAL_JSON.encode(document)
+        text = _canonical_json(document)
         encoded = text.encode("utf-8", errors="surrogatepass")
     except Exception:  # not JSON, not text, too deep, undecodable: the bytes as delivered
         encoded = message.body
@@ -210,8 +211,14 @@ def _plain(value: object) -> object:
     return str(value)
 
 
-#: JSON with sorted keys and no spacing, made once (`json.dumps` builds an encoder per call).
-#: What it encodes was parsed from bytes, so it holds no cycle to look for.
-_CANONICAL_JSON = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain, check_circular=False
+#: JSON with sorted keys and no spacing (`json_text`: its encoder made once). What it encodes
+#: was parsed from bytes, so it holds no cycle to look for.
+_canonical_json = text_encoder(
+    json.JSONEncoder(
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=_plain,
+        check_circular=False,
+    )
 )
