@@ -24,6 +24,7 @@ from typing import Any, Required, TypedDict
 
 from .action_requests import put_action
 from .errors import UnitOfWorkError
+from .json_text import text_encoder
 from .write_actions import WriteAction
 
 __all__ = [
@@ -45,8 +46,8 @@ ATTRIBUTES = "outbox_attributes"
 MESSAGE_ID = "outbox_message_id"
 GROUP_ID = "outbox_group_id"
 CREATED_AT = "outbox_created_at"
-#: A mapping body as compact JSON, made once (`json.dumps` builds an encoder per call).
-_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+#: A mapping body as compact JSON (`json_text`: its encoder made once).
+_compact_json = text_encoder(json.JSONEncoder(separators=(",", ":"), check_circular=False))
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,8 @@ def outbox_item(
         text = body
     else:  # a mapping (checked as `str` first: an ABC's isinstance costs more)
         try:
-            text = _COMPACT_JSON.encode(body)
-        except (TypeError, ValueError) as error:
+            text = _compact_json(body)
+        except (TypeError, ValueError, RecursionError) as error:
             raise UnitOfWorkError(f"outbox: the body is not JSON-serializable: {error}") from None
     if not text:
         raise UnitOfWorkError("outbox: the body is empty (SQS refuses an empty message)")
@@ -136,14 +137,13 @@ def outbox_item(
         message_id = str(uuid.uuid4())
     identifier = message_id
     written = time.time() if now is None else now
-    item: dict[str, Any] = {name: f"{OUTBOX_PREFIX}{identifier}" for name in key_attributes[:2]}
-    item |= {
-        MESSAGE_ID: identifier,
-        DESTINATION: destination,
-        BODY: text,
-        CREATED_AT: int(written),
-        ttl_attribute: int(written) + ttl_seconds,
-    }
+    key_value = f"{OUTBOX_PREFIX}{identifier}"
+    item: dict[str, Any] = dict.fromkeys(key_attributes[:2], key_value)
+    item[MESSAGE_ID] = identifier
+    item[DESTINATION] = destination
+    item[BODY] = text
+    item[CREATED_AT] = int(written)
+    item[ttl_attribute] = int(written) + ttl_seconds
     if attributes:
         item[ATTRIBUTES] = dict(attributes)
     if group_id:

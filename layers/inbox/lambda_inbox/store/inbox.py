@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..json_text import text_encoder
 from ..write_actions import ItemIdentity, item_identity
 from .record import (
     PARTITION_KEY,
@@ -35,8 +37,9 @@ _BATCH_GET_ROUNDS = 8
 _FILTER_ATTRIBUTES = ("message_key", "status", "fingerprint", TTL_ATTRIBUTE)
 
 
-#: The handler's result as stored, made once (`json.dumps` builds an encoder per call).
-_RESULT_JSON = json.JSONEncoder(sort_keys=True, default=str)
+#: The handler's result as stored (`json_text`: its encoder made once; `set_result` has
+#: refused a cyclic result).
+_result_json = text_encoder(json.JSONEncoder(sort_keys=True, default=str, check_circular=False))
 
 
 class InboxStore:
@@ -126,9 +129,19 @@ class InboxStore:
             source=message.source,
             completed_at=utc_iso(now),
             expires_at=int(now + self._retention),
-            result=_RESULT_JSON.encode(result) if result else None,
+            result=_result_json(result) if result else None,
         )
-        return {"Put": {"TableName": self.table, "Item": item, **_claim(now, lease_owner)}}
+        condition, names, values = _claim(int(now), lease_owner)
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": item,
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        }
 
     def mark_failed(
         self,
@@ -193,29 +206,23 @@ def get_record(
     return InboxRecord.from_item(item) if item is not None else None
 
 
-def _claim(now: float, lease_owner: str | None) -> dict[str, Any]:
-    """The condition of a completion `Put`: the record is absent, expired or FAILED; in leased
-    mode, still the IN_PROGRESS lease of `lease_owner`. The old item comes back on failure, so
-    the classifier can tell a duplicate from a lost lease."""
+@lru_cache(maxsize=8)  # the puts of one transaction share one time
+def _claim(
+    now: int, lease_owner: str | None
+) -> tuple[str, dict[str, str], dict[str, dict[str, str]]]:
+    """The condition of a completion `Put`, its names and its values: the record is absent,
+    expired or FAILED; in leased mode, still the IN_PROGRESS lease of `lease_owner`. The old
+    item comes back on failure (`ALL_OLD`), so the classifier can tell a duplicate from a lost
+    lease. Made once per time and owner, shared by the puts of a transaction: requests are never
+    changed once made."""
     if lease_owner is not None:
-        return {
-            "ConditionExpression": "#status = :in_progress AND #owner = :owner",
-            "ExpressionAttributeNames": {"#status": "status", "#owner": "owner"},
-            "ExpressionAttributeValues": {
-                ":in_progress": {"S": Status.IN_PROGRESS.value},
-                ":owner": {"S": lease_owner},
-            },
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
-    return {
-        "ConditionExpression": _CLAIMABLE,
-        "ExpressionAttributeNames": {"#status": "status"},
-        "ExpressionAttributeValues": {":now": {"N": str(int(now))}, ":failed": _FAILED},
-        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-    }
-
-
-#: A completion `Put` claims a record that is absent, expired or FAILED (made once: one goes
-#: into every transaction for every message; requests are never changed once made).
-_CLAIMABLE = f"attribute_not_exists({PARTITION_KEY}) OR {TTL_ATTRIBUTE} < :now OR #status = :failed"
-_FAILED = {"S": Status.FAILED.value}
+        return (
+            "#status = :in_progress AND #owner = :owner",
+            {"#status": "status", "#owner": "owner"},
+            {":in_progress": {"S": Status.IN_PROGRESS.value}, ":owner": {"S": lease_owner}},
+        )
+    return (
+        f"attribute_not_exists({PARTITION_KEY}) OR {TTL_ATTRIBUTE} < :now OR #status = :failed",
+        {"#status": "status"},
+        {":now": {"N": str(now)}, ":failed": {"S": Status.FAILED.value}},
+    )
