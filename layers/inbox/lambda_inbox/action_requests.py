@@ -15,7 +15,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from .attribute_values import SIZING_ERRORS, sized, utf8_size, value_error
+from .attribute_values import EXACT_INT_BOUND, SIZING_ERRORS, sized, utf8_size, value_error
 from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
 from .write_actions import ActionKind, WriteAction, commuting_shape, where
@@ -32,14 +32,16 @@ def put_action(
     table: str, item: Mapping[str, Any], key_attributes: tuple[str, ...], options: Options
 ) -> WriteAction:
     """A `Put` of `item`, the item named by the `key_attributes` it holds; within 400 KB."""
-    key = {name: item[name] for name in key_attributes if name in item}
+    key = {}
+    for name in key_attributes:  # a loop: a comprehension costs a function call
+        if name in item:
+            value = key[name] = item[name]
+            if type(value) is not str:
+                _check_key_value("Put", table, name, value)
     if not key:
         raise UnitOfWorkError(
             f"{where('Put', table)}: the item has none of the key attributes {key_attributes}"
         )
-    for name, value in key.items():
-        if type(value) is not str:
-            _check_key_value("Put", table, name, value)
     serialized, size = _serialized_attributes(item, "Put", table, key=False)
     if size > MAX_ITEM_BYTES:
         raise UnitOfWorkError(
@@ -107,6 +109,11 @@ def _action(
     if values:
         serialized = {}
         for placeholder, value in values.items():
+            if type(value) is int and -EXACT_INT_BOUND < value < EXACT_INT_BOUND:
+                text = str(value)  # the most common value: `sized` inlined
+                serialized[placeholder] = {"N": text}
+                size += len(placeholder) + len(text) // 2 + 2
+                continue
             try:
                 serialized[placeholder], value_size = sized(value)
             except SIZING_ERRORS as error:
@@ -124,10 +131,16 @@ def _serialized_attributes(
     serialized = {}
     size = 0
     for name, value in attributes.items():
-        if type(value) is str and value.isascii() and type(name) is str and name.isascii():
-            serialized[name] = {"S": value}  # most attributes: `sized` inlined
-            size += len(name) + len(value)
-            continue
+        if type(name) is str and name.isascii():  # most attributes: `sized` inlined
+            if type(value) is str and value.isascii():
+                serialized[name] = {"S": value}
+                size += len(name) + len(value)
+                continue
+            if type(value) is int and not key and -EXACT_INT_BOUND < value < EXACT_INT_BOUND:
+                text = str(value)
+                serialized[name] = {"N": text}
+                size += len(name) + len(text) // 2 + 2
+                continue
         if type(name) is not str:
             raise UnitOfWorkError(f"{where(kind, table)}: attribute name {name!r} is not a string")
         if key:

@@ -22,7 +22,7 @@ from .errors import UnitOfWorkError
 if TYPE_CHECKING:
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 #: Integers below this magnitude have at most 38 digits: DynamoDB stores them exactly.
-_EXACT_INT_BOUND = 10**38
+EXACT_INT_BOUND = 10**38
 
 
 #: What `sized` raises for a value DynamoDB cannot store (`value_error` explains it).
@@ -56,7 +56,7 @@ def sized(value: Any) -> tuple[dict[str, Any], int]:
     if kind is str:
         return {"S": value}, len(value) if value.isascii() else len(value.encode("utf-8"))
     if kind is int:
-        if -_EXACT_INT_BOUND < value < _EXACT_INT_BOUND:
+        if -EXACT_INT_BOUND < value < EXACT_INT_BOUND:
             text = str(value)
             return {"N": text}, len(text) // 2 + 2
     elif kind is bool:
@@ -70,9 +70,13 @@ def sized(value: Any) -> tuple[dict[str, Any], int]:
             if type(name) is not str:
                 raise TypeError(f"map keys must be strings, not {type(name).__name__}")
             name_size = len(name) if name.isascii() else len(name.encode("utf-8"))
-            if type(member) is str and member.isascii():  # the common member: no call
+            if type(member) is str and member.isascii():  # the common members: no call
                 members[name] = {"S": member}
                 size += name_size + len(member) + 1
+            elif type(member) is int and -EXACT_INT_BOUND < member < EXACT_INT_BOUND:
+                text = str(member)
+                members[name] = {"N": text}
+                size += name_size + len(text) // 2 + 3
             else:
                 members[name], member_size = sized(member)
                 size += name_size + member_size + 1
