@@ -82,12 +82,14 @@ class Decision(Generic[M]):
         self.actions = actions = uow.actions
         self.action_count = 1 + len(actions)
         self.size = INBOX_RECORD_BYTES + uow.size
-        self.items = frozenset([self.inbox_item, *[action.item_identity for action in actions]])
-        self.commuting_items = {
-            action.item_identity: action.merge_shape
-            for action in actions
-            if action.merge_shape is not None
-        }
+        items = [self.inbox_item]
+        commuting: dict[ItemIdentity, str] = {}
+        for action in actions:  # one loop, no comprehension: this runs for every message
+            items.append(action.item_identity)
+            if action.merge_shape is not None:
+                commuting[action.item_identity] = action.merge_shape
+        self.items = frozenset(items)
+        self.commuting_items = commuting
 
 
 class Decider(Generic[M]):

@@ -97,16 +97,16 @@ def chunk_wave(
     actions = size = 0
     for work in wave:
         commuting = commuting_items(work)
-        own = work.items - commuting.keys() if commuting else work.items
-        merged = sum(1 for item, shape in commuting.items() if shared.get(item) == shape)
-        clash = (
-            not own.isdisjoint(exclusive)
-            or not own.isdisjoint(shared)
-            or any(
+        if commuting:
+            own = work.items - commuting.keys()
+            merged = sum(1 for item, shape in commuting.items() if shared.get(item) == shape)
+            clash = any(
                 item in exclusive or shared.get(item, shape) != shape
                 for item, shape in commuting.items()
             )
-        )
+        else:  # most work: no commuting update
+            own, merged, clash = work.items, 0, False
+        clash = clash or not own.isdisjoint(exclusive) or not own.isdisjoint(shared)
         cost = work.action_count - merged
         too_big = actions + cost > max_actions or size + work.size > max_bytes
         if current and (too_big or clash or len(current) >= max_messages):

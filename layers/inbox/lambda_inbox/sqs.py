@@ -115,9 +115,11 @@ def _to_message(
     if source.endswith(".fifo"):
         scope = f"{source}#{group_id}" if fifo_mode == "skip-group" else source
     original = original_attributes(_mapping(record.get("messageAttributes")))
-    strings = {
-        name: value["StringValue"] for name, value in original.items() if "StringValue" in value
-    }
+    strings = (
+        {name: value["StringValue"] for name, value in original.items() if "StringValue" in value}
+        if original
+        else {}
+    )
     body, decode_error = body_bytes(record.get("body"), strings)
     reading: dict[str, Any] = {}
     if STREAM_RECORD_ATTRIBUTE in strings and decode_error is None:  # a stream record, again
