@@ -9,7 +9,6 @@ duplicate and changes nothing.
 
 import hashlib
 import os
-from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,10 +43,10 @@ class OrderPlaced(BaseModel):
 
     def quantities(self) -> dict[str, int]:
         """Quantity per SKU; a SKU listed twice is reserved once for the sum."""
-        totals: Counter[str] = Counter()
+        totals: dict[str, int] = {}
         for line in self.lines:
-            totals[line.sku] += line.qty
-        return dict(totals)
+            totals[line.sku] = totals.get(line.sku, 0) + line.qty
+        return totals
 
 
 def _order_key(order: OrderPlaced, record: str) -> dict[str, str]:
@@ -70,7 +69,7 @@ def reserve_stock(order: OrderPlaced, uow: UnitOfWork) -> None:
             **_order_key(order, "shipment"),
             "status": "PENDING",
             "customer_id": order.customer_id,
-            "lines": [line.model_dump() for line in order.lines],
+            "lines": [{"sku": line.sku, "qty": line.qty} for line in order.lines],
             "event_id": order.event_id,
         },
         condition="attribute_not_exists(pk)",
