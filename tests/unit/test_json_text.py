@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from lambda_inbox.json_text import text_encoder
 
-SETTINGS = {
+SETTINGS: dict[str, dict[str, Any]] = {
     "canonical": {
         "sort_keys": True,
         "separators": (",", ":"),
