@@ -32,13 +32,13 @@ from lambda_inbox.streams import (
     parse_kinesis_event,
     stream_response,
 )
+from lambda_inbox_tools.lambda_records import lambda_stream_record
 from lambda_inbox_tools.local.event_specs import ScheduleEventSpec
 from lambda_inbox_tools.local.invoker import Invocation
 from lambda_inbox_tools.local.kafka_poller import KafkaRecord
 from lambda_inbox_tools.local.kafka_poller import kafka_event as local_kafka_event
 from lambda_inbox_tools.local.scheduler import Scheduler
 from lambda_inbox_tools.local.sqs_poller import lambda_sqs_record
-from lambda_inbox_tools.local.stream_poller import lambda_stream_record
 from lambda_inbox_tools.local.template import FunctionSpec, KafkaEventSpec
 from lambda_inbox_tools.services.offline import REGION
 from lambda_inbox_tools.testing.events import (

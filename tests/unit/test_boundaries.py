@@ -24,13 +24,16 @@ IGNORED = ("__pycache__", ".egg-info")
 TOOLING = ("lambda_inbox_tools", "devkit", "typer", "rich", "moto", "yaml", "confluent_kafka")
 
 
-def loaded_by(statement: str) -> list[str]:
+def loaded_by(statement: str, *, tools: bool = False) -> list[str]:
     """The modules a fresh interpreter has loaded after `statement`, with only the library on
-    the path (as in the layer)."""
+    the path (as in the layer), and the tooling too when `tools`."""
     code = f"import sys; {statement}; import json; print(json.dumps(sorted(sys.modules)))"
+    path = [str(PACKAGES["lambda_inbox"].parent), _site_packages()]
+    if tools:
+        path.insert(1, str(PACKAGES["lambda_inbox_tools"].parent))
     done = subprocess.run(
         [sys.executable, "-S", "-c", code],
-        env={"PYTHONPATH": f"{PACKAGES['lambda_inbox'].parent}:{_site_packages()}"},
+        env={"PYTHONPATH": ":".join(path)},
         capture_output=True,
         text=True,
         check=True,
@@ -51,6 +54,26 @@ def test_import_lambda_inbox_loads_none_of_the_tooling() -> None:
     assert leaked == []
     # Nothing in the library may even look like the command line (lambda_inbox.cli*).
     assert [m for m in modules if m.startswith(("lambda_inbox.cli", "lambda_inbox.local"))] == []
+
+
+#: What only the `local` extra installs (pyproject.toml), and the local stack that needs it.
+LOCAL_EXTRA = ("yaml", "moto", "confluent_kafka")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import lambda_inbox_tools.cli.app",  # every command, `replay` and `redrive` included
+        "import lambda_inbox_tools.replay.run, lambda_inbox_tools.replay.kinesis",
+    ],
+)
+def test_the_command_line_needs_only_the_cli_extra(statement: str) -> None:
+    """`pip install 'lambda-inbox[cli]'` is enough for the command line: it loads nothing of
+    the `local` extra, nor the local stack, until `lambda-inbox local` runs."""
+    modules = loaded_by(statement, tools=True)
+    leaked = [m for m in modules if m.partition(".")[0] in LOCAL_EXTRA]
+    leaked += [m for m in modules if m.startswith("lambda_inbox_tools.local")]
+    assert leaked == []
 
 
 #: What a transactional consumer loads only when it first needs it (docs/architecture.md).

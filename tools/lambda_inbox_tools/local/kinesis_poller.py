@@ -11,11 +11,10 @@ stream; never the records). `FilterCriteria` are not emulated (every record is d
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
+from ..lambda_records import lambda_kinesis_record
 from .invoker import Invoker
 from .stream_poller import PAGE_SIZE, ShardPoller
 from .template import ACCOUNT, REGION, FunctionSpec, KinesisEventSpec
@@ -24,32 +23,6 @@ from .template import ACCOUNT, REGION, FunctionSpec, KinesisEventSpec
 def kinesis_stream_arn(name: str) -> str:
     """The ARN a function sees for the stream `name` (the template's region and account)."""
     return f"arn:aws:kinesis:{REGION}:{ACCOUNT}:stream/{name}"
-
-
-def lambda_kinesis_record(
-    raw: Mapping[str, Any], shard_id: str, stream_arn: str, function: str
-) -> dict[str, Any]:
-    """One record of the Lambda Kinesis event from a GetRecords result."""
-    arrival = raw.get("ApproximateArrivalTimestamp")
-    number = str(raw["SequenceNumber"])
-    return {
-        "kinesis": {
-            "kinesisSchemaVersion": "1.0",
-            "partitionKey": str(raw.get("PartitionKey", "")),
-            "sequenceNumber": number,
-            "data": base64.b64encode(bytes(raw.get("Data") or b"")).decode("ascii"),
-            "approximateArrivalTimestamp": arrival.timestamp()
-            if isinstance(arrival, datetime)
-            else float(arrival or 0),
-        },
-        "eventSource": "aws:kinesis",
-        "eventVersion": "1.0",
-        "eventID": f"{shard_id}:{number}",
-        "eventName": "aws:kinesis:record",
-        "invokeIdentityArn": f"arn:aws:iam::{ACCOUNT}:role/{function}-role",
-        "awsRegion": REGION,
-        "eventSourceARN": stream_arn,
-    }
 
 
 class KinesisPoller(ShardPoller):

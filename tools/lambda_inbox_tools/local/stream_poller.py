@@ -28,15 +28,14 @@ second table has a stream. A `LATEST` shard first reads to its end and starts af
 
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..lambda_records import lambda_stream_record
 from .event_filter import passes
 from .invoker import Invoker
 from .loop import PollingLoop
@@ -52,32 +51,6 @@ from .template import ACCOUNT, REGION, FunctionSpec, KinesisEventSpec, StreamEve
 IDLE_PAUSE_SECONDS = 0.2
 #: GetRecords' largest page.
 PAGE_SIZE = 1000
-
-
-def as_event_json(value: Any) -> Any:
-    """A Streams API value as JSON carries it: bytes base64, datetimes in epoch seconds."""
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, datetime):
-        return int(value.timestamp())
-    if isinstance(value, Mapping):
-        return {k: as_event_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [as_event_json(v) for v in value]
-    return value
-
-
-def lambda_stream_record(record: Mapping[str, Any], stream_arn: str) -> dict[str, Any]:
-    """One record of the Lambda DynamoDB event from a GetRecords result."""
-    return {
-        "eventID": record["eventID"],
-        "eventName": record["eventName"],
-        "eventVersion": record.get("eventVersion", "1.1"),
-        "eventSource": "aws:dynamodb",
-        "awsRegion": REGION,
-        "dynamodb": as_event_json(record["dynamodb"]),
-        "eventSourceARN": stream_arn,
-    }
 
 
 def sequence_number(record: Mapping[str, Any]) -> str:

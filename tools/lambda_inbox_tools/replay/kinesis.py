@@ -3,7 +3,7 @@
 An on-failure record of a Kinesis event source mapping (`KinesisBatchInfo`) holds no records:
 they are read again from the shard, from the first sequence number to the last, while the stream
 still holds them (its retention, 24 hours by default), and turned into the records Lambda
-delivers (`local.kinesis_poller.lambda_kinesis_record`). Records the stream no longer holds are
+delivers (`lambda_records.lambda_kinesis_record`). Records the stream no longer holds are
 named as missing: the replay says so and keeps the failure record.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..local.kinesis_poller import lambda_kinesis_record
+from ..lambda_records import lambda_kinesis_record
 from .failures import KinesisBatch
 
 PAGE = 1000

@@ -38,7 +38,7 @@ from lambda_inbox.messages import InboundMessage
 from lambda_inbox.relay import sqs_entry
 from lambda_inbox.streams import parse_dynamodb_stream_event, parse_kinesis_event
 
-from ..local.stream_poller import lambda_stream_record
+from ..lambda_records import lambda_stream_record
 from .cluster import Auth, ClusterError, ClusterReader
 from .failures import (
     FailureRecord,

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..lambda_records import as_event_json
 from ..local import stream_poller
 from ..services.offline import ACCOUNT, REGION
 
@@ -86,10 +87,7 @@ def dynamodb_stream_record(
     serializer = TypeSerializer()
 
     def serialized(values: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            name: stream_poller.as_event_json(serializer.serialize(value))
-            for name, value in values.items()
-        }
+        return {name: as_event_json(serializer.serialize(value)) for name, value in values.items()}
 
     change: dict[str, Any] = {
         "ApproximateCreationDateTime": int(ARRIVAL_TIMESTAMP) + position,
