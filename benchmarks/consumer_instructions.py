@@ -10,7 +10,16 @@ an empty `BatchGetItem` result, an empty success for the transaction: every mess
 transaction committed), so what is counted is the handler, the library, boto3 and botocore
 building, signing and parsing both requests: everything but the socket and the wait. Each
 program runs twice, with W and W + N batches (same events); the difference divided by N is the
-count per batch, within 0.1% on every run.
+count per batch.
+
+Both runs empty the garbage collector after the W batches (`gc.collect()`), so the N batches
+are counted from the same collector state. Without that, a full collection (it scans the whole
+heap the imports made, about 30 M instructions here) fell inside the counted batches in some
+runs and not in others, and moved the count per batch by up to 1 M. The batches' own young
+collections stay in the count. Full collections come every few hundred batches: the script
+counts them over 400 batches (no callgrind) and measures one (a second `gc.collect()` against
+none), and the last columns add their share per batch. Counts repeat within about 1%; compare
+rows of one run.
 
 Programs (each a fresh interpreter):
 
@@ -40,7 +49,7 @@ from devkit.callgrind import (
 from devkit.paths import REPO_ROOT
 
 _PROGRAM = r"""
-import contextlib, functools, io, sys
+import contextlib, functools, gc, io, sys
 sys.path[:0] = [{benchmarks!r}]
 from devkit.captured import answer_in_process, capture_requests, replay
 from devkit.events import sqs_event, sqs_record
@@ -55,16 +64,22 @@ context = FakeLambdaContext(function_name="benchmark")
 if {floor}:
     with contextlib.redirect_stdout(io.StringIO()):
         requests = capture_requests(client, functools.partial(app.handler, events[0], context))
-    client.meta.events.register("before-send.dynamodb", answer_in_process)
-    for _ in range({batches}):
+
+    def run(index):
         replay(client, requests)
 else:
-    client.meta.events.register("before-send.dynamodb", answer_in_process)
-    with contextlib.redirect_stdout(io.StringIO()):
-        for event in events:
-            response = app.handler(event, context)
-            assert response == {{"batchItemFailures": []}}, response
-"""
+    def run(index):
+        response = app.handler(events[index], context)
+        assert response == {{"batchItemFailures": []}}, response
+client.meta.events.register("before-send.dynamodb", answer_in_process)
+with contextlib.redirect_stdout(io.StringIO()):
+    for index in range({warmup}):
+        run(index)
+    gc.collect()  # the counted batches start from the same collector state in both runs
+    {window}
+    for index in range({warmup}, {batches}):
+        run(index)
+{after}"""
 
 _ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -82,19 +97,62 @@ _ENV = {
 }
 
 
-def count(batches: int, library: Path, *, floor: bool) -> int:
-    """Instructions of a fresh interpreter running `batches` batches (or floor requests)."""
-    code = _PROGRAM.format(benchmarks=str(REPO_ROOT / "benchmarks"), batches=batches, floor=floor)
+def program(
+    batches: int, warmup: int, library: Path, *, floor: bool, window: str = "", after: str = ""
+) -> tuple[str, dict[str, str]]:
+    """The code and environment of a fresh interpreter running `batches` batches (or floor
+    requests), the collector emptied after the first `warmup`, then `window` run; `after` at
+    the end."""
+    code = _PROGRAM.format(
+        benchmarks=str(REPO_ROOT / "benchmarks"),
+        batches=batches,
+        warmup=warmup,
+        floor=floor,
+        window=window or "pass",
+        after=after,
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHON"))}
     env |= _ENV | {"PYTHONPATH": os.pathsep.join([str(library), str(REPO_ROOT)])}
+    return code, env
+
+
+def count(batches: int, warmup: int, library: Path, *, floor: bool, after: str = "") -> int:
+    """Instructions of `program(...)`."""
+    code, env = program(batches, warmup, library, floor=floor, after=after)
     subprocess.run([sys.executable, "-c", code], env=env, check=True)  # writes the .pyc files
     return count_instructions([sys.executable, "-c", code], env=env)
 
 
+def full_collections_per_batch(library: Path, warmup: int, batches: int = 400) -> float:
+    """Full collections per batch of the handler, counted (no callgrind) over `batches`."""
+    code, env = program(
+        warmup + batches,
+        warmup,
+        library,
+        floor=False,
+        window="full = []; gc.callbacks.append(lambda phase, info: "
+        'full.append(1) if phase == "stop" and info["generation"] == 2 else None)',
+        after="print(len(full))",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True
+    )
+    return int(done.stdout.split()[-1]) / batches
+
+
 def per_batch(library: Path, warmup: int, batches: int, *, floor: bool = False) -> float:
     """Millions of instructions per batch: the difference of two runs, over the extra batches."""
-    extra = count(warmup + batches, library, floor=floor) - count(warmup, library, floor=floor)
+    extra = count(warmup + batches, warmup, library, floor=floor) - count(
+        warmup, warmup, library, floor=floor
+    )
     return extra / batches / 1e6
+
+
+def full_collection(library: Path, warmup: int) -> float:
+    """Millions of instructions of one full collection of the handler's process after `warmup`
+    batches (a second `gc.collect()` against none)."""
+    once = count(warmup, warmup, library, floor=False)
+    return (count(warmup, warmup, library, floor=False, after="gc.collect()") - once) / 1e6
 
 
 def main() -> None:
@@ -111,14 +169,20 @@ def main() -> None:
     )
     print(
         "| library | its requests per batch, alone (the floor) | order handler | above the floor "
-        "| per message |\n|---|---:|---:|---:|---:|"
+        "| per message | full collections: one (M), per 100 batches, per batch (M) | above the "
+        "floor with them | per message |\n|---|---:|---:|---:|---:|---:|---:|---:|"
     )
     for library in libraries:
         floor = per_batch(library.resolve(), args.warmup, args.batches, floor=True)
         inbox = per_batch(library.resolve(), args.warmup, args.batches)
         above = inbox - floor
+        one = full_collection(library.resolve(), args.warmup)
+        rate = full_collections_per_batch(library.resolve(), args.warmup)
+        amortized = one * rate
         print(
-            f"| {library} | {floor:.2f} | {inbox:.2f} | {above:.2f} | {above / 10:.2f} |",
+            f"| {library} | {floor:.2f} | {inbox:.2f} | {above:.2f} | {above / 10:.2f} "
+            f"| {one:.1f}, {rate * 100:.2f}, {amortized:.2f} | {above + amortized:.2f} "
+            f"| {(above + amortized) / 10:.2f} |",
             flush=True,
         )
 
