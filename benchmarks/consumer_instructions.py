@@ -35,6 +35,7 @@ The events, the answers and the order lines are those of `sqs_vs_powertools.py`.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -116,6 +117,7 @@ def program(
     return code, env
 
 
+@functools.cache  # `full_collection` counts the warm-up alone again, as `per_batch` did
 def count(batches: int, warmup: int, library: Path, *, floor: bool, after: str = "") -> int:
     """Instructions of `program(...)`."""
     code, env = program(batches, warmup, library, floor=floor, after=after)
