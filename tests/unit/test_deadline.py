@@ -9,6 +9,7 @@ Slowness is injected below the code under test, by a botocore hook that delays e
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, sqs_event, sqs_record
 from lambda_inbox import InboxConsumer, Outcome, RetryPolicy, UnitOfWork
+from lambda_inbox.identity import MESSAGE_KEY_ATTRIBUTE
 from lambda_inbox.sqs import parse_sqs_event
 from lambda_inbox_tools.testing.context import FakeLambdaContext
 from lambda_inbox_tools.testing.faults import slow_sends
@@ -78,12 +80,31 @@ def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
         assert outcomes[sent + 1 :] == [Outcome.SKIPPED] * (len(records) - sent - 1)
     else:
         assert {result.error_code for result in first[sent:]} == {"deadline"}
-    assert len(aws.dead_letters()) == sent  # nothing reported was sent
+    # What was reported dead-lettered is in the DLQ, and nothing reported after the send under
+    # way at the deadline: that one was abandoned, not stopped, and may still land
+    # (docs/bad-input.md: a dead letter sent twice is a duplicate in the DLQ).
+    keys = [str(result.message_key) for result in first]
+    landed = dead_letter_keys(aws)
+    assert set(keys[:sent]) <= set(landed) <= set(keys[: sent + 1])
+    assert len(landed) == len(set(landed))
 
     retried = [records[n] for n, outcome in enumerate(outcomes) if outcome.needs_redelivery]
     second = inbox.process(parse_sqs_event(sqs_event(*retried)), FakeLambdaContext(60_000))
     assert {result.outcome for result in second} == {Outcome.DEAD_LETTERED}
-    assert len(aws.dead_letters()) == len(retried)  # each poison sent exactly once
+    # Every poison in the DLQ in all; only the abandoned send's can be there twice.
+    assert sorted(landed + dead_letter_keys(aws)) == sorted(keys + landed[sent:])
+
+
+def dead_letter_keys(aws: AppState) -> list[str]:
+    """The message keys in the DLQ (drained), once a send abandoned at the deadline has ended.
+    The hook that refuses sends past the deadline runs after the injected delay, so the send can
+    land only when it was already in moto as the wait gave up (seen on a loaded machine); it is
+    given several times `SEND_DELAY` to do so."""
+    time.sleep(5 * SEND_DELAY)
+    return [
+        message["MessageAttributes"][MESSAGE_KEY_ATTRIBUTE]["StringValue"]
+        for message in aws.dead_letters()
+    ]
 
 
 def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
