@@ -10,6 +10,12 @@ DYNAMODB_LOCAL_DIR ?= .cache/dynamodb-local
 
 export SAM_CLI_TELEMETRY := 0
 export DYNAMODB_LOCAL_DIR
+# Compiled bytecode is kept, in one ignored folder, also where the environment sets
+# PYTHONDONTWRITEBYTECODE: without it every process of a run (the test workers and every command
+# they start) compiles all it imports again, about an eighth of `make test` on two cores
+# (docs/PERFORMANCE.md). The layers' own builds write theirs beside the sources (their Makefiles).
+unexport PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX ?= $(CURDIR)/.cache/pycache
 
 .PHONY: help venv dynamodb-local lint template-lint scan build check test test-py313 demo sam-local protobuf dist docs docs-build starter-check clean
 

@@ -136,7 +136,10 @@ def child_env() -> dict[str, str]:
     env.pop("PYTHONPATH", None)
     # The layer ships compiled bytecode (layers/inbox/Makefile), so every program runs with its
     # .pyc files cached: the unmeasured first run writes them, whatever the caller's setting.
+    # Beside the sources, as in the layer (a cache prefix elsewhere, as `make` sets, would hide
+    # the layer's own).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPYCACHEPREFIX", None)
     env.update(ENV)
     return env
 

@@ -105,8 +105,9 @@ def main() -> None:
         for run in range(args.runs):
             for name in order if run % 2 == 0 else order[::-1]:
                 layer = source if name == "source only" else compiled
+                # The layer's own .pyc files or none: no cache prefix elsewhere (`make` sets one).
                 env = {
-                    **os.environ,
+                    **{k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"},
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "AWS_DEFAULT_REGION": "us-east-1",
                     "PYTHONPATH": f"{layer}{os.pathsep}{runtime}",
