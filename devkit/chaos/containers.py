@@ -294,7 +294,8 @@ def consume(container: Container, source: EventSource) -> None:
                     stats.invocations[workload] += 1
                     stats.deliveries[workload] += len(batch)
                     stats.batch_seconds[workload].append(elapsed)
-            if container.roll(container.config.crash_rate):
+            lost = container.config.lost_response_rate
+            if container.roll(container.config.crash_rate if lost is None else lost):
                 container.crash("before acknowledgement (batch response lost)")
             again = _failed(workload, batch, response)
             with container._lock:

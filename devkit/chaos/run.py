@@ -239,6 +239,12 @@ def main() -> None:
     parser.add_argument("--consumers", type=int, default=defaults.consumers)
     parser.add_argument("--duplicates", type=float, default=defaults.duplicates)
     parser.add_argument("--crash-rate", type=float, default=defaults.crash_rate)
+    parser.add_argument(
+        "--lost-response-rate",
+        type=float,
+        default=defaults.lost_response_rate,
+        help="per invocation (default: the crash rate)",
+    )
     parser.add_argument("--throttle-rate", type=float, default=defaults.throttle_rate)
     parser.add_argument(
         "--duplicate-read", choices=("auto", "always", "never"), default=defaults.duplicate_read
@@ -250,6 +256,7 @@ def main() -> None:
         consumers=args.consumers,
         duplicates=args.duplicates,
         crash_rate=args.crash_rate,
+        lost_response_rate=args.lost_response_rate,
         throttle_rate=args.throttle_rate,
         duplicate_read=args.duplicate_read,
     )

@@ -77,6 +77,9 @@ class ChaosConfig:
     #: Probability of a crash at each crash point, per committing call (and per invocation for
     #: the lost response).
     crash_rate: float = 0.01
+    #: Probability that an invocation's batch response is lost (None: `crash_rate`). Rolled once
+    #: per invocation, not per call, so a short run meets this crash point least often.
+    lost_response_rate: float | None = None
     #: Probability that an HTTP send to DynamoDB is answered with throttling instead.
     throttle_rate: float = 0.003
     #: Probability that a TransactWriteItems send is answered with a TransactionConflict
