@@ -75,7 +75,7 @@ class ChaosConfig:
     #: Workload mix of the distinct events: orders, payments, notifications.
     mix: tuple[float, float, float] = (0.4, 0.4, 0.2)
     #: Probability of a crash at each crash point, per committing call (and per invocation for
-    #: the lost response).
+    #: the lost response, unless `lost_response_rate` says otherwise).
     crash_rate: float = 0.01
     #: Probability that an invocation's batch response is lost (None: `crash_rate`). Rolled once
     #: per invocation, not per call, so a short run meets this crash point least often.
