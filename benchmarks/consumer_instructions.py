@@ -11,7 +11,7 @@ transaction committed), so what is counted is the handler, the library, boto3 an
 building, signing and parsing both requests: everything but the socket and the wait. Each
 program runs twice, with W and W + N batches; both make the events of W + N batches first, so
 the difference divided by N is the count per batch, building the events left out (before
-2026-11-26 they were made per run, and about 1.3 M per batch of building them was in both the
+2026-11-26 they were made per run, and about 1.2 M per batch of building them was in both the
 floor and the handler: the difference above the floor was the same).
 
 Both runs empty the garbage collector after the W batches (`gc.collect()`), so the N batches
