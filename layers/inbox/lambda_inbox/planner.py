@@ -50,6 +50,8 @@ _SHAPE, _FLOOR, _LAST = 0, 1, 2
 def plan_waves(pending: Sequence[P]) -> list[list[P]]:
     """Waves in which two messages share an item only through commuting updates of the same
     shape; delivery order kept per item for everything else."""
+    if _touch_distinct_items(pending):  # the usual batch: one wave, without the walk below
+        return [list(pending)] if pending else []
     state: dict[Hashable, list[Any]] = {}
     waves: list[list[P]] = []
     for work in pending:
@@ -74,6 +76,16 @@ def plan_waves(pending: Sequence[P]) -> list[list[P]]:
                 floor = known[_LAST] + 1 if known is not None else 0
                 state[item] = [shape, floor, wave]
     return waves
+
+
+def _touch_distinct_items(pending: Sequence[Plannable]) -> bool:
+    """No item is touched by two of `pending` (stops at the first that is)."""
+    seen: set[Hashable] = set()
+    for work in pending:
+        if not seen.isdisjoint(work.items):
+            return False
+        seen.update(work.items)
+    return True
 
 
 def chunk_wave(
