@@ -6,8 +6,9 @@ on the spot, naming the action; commuting updates may merge in group commit (doc
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any, Unpack
 
 from .action_requests import keyed_action, put_action, update_action
 from .config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
@@ -15,17 +16,19 @@ from .errors import UnitOfWorkError
 from .write_actions import ItemIdentity, WriteAction
 
 if TYPE_CHECKING:
-    from typing import Unpack
-
     from .outbox import OutboxRequest
 
 DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
-#: Actions left to the handler: one slot of every transaction holds the inbox record.
-MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1
-#: Bytes left to the handler per message; the inbox record is small but not free.
-MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024
-#: Result values that need no check: JSON encodes them whatever they hold.
-_JSON_SCALARS = frozenset({str, int, bool, type(None)})
+MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1  #: one action of each is the inbox record
+MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024  #: and its bytes, small but not free
+_JSON_SCALARS = frozenset({str, int, bool, type(None)})  #: result values JSON always encodes
+
+
+@cache  # an import statement on every call would cost more than the outbox item
+def _outbox_put() -> Callable[[str, tuple[str, ...], OutboxRequest], tuple[str, WriteAction]]:
+    from .outbox import outbox_put  # on first use: its dataclass is a cold-start cost
+
+    return outbox_put
 
 
 class UnitOfWork:
@@ -57,7 +60,7 @@ class UnitOfWork:
     def set_result(self, **result: Any) -> None:
         """Record a small JSON outcome on the inbox record (`result`, e.g. `outcome="reserved"`)."""
         try:
-            if not all(type(value) in _JSON_SCALARS for value in result.values()):
+            if not _JSON_SCALARS.issuperset(map(type, result.values())):
                 json.dumps(result, default=str)
         except (TypeError, ValueError) as error:
             raise UnitOfWorkError(f"result is not JSON-serializable: {error}") from None
@@ -120,13 +123,10 @@ class UnitOfWork:
         self._add(keyed_action("ConditionCheck", table, key, None, options))
 
     def outbox(self, table: str, **request: Unpack[OutboxRequest]) -> str:
-        """Ask for `body` to be sent to `destination` once this message commits: an outbox item
-        in `table`, one action of the transaction, relayed by `OutboxRelay` (`outbox`). Returns
-        its `message_id`, what the receiver dedupes on: a new UUID unless given (derive it from
-        the message to keep it on every decision). Fields: `outbox.OutboxRequest`."""
-        from .outbox import outbox_put  # loaded on first use
-
-        identifier, action = outbox_put(table, self.key_attributes, request)
+        """Ask for `body` to be sent to `destination` once this message commits: an outbox item in
+        `table` (an action of the transaction) relayed by `OutboxRelay`. Returns its `message_id`,
+        the receiver's dedupe key, a new UUID unless given. Fields: `outbox.OutboxRequest`."""
+        identifier, action = _outbox_put()(table, self.key_attributes, request)
         self._add(action)
         return identifier
 
@@ -140,9 +140,9 @@ class UnitOfWork:
         if self._bytes + action.size > MAX_HANDLER_BYTES:
             raise UnitOfWorkError(f"{action.where}: the writes of one message exceed 4 MB")
         if action.item_identity in self._items:
-            why = "DynamoDB allows one action per item in a transaction"
             raise UnitOfWorkError(
-                f"{action.where}: item {dict(action.plain_key)} is already written by this message; {why}"
+                f"{action.where}: item {dict(action.plain_key)} is already written by this "
+                "message; DynamoDB allows one action per item in a transaction"
             )
         self._items.add(action.item_identity)
         self._actions.append(action)
