@@ -15,7 +15,14 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from .attribute_values import EXACT_INT_BOUND, SIZING_ERRORS, sized, utf8_size, value_error
+from .attribute_values import (
+    EXACT_INT_BOUND,
+    EXACT_INT_LOWER,
+    SIZING_ERRORS,
+    sized,
+    utf8_size,
+    value_error,
+)
 from .config import MAX_ITEM_BYTES
 from .errors import UnitOfWorkError
 from .write_actions import ActionKind, WriteAction, commuting_shape, where
@@ -58,6 +65,8 @@ def update_action(
     if not expression or not expression.strip():
         raise UnitOfWorkError(f"{where('Update', table)}: the update expression is empty")
     condition, _, values, _ = options
+    if commutes is None and condition is not None:  # never commutes (`commuting_shape`)
+        return keyed_action("Update", table, key, expression, options)
     why_not = None if commutes is False else commuting_shape(expression, condition, values)
     if commutes and why_not is not None:
         raise UnitOfWorkError(f"{where('Update', table)}: commutes=True, but {why_not}")
@@ -109,7 +118,7 @@ def _action(
     if values:
         serialized = {}
         for placeholder, value in values.items():
-            if type(value) is int and -EXACT_INT_BOUND < value < EXACT_INT_BOUND:
+            if type(value) is int and EXACT_INT_LOWER < value < EXACT_INT_BOUND:
                 text = str(value)  # the most common value: `sized` inlined
                 serialized[placeholder] = {"N": text}
                 size += len(placeholder) + len(text) // 2 + 2
@@ -136,7 +145,7 @@ def _serialized_attributes(
                 serialized[name] = {"S": value}
                 size += len(name) + len(value)
                 continue
-            if type(value) is int and not key and -EXACT_INT_BOUND < value < EXACT_INT_BOUND:
+            if type(value) is int and not key and EXACT_INT_LOWER < value < EXACT_INT_BOUND:
                 text = str(value)
                 serialized[name] = {"N": text}
                 size += len(name) + len(text) // 2 + 2

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 #: Integers below this magnitude have at most 38 digits: DynamoDB stores them exactly.
 EXACT_INT_BOUND = 10**38
+#: Its negation, made once (`-EXACT_INT_BOUND` would make a new integer on every check).
+EXACT_INT_LOWER = -EXACT_INT_BOUND
 
 
 #: What `sized` raises for a value DynamoDB cannot store (`value_error` explains it).
@@ -56,7 +58,7 @@ def sized(value: Any) -> tuple[dict[str, Any], int]:
     if kind is str:
         return {"S": value}, len(value) if value.isascii() else len(value.encode("utf-8"))
     if kind is int:
-        if -EXACT_INT_BOUND < value < EXACT_INT_BOUND:
+        if EXACT_INT_LOWER < value < EXACT_INT_BOUND:
             text = str(value)
             return {"N": text}, len(text) // 2 + 2
     elif kind is bool:
@@ -73,7 +75,7 @@ def sized(value: Any) -> tuple[dict[str, Any], int]:
             if type(member) is str and member.isascii():  # the common members: no call
                 members[name] = {"S": member}
                 size += name_size + len(member) + 1
-            elif type(member) is int and -EXACT_INT_BOUND < member < EXACT_INT_BOUND:
+            elif type(member) is int and EXACT_INT_LOWER < member < EXACT_INT_BOUND:
                 text = str(member)
                 members[name] = {"N": text}
                 size += name_size + len(text) // 2 + 3

@@ -77,8 +77,9 @@ class WriteAction:
         self.size = size
         #: Commutes with other updates of the same item and shape (see `commuting_shape`).
         self.commutes = commutes
-        #: Identifies the item this action touches (DynamoDB allows one action per item).
-        self.item_identity = item_identity(table, plain_key)
+        #: Identifies the item this action touches (DynamoDB allows one action per item):
+        #: `item_identity`, inlined (it runs for every action).
+        self.item_identity = (table, frozenset(plain_key.items()))
         #: What commuting updates must share to merge into one action: the update expression
         #: and its names (values are summed per placeholder). None for an action that never
         #: merges.
