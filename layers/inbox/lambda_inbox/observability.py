@@ -16,7 +16,7 @@ import contextlib
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from logging import DEBUG
+from logging import DEBUG, INFO
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -142,34 +142,35 @@ class Telemetry:
         if not self._owns_metrics:  # the caller's Metrics: its dimensions are the caller's
             self.metrics.add_dimension("consumer", self.consumer)
         for outcome, name in OUTCOME_METRICS.items():
-            if counts[outcome]:
-                self.metrics.add_metric(name, MetricUnit.Count, counts[outcome])
+            if count := counts.get(outcome):  # `get`: a Counter's missing key is a Python call
+                self.metrics.add_metric(name, MetricUnit.Count, count)
         codes = Counter(result.error_code for result in results if result.error_code)
         for code, name in CODE_METRICS.items():
-            if codes[code]:
-                self.metrics.add_metric(name, MetricUnit.Count, codes[code])
+            if count := codes.get(code):
+                self.metrics.add_metric(name, MetricUnit.Count, count)
         total = sum(transactions.values())
         if total:
             self.metrics.add_metric("Transactions", MetricUnit.Count, total)
             self.metrics.add_metric(
-                "TransactionsCancelled", MetricUnit.Count, transactions["cancelled"]
+                "TransactionsCancelled", MetricUnit.Count, transactions.get("cancelled", 0)
             )
             self.metrics.add_metric(
-                "TransactionsTransient", MetricUnit.Count, transactions["transient"]
+                "TransactionsTransient", MetricUnit.Count, transactions.get("transient", 0)
             )
         if read_first:
             self.metrics.add_metric("DuplicateReads", MetricUnit.Count, 1)
         for latency in latencies[:MAX_METRIC_VALUES]:
             self.metrics.add_metric("CommitLatency", MetricUnit.Milliseconds, latency)
-        self.logger.info(
-            "batch processed",
-            extra={
-                "consumer": self.consumer,
-                "records": len(results),
-                "transactions": total,
-                "read_first": read_first,
-                **{outcome.value: count for outcome, count in counts.items()},
-            },
-        )
+        if self.logger.log_level <= INFO:  # the line's fields are made only when it is written
+            self.logger.info(
+                "batch processed",
+                extra={
+                    "consumer": self.consumer,
+                    "records": len(results),
+                    "transactions": total,
+                    "read_first": read_first,
+                    **{outcome.value: count for outcome, count in counts.items()},
+                },
+            )
         if self._owns_metrics and self.metrics.metric_set:
             self.metrics.flush_metrics()

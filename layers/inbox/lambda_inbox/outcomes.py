@@ -24,10 +24,8 @@ class Outcome(StrEnum):
 
     @property
     def needs_redelivery(self) -> bool:
-        return self in _REDELIVERED
-
-
-_REDELIVERED = frozenset({Outcome.FAILED, Outcome.SKIPPED})
+        # Identity, not a set: an Enum member hashes in Python, and this runs for every message.
+        return self is Outcome.FAILED or self is Outcome.SKIPPED
 
 
 class MessageResult(NamedTuple):

@@ -38,7 +38,7 @@ class BatchReport:
         self._results[message.sequence] = MessageResult(
             message, outcome, delivery.key, code, detail
         )
-        if outcome.needs_redelivery and message.ordering_scope is not None:
+        if message.ordering_scope is not None and outcome.needs_redelivery:
             first = self._failed_scopes.get(message.ordering_scope, message.sequence)
             self._failed_scopes[message.ordering_scope] = min(first, message.sequence)
         self._telemetry.message_done(message, outcome, delivery.key, code, detail)
