@@ -21,7 +21,9 @@ runs and not in others, and moved the count per batch by up to 1 M. The batches'
 collections stay in the count. Full collections come every few hundred batches: the script
 counts them over 400 batches (no callgrind) and measures one (a second `gc.collect()` against
 none), and the last columns add their share per batch. Counts repeat within about 1%; compare
-rows of one run.
+rows of one run. One exception, not explained yet: the library at b250667 counts either about
+23.7 or about 24.1 M per batch from one run to the next (docs/PERFORMANCE.md, "Five small
+cuts"); run it more than once.
 
 Programs (each a fresh interpreter):
 
