@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from aws_lambda_powertools import Metrics
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from pydantic import BaseModel, Field
 
 from devkit.app_state import AppState
@@ -138,3 +140,57 @@ def test_two_consumers_in_one_process_keep_their_own_dimension(
         assert [str(w.message) for w in recwarn if "Dimension" in str(w.message)] == []
     finally:
         in_flight.clear_metrics()
+
+
+def _emf_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith('{"_aws"')]
+
+
+def _without_timestamp(line: str) -> str:
+    return re.sub(r'"Timestamp":\d+,', "", line, count=1)
+
+
+def test_the_batch_record_is_the_one_powertools_own_flush_writes(
+    aws: AppState, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The owned metrics are written from the batch's set through Powertools'
+    `serialize_metric_set`, not `add_metric` per metric: the line is the one `add_metric` and
+    `flush_metrics` write for the same values, character for character but its timestamp."""
+    inbox = consumer(aws)
+    inbox.handle(sqs_event(sqs_record(body("e-1", "1A")), sqs_record(body("e-2", "2B"))))
+    (line,) = _emf_lines(capsys.readouterr().out)
+    latency = json.loads(line)["CommitLatency"][0]
+
+    owned = inbox.telemetry.metrics
+    reference = EphemeralMetrics(namespace=owned.namespace, service=owned.service)
+    reference.set_default_dimensions(consumer="bookings")
+    counts = {"MessagesCommitted": 2, "Transactions": 1, "TransactionsCancelled": 0}
+    for name, value in (counts | {"TransactionsTransient": 0}).items():
+        reference.add_metric(name, MetricUnit.Count, value)
+    reference.add_metric("CommitLatency", MetricUnit.Milliseconds, latency)
+    reference.flush_metrics()
+    (expected,) = _emf_lines(capsys.readouterr().out)
+    assert _without_timestamp(line) == _without_timestamp(expected)
+
+
+def test_disabled_metrics_write_nothing(
+    aws: AppState, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    response = consumer(aws).handle(sqs_event(sqs_record(body("e-1", "1A"))))
+    assert response == {"batchItemFailures": []}
+    assert emf_records(capsys.readouterr().out) == []
+
+
+def test_metrics_added_to_the_owned_set_are_written_with_the_batch(
+    aws: AppState, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inbox = consumer(aws)
+    inbox.telemetry.metrics.add_metric("SeatsBooked", MetricUnit.Count, 3)
+    inbox.handle(sqs_event(sqs_record(body("e-1", "1A"))))
+    (record,) = emf_records(capsys.readouterr().out)
+    assert record["SeatsBooked"] == [3.0] and record["MessagesCommitted"] == [1.0]
+    assert record["consumer"] == "bookings"
+    inbox.handle(sqs_event(sqs_record(body("e-2", "2B"))))
+    (record,) = emf_records(capsys.readouterr().out)
+    assert "SeatsBooked" not in record  # flushed with the first batch

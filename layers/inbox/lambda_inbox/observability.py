@@ -13,6 +13,7 @@ commit), and in leased mode `LeasesLost`, `LeasesBusy` and
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -20,8 +21,10 @@ from logging import DEBUG, INFO
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+from aws_lambda_powertools.metrics import EphemeralMetrics
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
+from .json_text import text_encoder
 from .messages import InboundMessage
 from .outcomes import MessageResult, Outcome
 
@@ -41,6 +44,12 @@ OUTCOME_METRICS = {
     Outcome.FAILED: "MessagesFailed",
     Outcome.SKIPPED: "MessagesSkipped",
 }
+#: Powertools' default storage resolution (seconds): standard, not high-resolution.
+STANDARD_RESOLUTION = 60
+#: One batch's metrics as Powertools keeps them: name -> {"Unit", "StorageResolution", "Value"}.
+MetricSet = dict[str, dict[str, Any]]
+#: An EMF record as Powertools prints it (`json.dumps` with compact separators), encoder made once.
+_emf_text = text_encoder(json.JSONEncoder(separators=(",", ":"), check_circular=False))
 #: Leased mode: error codes that get a metric of their own.
 CODE_METRICS = {
     "lease_lost": "LeasesLost",
@@ -138,29 +147,27 @@ class Telemetry:
             return
         counts = Counter(result.outcome for result in results)
         transactions = Counter(attempt.status.value for attempt in attempts)
-        latencies = [attempt.latency_ms for attempt in attempts]
-        if not self._owns_metrics:  # the caller's Metrics: its dimensions are the caller's
-            self.metrics.add_dimension("consumer", self.consumer)
+        metric_set: MetricSet = {}
         for outcome, name in OUTCOME_METRICS.items():
             if count := counts.get(outcome):  # `get`: a Counter's missing key is a Python call
-                self.metrics.add_metric(name, MetricUnit.Count, count)
+                metric_set[name] = _counts(count)
         codes = Counter(result.error_code for result in results if result.error_code)
         for code, name in CODE_METRICS.items():
             if count := codes.get(code):
-                self.metrics.add_metric(name, MetricUnit.Count, count)
+                metric_set[name] = _counts(count)
         total = sum(transactions.values())
         if total:
-            self.metrics.add_metric("Transactions", MetricUnit.Count, total)
-            self.metrics.add_metric(
-                "TransactionsCancelled", MetricUnit.Count, transactions.get("cancelled", 0)
-            )
-            self.metrics.add_metric(
-                "TransactionsTransient", MetricUnit.Count, transactions.get("transient", 0)
-            )
+            metric_set["Transactions"] = _counts(total)
+            metric_set["TransactionsCancelled"] = _counts(transactions.get("cancelled", 0))
+            metric_set["TransactionsTransient"] = _counts(transactions.get("transient", 0))
         if read_first:
-            self.metrics.add_metric("DuplicateReads", MetricUnit.Count, 1)
-        for latency in latencies[:MAX_METRIC_VALUES]:
-            self.metrics.add_metric("CommitLatency", MetricUnit.Milliseconds, latency)
+            metric_set["DuplicateReads"] = _counts(1)
+        if attempts:
+            metric_set["CommitLatency"] = {
+                "Unit": "Milliseconds",
+                "StorageResolution": STANDARD_RESOLUTION,
+                "Value": [float(attempt.latency_ms) for attempt in attempts[:MAX_METRIC_VALUES]],
+            }
         if self.logger.log_level <= INFO:  # the line's fields are made only when it is written
             self.logger.info(
                 "batch processed",
@@ -172,5 +179,36 @@ class Telemetry:
                     **{outcome.value: count for outcome, count in counts.items()},
                 },
             )
-        if self._owns_metrics and self.metrics.metric_set:
-            self.metrics.flush_metrics()
+        self._publish(metric_set)
+
+    def _publish(self, metric_set: MetricSet) -> None:
+        """The batch's metrics: added to the caller's `Metrics` (its `@log_metrics` flushes
+        them), or written as one EMF record by the owned one.
+
+        The owned record is Powertools' own (`serialize_metric_set`), made from the batch's set
+        directly: `add_metric` validates its name, unit and value and formats a debug line on
+        every call, several times the cost of the record (docs/PERFORMANCE.md)."""
+        metrics = self.metrics
+        if self._owns_metrics and not metrics.metric_set:
+            if metric_set and not is_metrics_disabled():
+                record = metrics.serialize_metric_set(
+                    metrics=metric_set,
+                    dimensions=metrics.dimension_set,
+                    metadata=metrics.metadata_set,
+                )
+                print(_emf_text(record))  # where Powertools' flush writes it: standard output
+            return
+        # The caller's Metrics, or the owned one holding metrics added by other code: through
+        # `add_metric`, which merges them.
+        if not self._owns_metrics:  # the caller's dimensions are the caller's: add ours
+            metrics.add_dimension("consumer", self.consumer)
+        for name, metric in metric_set.items():
+            for value in metric["Value"]:
+                metrics.add_metric(name, metric["Unit"], value)
+        if self._owns_metrics:
+            metrics.flush_metrics()
+
+
+def _counts(count: int) -> dict[str, Any]:
+    """A Count metric of one value, as `add_metric` would keep it."""
+    return {"Unit": "Count", "StorageResolution": STANDARD_RESOLUTION, "Value": [float(count)]}
