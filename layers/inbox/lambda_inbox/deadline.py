@@ -40,11 +40,9 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+    # The functions themselves, not methods calling them: the deadline is asked for every message.
+    monotonic = staticmethod(time.monotonic)
+    sleep = staticmethod(time.sleep)
 
 
 SYSTEM_CLOCK = SystemClock()
@@ -103,8 +101,8 @@ class Deadline(NamedTuple):
         return None if self.ends_at is None else self.ends_at - self.clock.monotonic()
 
     def expired(self) -> bool:
-        left = self.left()
-        return left is not None and left <= 0
+        ends_at = self.ends_at  # `left()` inlined: asked for every message
+        return ends_at is not None and ends_at <= self.clock.monotonic()
 
     def allows(self, seconds: float) -> bool:
         left = self.left()

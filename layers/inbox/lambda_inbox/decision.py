@@ -112,7 +112,7 @@ class Decider(Generic[M]):
         if delivery.poison is not None:
             raise delivery.poison
         payload = self._payload(delivery)
-        uow = self._run(lambda uow: self._decide(payload, uow))
+        uow = self._run(self._decide, payload)
         return Decision(delivery, payload, uow, self._inbox_item(delivery.key))
 
     def canonical_form(self, document: Any) -> Any:
@@ -131,8 +131,7 @@ class Decider(Generic[M]):
             if handler is None:
                 reason += " (no on_condition_failed handler)"
             raise PoisonMessage(reason, code=ErrorCode.CONDITION_FAILED)
-        payload = decision.payload
-        decision.replace_writes(self._run(lambda uow: handler(payload, failures, uow)))
+        decision.replace_writes(self._run(handler, decision.payload, failures))
 
     def _payload(self, delivery: Delivery) -> M:
         raw = delivery.message.json  # UndecodableBody is poison
@@ -142,10 +141,11 @@ class Decider(Generic[M]):
         except (ValueError, TypeError, LookupError, AttributeError, RecursionError) as error:
             raise InvalidPayload(invalid_payload_reason(error)) from None
 
-    def _run(self, handler: Callable[[UnitOfWork], object]) -> UnitOfWork:
+    def _run(self, handler: Callable[..., object], *arguments: Any) -> UnitOfWork:
+        """`handler(*arguments, uow)` on a new unit of work, its failures classified."""
         uow = UnitOfWork(self._key_attributes)
         try:
-            handler(uow)
+            handler(*arguments, uow)
         except PoisonMessage:
             raise
         except UnitOfWorkError as error:

@@ -160,6 +160,8 @@ def bounded_key(key: str) -> str:
     Lone surrogates (a JSON `\\ud800` escape) cannot be stored as text, so such keys are hashed
     from their `surrogatepass` bytes: still stable for the same input.
     """
+    if key.isascii() and 0 < len(key) <= MAX_KEY_BYTES:  # nearly every key: no encoding
+        return key
     try:
         encoded = key.encode("utf-8")
     except UnicodeEncodeError:

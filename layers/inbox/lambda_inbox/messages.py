@@ -130,13 +130,15 @@ class InboundMessage:
     def _parse(self) -> Any:
         if self.decode is not None and self.decode_error is None:
             return self.decode()
-        text = self.text
+        if self.decode_error:
+            raise UndecodableBody(self.decode_error)
         fast = _fast_json_reader()
         if fast is not None:
             try:
-                return fast(text)
+                return fast(self.body)  # the bytes: no text decoded first
             except (ValueError, TypeError):  # refused: `json.loads` reads it, or words why not
                 pass
+        text = self.text  # not UTF-8: UndecodableBody
         try:
             return json.loads(text)
         except json.JSONDecodeError as error:
@@ -149,7 +151,7 @@ class InboundMessage:
             ) from None
 
 
-def _fast_json_reader() -> Callable[[str], Any] | None:
+def _fast_json_reader() -> Callable[[bytes], Any] | None:
     """pydantic's JSON reader (`pydantic_core.from_json`) once pydantic is loaded, as it is for
     a consumer with a pydantic model; None before. It reads an order event in about a third of
     `json.loads`'s instructions, into the same values (tests/unit/test_messages.py compares
@@ -161,7 +163,7 @@ def _fast_json_reader() -> Callable[[str], Any] | None:
     return _from_json
 
 
-_from_json: Callable[[str], Any] | None = None
+_from_json: Callable[[bytes], Any] | None = None
 
 #: `InboundMessage.json` not parsed yet (None is a valid document).
 _UNPARSED = object()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from logging import DEBUG, INFO
 from typing import TYPE_CHECKING, Any
@@ -77,6 +76,9 @@ class Telemetry:
         self.consumer = consumer
         self.logger = logger or Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", consumer))
         self._owns_metrics = metrics is None
+        #: `POWERTOOLS_METRICS_DISABLED` (or `POWERTOOLS_DEV`), read once like the rest of the
+        #: consumer's environment: Powertools reads it again for every flush.
+        self._metrics_disabled = is_metrics_disabled()
         if metrics is None:
             # Its own metric set: Powertools' `Metrics` share one per process, so two consumers
             # in one process (or one flushing while another adds) would mix their dimensions.
@@ -145,21 +147,25 @@ class Telemetry:
         were read before the commit (None: they were not)."""
         if not results:
             return
-        counts = Counter(result.outcome for result in results)
-        transactions = Counter(attempt.status.value for attempt in attempts)
+        counts: dict[Outcome, int] = {}
+        codes: dict[str, int] = {}
+        for result in results:  # one pass, no Counter: a Counter is a chain of Python calls
+            counts[result.outcome] = counts.get(result.outcome, 0) + 1
+            if result.error_code:
+                codes[result.error_code] = codes.get(result.error_code, 0) + 1
         metric_set: MetricSet = {}
         for outcome, name in OUTCOME_METRICS.items():
-            if count := counts.get(outcome):  # `get`: a Counter's missing key is a Python call
+            if count := counts.get(outcome):
                 metric_set[name] = _counts(count)
-        codes = Counter(result.error_code for result in results if result.error_code)
         for code, name in CODE_METRICS.items():
             if count := codes.get(code):
                 metric_set[name] = _counts(count)
-        total = sum(transactions.values())
+        total = len(attempts)
         if total:
+            statuses = [attempt.status.value for attempt in attempts]
             metric_set["Transactions"] = _counts(total)
-            metric_set["TransactionsCancelled"] = _counts(transactions.get("cancelled", 0))
-            metric_set["TransactionsTransient"] = _counts(transactions.get("transient", 0))
+            metric_set["TransactionsCancelled"] = _counts(statuses.count("cancelled"))
+            metric_set["TransactionsTransient"] = _counts(statuses.count("transient"))
         if read_first:
             metric_set["DuplicateReads"] = _counts(1)
         if attempts:
@@ -190,7 +196,7 @@ class Telemetry:
         every call, several times the cost of the record (docs/PERFORMANCE.md)."""
         metrics = self.metrics
         if self._owns_metrics and not metrics.metric_set:
-            if metric_set and not is_metrics_disabled():
+            if metric_set and not self._metrics_disabled:
                 record = metrics.serialize_metric_set(
                     metrics=metric_set,
                     dimensions=metrics.dimension_set,

@@ -66,16 +66,15 @@ def is_sqs_event(event: Mapping[str, Any]) -> bool:
     """Records from SQS: `eventSource` "aws:sqs", or no `eventSource` but a `messageId` (a
     hand-written test event); records of any other source (SNS, Kinesis...) are not."""
     records = event.get("Records")
-    return (
-        bool(records)
-        and isinstance(records, list)
-        and all(isinstance(record, dict) and _from_sqs(record) for record in records)
-    )
-
-
-def _from_sqs(record: Mapping[str, Any]) -> bool:
-    source = record.get("eventSource")
-    return source == EVENT_SOURCE or (source is None and "messageId" in record)
+    if not records or not isinstance(records, list):
+        return False
+    for record in records:  # a loop, not all(...): no generator for every batch
+        if not isinstance(record, dict):
+            return False
+        source = record.get("eventSource")
+        if source != EVENT_SOURCE and (source is not None or "messageId" not in record):
+            return False
+    return True
 
 
 def parse_sqs_event(
@@ -114,7 +113,12 @@ def _to_message(
     scope: str | None = None
     if source.endswith(".fifo"):
         scope = f"{source}#{group_id}" if fifo_mode == "skip-group" else source
-    original = original_attributes(_mapping(record.get("messageAttributes")))
+    raw_attributes = record.get("messageAttributes")
+    original = (
+        original_attributes(raw_attributes)
+        if raw_attributes and isinstance(raw_attributes, dict)
+        else {}
+    )
     strings = (
         {name: value["StringValue"] for name, value in original.items() if "StringValue" in value}
         if original
@@ -160,7 +164,7 @@ def _redelivered(attributes: Mapping[str, Any], strings: Mapping[str, str]) -> b
     return (
         (isinstance(count, str) and count != "1" and count.isdigit() and int(count) > 1)
         or "DeadLetterQueueSourceArn" in attributes
-        or not strings.keys().isdisjoint(REPLAYED_ATTRIBUTES)
+        or (bool(strings) and not strings.keys().isdisjoint(REPLAYED_ATTRIBUTES))
     )
 
 

@@ -53,7 +53,6 @@ ENVELOPE_ATTRIBUTES = frozenset(
     {BODY_ENCODING_ATTRIBUTE, BODY_DIGEST_ATTRIBUTE, BODY_BYTES_ATTRIBUTE}
 )
 # Characters SQS accepts in a body; compiled on first use (`re`'s cache): dead letters are rare.
-# Characters SQS accepts in a body; compiled on first use (`re`'s cache).
 _INVALID_SQS_TEXT = "[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
@@ -67,7 +66,9 @@ def body_bytes(body: object, attributes: Mapping[str, str]) -> tuple[bytes, str 
     reason it cannot be used, if any."""
     if not isinstance(body, str):
         return b"", None
-    encoding = attributes.get(BODY_ENCODING_ATTRIBUTE)
+    encoding = attributes.get(BODY_ENCODING_ATTRIBUTE) if attributes else None
+    if encoding is None:  # nearly every message: the body as delivered
+        return body.encode("utf-8", errors="surrogatepass"), None
     try:
         if encoding == "empty" and body == EMPTY_BODY:
             return b"", None
