@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -193,3 +194,25 @@ def test_a_field_path_is_ascii_field_names_joined_by_dots(expression: str) -> No
 
     expected = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", expression)
     assert is_field_path(expression) is (expected is not None)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ['{"id": "e-1"}', '{"id": 42}', '{"id": "' + "k" * 2000 + '"}', '{"id": "ключ"}'],
+)
+@pytest.mark.parametrize("key", ["id", lambda payload: payload["id"], None])
+def test_the_message_key_is_the_identified_key(body: str, key: Any) -> None:
+    """`message_key` (what every message asks) is `identify(...).key` (what tests and tools ask),
+    for every strategy and key type."""
+    strategy = KeyStrategy() if key is None else KeyStrategy.from_body(key)
+    message = inbound_message(body)
+    assert strategy.message_key(message) == strategy.identify(message).key
+
+
+@pytest.mark.parametrize("body", ['{"id": ""}', '{"id": null}', '{"id": [1]}', '{"other": 1}', "{"])
+def test_the_message_key_refuses_what_identify_refuses(body: str) -> None:
+    strategy = KeyStrategy.from_body("id")
+    with pytest.raises((MissingMessageKey, UndecodableBody)) as refused:
+        strategy.identify(inbound_message(body))
+    with pytest.raises(type(refused.value), match=re.escape(str(refused.value))):
+        strategy.message_key(inbound_message(body))

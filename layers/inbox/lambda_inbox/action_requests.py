@@ -62,7 +62,7 @@ def update_action(
     table: str, key: Mapping[str, Any], expression: str, commutes: bool | None, options: Options
 ) -> WriteAction:
     """An `Update` of the item `key` with `expression`; `commutes` as `UnitOfWork.update`."""
-    if not expression or not expression.strip():
+    if not expression or expression.isspace():
         raise UnitOfWorkError(f"{where('Update', table)}: the update expression is empty")
     condition, _, values, _ = options
     if commutes is None and condition is not None:  # never commutes (`commuting_shape`)

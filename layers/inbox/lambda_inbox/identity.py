@@ -110,23 +110,31 @@ class KeyStrategy:
     def identify(self, message: InboundMessage) -> MessageIdentity:
         """The message key; raises `MissingMessageKey` or `UndecodableBody` for poison."""
         if self._extractor is not None:
-            payload = message.json
-            try:
-                value = self._extractor(payload)
-            except Exception as error:  # e.g. payload["event_id"] on a body without it
-                raise MissingMessageKey(
-                    f"{self._description} found no message key in the body "
-                    f"({type(error).__name__}: {error})"
-                ) from None
-            if value is None or isinstance(value, (dict, list, bool)) or value == "":
-                raise MissingMessageKey(f"{self._description} found no message key in the body")
-            return MessageIdentity(bounded_key(str(value)), self._description)
+            return MessageIdentity(self.message_key(message), self._description)
         header = message.attributes.get(IDEMPOTENCY_KEY_ATTRIBUTE)
         if header:
             return MessageIdentity(bounded_key(header), IDEMPOTENCY_KEY_ATTRIBUTE)
         if message.deduplication_id:
             return MessageIdentity(bounded_key(message.deduplication_id), "deduplication-id")
         return MessageIdentity(bounded_key(message.delivery_id), "delivery-id")
+
+    def message_key(self, message: InboundMessage) -> str:
+        """`identify(message).key`, without the strategy's name (asked for every message)."""
+        if self._extractor is None:
+            return self.identify(message).key
+        payload = message.json  # UndecodableBody: poison
+        try:
+            value = self._extractor(payload)
+        except Exception as error:  # e.g. payload["event_id"] on a body without it
+            raise MissingMessageKey(
+                f"{self._description} found no message key in the body "
+                f"({type(error).__name__}: {error})"
+            ) from None
+        if type(value) is str and value:  # the usual key: no conversion
+            return bounded_key(value)
+        if value is None or isinstance(value, (dict, list, bool)) or value == "":
+            raise MissingMessageKey(f"{self._description} found no message key in the body")
+        return bounded_key(str(value))
 
 
 def identify(
@@ -135,9 +143,9 @@ def identify(
     """The message's key and fingerprint; any failure to read them makes it poison, never an
     exception that would take the batch down."""
     digest = fingerprint(message, canonical)
-    earlier = earlier_fingerprint(message)
+    earlier = None if message.encoded_record is None else earlier_fingerprint(message)
     try:
-        return Delivery(message, keys.identify(message).key, digest, None, earlier)
+        return Delivery(message, keys.message_key(message), digest, None, earlier)
     except PoisonMessage as poison:
         return Delivery(message, fallback_key(message), digest, poison, earlier)
     except Exception as error:  # e.g. RecursionError from a deeply nested body
