@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from lambda_inbox.store import (
     open_index_shard,
     open_records,
 )
+from lambda_inbox.store.inbox import result_text
 from lambda_inbox.store.record import completed_item
 from lambda_inbox.write_actions import item_identity
 
@@ -291,3 +293,20 @@ def test_the_inbox_item_is_named_as_the_planner_names_any_item(
     expected = item_identity(store.table, {"pk": store.pk(message_key)})
     assert store.item_identity(message_key) == expected
     assert store.item_identity(message_key) != store.item_identity(message_key + "x")
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"outcome": "reserved"},
+        {"outcome": 'ключ \u2028 "quoted"'},
+        {"outcome": 3},
+        {"outcome": "rejected", "skus": ["b", "a"]},
+        {"when": datetime(2026, 1, 2, tzinfo=UTC)},
+    ],
+)
+def test_a_result_is_stored_as_its_sorted_json(result: dict[str, Any]) -> None:
+    """`result_text` (one text value encoded once, then reused) is the JSON of the result."""
+    expected = json.dumps(result, sort_keys=True, default=str)
+    assert result_text(result) == expected
+    assert result_text(dict(result)) == expected  # again, from the cache where it applies

@@ -58,6 +58,33 @@ def put_action(
     return _action("Put", table, key, request, size, None, options)
 
 
+def own_put(
+    table: str,
+    item: Mapping[str, Any],
+    key: Mapping[str, Any],
+    condition: str,
+    names: dict[str, str],
+    label: str,
+) -> WriteAction:
+    """A `Put` of an item the library lays out itself (an outbox item): its `key` known, its
+    condition and names its own, valid by construction, so only the item is serialized and
+    sized, as `put_action` does. A table name or an item DynamoDB would refuse is refused."""
+    if not table:
+        raise UnitOfWorkError(f"{where('Put', table)}: the table name is empty")
+    serialized, size = _serialized_attributes(item, "Put", table, key=False)
+    if size > MAX_ITEM_BYTES:
+        raise UnitOfWorkError(
+            f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
+        )
+    request = {
+        "TableName": table,
+        "Item": serialized,
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": names,
+    }
+    return WriteAction("Put", table, key, request, label, size)
+
+
 def update_action(
     table: str, key: Mapping[str, Any], expression: str, commutes: bool | None, options: Options
 ) -> WriteAction:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Required, TypedDict
 
-from .action_requests import put_action
+from .action_requests import own_put
 from .errors import UnitOfWorkError
 from .json_text import text_encoder
 from .write_actions import WriteAction
@@ -161,6 +161,5 @@ def outbox_put(
     """The message id of `request` and the `Put` of its outbox item in `table`."""
     identifier, item = outbox_item(key_attributes=key_attributes, **request)
     names = {"#outbox_key": key_attributes[0]}
-    label = f"outbox:{identifier}"
-    options = (_NEW_ITEM, names, None, label)
-    return identifier, put_action(table, item, key_attributes, options)
+    key = {name: item[name] for name in key_attributes[:2]}
+    return identifier, own_put(table, item, key, _NEW_ITEM, names, f"outbox:{identifier}")

@@ -42,6 +42,21 @@ _FILTER_ATTRIBUTES = ("message_key", "status", "fingerprint", TTL_ATTRIBUTE)
 _result_json = text_encoder(json.JSONEncoder(sort_keys=True, default=str, check_circular=False))
 
 
+def result_text(result: Mapping[str, Any]) -> str:
+    """The handler's result as stored. The usual result, one text value (`outcome="reserved"`),
+    is encoded once per value, not once per message."""
+    if len(result) == 1:
+        ((name, value),) = result.items()
+        if type(value) is str and type(name) is str:
+            return _one_text_result(name, value)
+    return _result_json(result)
+
+
+@lru_cache(maxsize=256)
+def _one_text_result(name: str, value: str) -> str:
+    return _result_json({name: value})
+
+
 class InboxStore:
     """Reads and writes the inbox records of one consumer."""
 
@@ -131,7 +146,7 @@ class InboxStore:
             source=message.source,
             completed_at=utc_iso(now),
             expires_at=int(now + self._retention),
-            result=_result_json(result) if result else None,
+            result=result_text(result) if result else None,
         )
         condition, names, values = _claim(int(now), lease_owner)
         return {
