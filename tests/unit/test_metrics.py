@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from aws_lambda_powertools import Metrics
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from pydantic import BaseModel, Field
 
@@ -194,3 +194,20 @@ def test_metrics_added_to_the_owned_set_are_written_with_the_batch(
     inbox.handle(sqs_event(sqs_record(body("e-2", "2B"))))
     (record,) = emf_records(capsys.readouterr().out)
     assert "SeatsBooked" not in record  # flushed with the first batch
+
+
+@pytest.mark.parametrize("level", ["DEBUG", "INFO"])
+def test_every_outcome_is_logged_at_debug_and_only_failures_above(
+    aws: AppState, capsys: pytest.CaptureFixture[str], level: str
+) -> None:
+    logger = Logger(service=f"bookings-{level.lower()}", level=level)  # one logger per level
+    inbox = aws.consumer("bookings", model=Booking, decide=book, key="event_id", logger=logger)
+    inbox.handle(sqs_event(sqs_record(body("e-1", "1A")), sqs_record("{not json")))
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    messages = {line["message"]: line for line in lines if "message" in line}
+    assert "message dead_lettered: body is not JSON" in " ".join(messages)
+    committed = messages.get("message committed")
+    if level == "DEBUG":
+        assert committed is not None and committed["message_key"] == "e-1"
+    else:
+        assert committed is None

@@ -91,6 +91,10 @@ class Telemetry:
             self.metrics = metrics
         self._tracer = tracer
 
+    def logs_each_message(self) -> bool:
+        """True when `message_done` logs every outcome, not only dead letters and failures."""
+        return bool(self.logger.log_level <= DEBUG)
+
     def message_done(
         self,
         message: InboundMessage,

@@ -30,6 +30,9 @@ class BatchReport:
         self._results: dict[int, MessageResult] = {}
         self._failed_scopes: dict[str, int] = {}
         self._telemetry = telemetry
+        #: Whether every outcome is logged (DEBUG), asked once per batch: otherwise only
+        #: dead-lettered and failed messages get a line (`Telemetry.message_done`).
+        self._log_each = telemetry.logs_each_message()
 
     def record(
         self, delivery: Delivery, outcome: Outcome, code: str | None = None, detail: str = ""
@@ -41,7 +44,8 @@ class BatchReport:
         if message.ordering_scope is not None and outcome.needs_redelivery:
             first = self._failed_scopes.get(message.ordering_scope, message.sequence)
             self._failed_scopes[message.ordering_scope] = min(first, message.sequence)
-        self._telemetry.message_done(message, outcome, delivery.key, code, detail)
+        if self._log_each or outcome is Outcome.DEAD_LETTERED or outcome is Outcome.FAILED:
+            self._telemetry.message_done(message, outcome, delivery.key, code, detail)
 
     def outcome_of(self, delivery: Delivery) -> Outcome | None:
         result = self._results.get(delivery.sequence)

@@ -37,6 +37,9 @@ class SilentTelemetry:
     def __init__(self) -> None:
         self.done: list[tuple[str, Outcome, str | None]] = []
 
+    def logs_each_message(self) -> bool:
+        return True  # every outcome is recorded
+
     def message_done(
         self, message: InboundMessage, outcome: Outcome, key: str | None, code: str | None, _: str
     ) -> None:
