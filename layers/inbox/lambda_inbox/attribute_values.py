@@ -61,11 +61,7 @@ def sized(value: Any) -> tuple[dict[str, Any], int]:
         if EXACT_INT_LOWER < value < EXACT_INT_BOUND:
             text = str(value)
             return {"N": text}, len(text) // 2 + 2
-    elif kind is bool:
-        return {"BOOL": value}, 1
-    elif value is None:
-        return {"NULL": True}, 1
-    elif kind is dict:
+    elif kind is dict:  # maps and lists before booleans and nulls: they are what comes here
         members: dict[str, Any] = {}
         size = 3
         for name, member in value.items():
@@ -91,6 +87,10 @@ def sized(value: Any) -> tuple[dict[str, Any], int]:
             elements.append(serialized)
             size += element_size + 1
         return {"L": elements}, size
+    elif kind is bool:
+        return {"BOOL": value}, 1
+    elif value is None:
+        return {"NULL": True}, 1
     serialized = dict(_type_serializer().serialize(value))
     return serialized, attribute_size(serialized)
 

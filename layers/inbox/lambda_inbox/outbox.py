@@ -161,5 +161,5 @@ def outbox_put(
     """The message id of `request` and the `Put` of its outbox item in `table`."""
     identifier, item = outbox_item(key_attributes=key_attributes, **request)
     names = {"#outbox_key": key_attributes[0]}
-    key = {name: item[name] for name in key_attributes[:2]}
+    key = dict.fromkeys(key_attributes[:2], item[key_attributes[0]])  # one value, twice
     return identifier, own_put(table, item, key, _NEW_ITEM, names, f"outbox:{identifier}")

@@ -15,6 +15,7 @@ concurrently. Serialisation happens only where items collide.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
 from .config import MAX_TRANSACTION_BYTES
@@ -32,13 +33,15 @@ class Plannable(Protocol):
 
 
 P = TypeVar("P", bound=Plannable)
+#: No commuting items: one shared empty mapping, not a new dict for every message.
+_NONE: Mapping[Hashable, str] = MappingProxyType({})
 
 
 def commuting_items(work: Plannable) -> Mapping[Hashable, str]:
     """The items `work` touches only through a commuting update, with that update's merge
     shape (`Decision.commuting_items`); none for a work that does not say."""
     found: Mapping[Hashable, str] | None = getattr(work, "commuting_items", None)
-    return found or {}
+    return found or _NONE
 
 
 #: What `plan_waves` knows of an item, in a list (one is made per item of every message):

@@ -108,7 +108,9 @@ def _to_message(
         raise MalformedRecord(f"SQS record {sequence} has no messageId")
     arn = record.get("eventSourceARN")
     source = arn if isinstance(arn, str) and arn else "sqs"
-    attributes = _mapping(record.get("attributes"))
+    attributes = record.get("attributes")
+    if not isinstance(attributes, dict):
+        attributes = {}
     group_id = _text(attributes.get("MessageGroupId"))
     scope: str | None = None
     if source.endswith(".fifo"):
@@ -166,10 +168,6 @@ def _redelivered(attributes: Mapping[str, Any], strings: Mapping[str, str]) -> b
         or "DeadLetterQueueSourceArn" in attributes
         or (bool(strings) and not strings.keys().isdisjoint(REPLAYED_ATTRIBUTES))
     )
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _text(value: object) -> str | None:
