@@ -9,21 +9,21 @@ DynamoDB's answers come from a botocore `before-send` hook (`devkit.captured.ans
 an empty `BatchGetItem` result, an empty success for the transaction: every message new, every
 transaction committed), so what is counted is the handler, the library, boto3 and botocore
 building, signing and parsing both requests: everything but the socket and the wait. Each
-program runs twice, with W and W + N batches; both make the events of W + N batches first, so
-the difference divided by N is the count per batch, building the events left out (before
-2026-11-26 they were made per run, and about 1.2 M per batch of building them was in both the
-floor and the handler: the difference above the floor was the same).
+program makes the events of W + N batches, runs W batches, empties the garbage collector
+(`gc.collect()`), then runs the N counted batches between two `os.getppid()` calls, where
+callgrind dumps and zeroes its counters (`devkit.callgrind.count_window`): the count is of those
+batches alone, both threads, building the events and the interpreter's start left out.
 
-Both runs empty the garbage collector after the W batches (`gc.collect()`), so the N batches
-are counted from the same collector state. Without that, a full collection (it scans the whole
-heap the imports made, about 30 M instructions here) fell inside the counted batches in some
-runs and not in others, and moved the count per batch by up to 1 M. The batches' own young
-collections stay in the count. Full collections come every few hundred batches: the script
-counts them over 400 batches (no callgrind) and measures one (a second `gc.collect()` against
-none), and the last columns add their share per batch. Counts repeat within about 1%; compare
-rows of one run. One exception, not explained yet: the library at b250667 counts either about
-23.7 or about 24.1 M per batch from one run to the next (docs/PERFORMANCE.md, "Five small
-cuts"); run it more than once.
+Since 2026-11-27 the window is counted this way. Before, each program ran twice (W and W + N
+batches) and the difference was divided by N; the start and the imports (about 2.8 G
+instructions) move by up to 18 M from one run to the next, so the count per batch moved by up to
+0.5 M over 40 batches: the size of the "bimodal" counts of b250667 (23.7 or 24.1 M), which the
+window method no longer shows. The window repeats within about 0.05 M per batch over 60 batches.
+
+The batches' own young collections stay in the count. Full collections come every few hundred
+batches (a full one scans the whole heap the imports made, about 30 M instructions here): the
+script counts them over 400 batches (no callgrind) and measures one (a window holding only a
+`gc.collect()`), and the last columns add their share per batch.
 
 Programs (each a fresh interpreter):
 
@@ -39,7 +39,6 @@ The events, the answers and the order lines are those of `sqs_vs_powertools.py`.
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import subprocess
 import sys
@@ -48,13 +47,13 @@ from pathlib import Path
 from devkit.callgrind import (
     add_library_option,
     chosen_libraries,
-    count_instructions,
+    count_window,
     require_valgrind,
 )
 from devkit.paths import REPO_ROOT
 
 _PROGRAM = r"""
-import contextlib, functools, gc, io, sys
+import contextlib, functools, gc, io, os, sys
 sys.path[:0] = [{benchmarks!r}]
 from devkit.captured import answer_in_process, capture_requests, replay
 from devkit.events import sqs_event, sqs_record
@@ -80,10 +79,13 @@ client.meta.events.register("before-send.dynamodb", answer_in_process)
 with contextlib.redirect_stdout(io.StringIO()):
     for index in range({warmup}):
         run(index)
-    gc.collect()  # the counted batches start from the same collector state in both runs
+    gc.collect()  # the counted batches start from the same collector state every run
     {window}
+    os.getppid()  # the counted window starts (devkit.callgrind.count_window)
     for index in range({warmup}, {batches}):
         run(index)
+    {counted}
+    os.getppid()  # and ends
 {after}"""
 
 _ENV = {
@@ -109,13 +111,14 @@ def program(
     *,
     floor: bool,
     window: str = "",
+    counted: str = "",
     after: str = "",
     built: int = 0,
 ) -> tuple[str, dict[str, str]]:
     """The code and environment of a fresh interpreter running `batches` batches (or floor
-    requests), the collector emptied after the first `warmup`, then `window` run; `after` at
-    the end. The events of `built` batches are made first (at least `batches`): both runs of
-    `per_batch` make the same number, so building them is no part of the difference."""
+    requests), the collector emptied after the first `warmup`, then `window` run; the rest of
+    the batches and `counted` are the counted window; `after` at the end. The events of `built`
+    batches are made first (at least `batches`), outside the window."""
     code = _PROGRAM.format(
         benchmarks=str(REPO_ROOT / "benchmarks"),
         batches=batches,
@@ -123,6 +126,7 @@ def program(
         warmup=warmup,
         floor=floor,
         window=window or "pass",
+        counted=counted or "pass",
         after=after,
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PYTHON"))}
@@ -130,14 +134,13 @@ def program(
     return code, env
 
 
-@functools.cache  # `full_collection` counts the warm-up alone again, as `per_batch` did
 def count(
-    batches: int, warmup: int, library: Path, *, floor: bool, after: str = "", built: int = 0
+    batches: int, warmup: int, library: Path, *, floor: bool, counted: str = "", built: int = 0
 ) -> int:
-    """Instructions of `program(...)`."""
-    code, env = program(batches, warmup, library, floor=floor, after=after, built=built)
+    """Instructions of the counted window of `program(...)`."""
+    code, env = program(batches, warmup, library, floor=floor, counted=counted, built=built)
     subprocess.run([sys.executable, "-c", code], env=env, check=True)  # writes the .pyc files
-    return count_instructions([sys.executable, "-c", code], env=env)
+    return count_window([sys.executable, "-c", code], env=env)
 
 
 def full_collections_per_batch(library: Path, warmup: int, batches: int = 400) -> float:
@@ -158,20 +161,14 @@ def full_collections_per_batch(library: Path, warmup: int, batches: int = 400) -
 
 
 def per_batch(library: Path, warmup: int, batches: int, *, floor: bool = False) -> float:
-    """Millions of instructions per batch: the difference of two runs, over the extra batches."""
-    built = warmup + batches
-    extra = count(built, warmup, library, floor=floor) - count(
-        warmup, warmup, library, floor=floor, built=built
-    )
-    return extra / batches / 1e6
+    """Millions of instructions per batch: the counted window, over its batches."""
+    return count(warmup + batches, warmup, library, floor=floor) / batches / 1e6
 
 
 def full_collection(library: Path, warmup: int, built: int) -> float:
     """Millions of instructions of one full collection of the handler's process after `warmup`
-    batches (a second `gc.collect()` against none), the events of `built` made."""
-    once = count(warmup, warmup, library, floor=False, built=built)
-    twice = count(warmup, warmup, library, floor=False, after="gc.collect()", built=built)
-    return (twice - once) / 1e6
+    batches, the events of `built` made: a window holding a `gc.collect()` and no batch."""
+    return count(warmup, warmup, library, floor=False, counted="gc.collect()", built=built) / 1e6
 
 
 def main() -> None:

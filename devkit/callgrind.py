@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -39,6 +40,43 @@ def count_instructions(
     if counted.returncode != 0 or found is None:
         sys.exit(f"callgrind failed for {' '.join(command)[:200]}:\n{counted.stderr[-2000:]}")
     return int(found.group(1))
+
+
+#: The libc call a program makes to mark where its counted window starts and ends
+#: (`os.getppid()`): callgrind dumps its counters before each call (`--dump-before`).
+WINDOW_MARK = "getppid"
+
+
+def count_window(command: Sequence[str], *, env: Mapping[str, str], cwd: str | None = None) -> int:
+    """Instructions `command` executes (all its threads) between its first and second
+    `os.getppid()` calls: callgrind zeroes its counters at each, so what the interpreter's
+    start and imports cost, which moves by several million instructions from one run to the
+    next, is no part of it. Exits when the command fails or marks no single window."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "callgrind.out"
+        counted = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--dump-before={WINDOW_MARK}",
+                f"--callgrind-out-file={out}",
+                *command,
+            ],
+            env=dict(env),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if counted.returncode != 0:
+            sys.exit(f"callgrind failed for {' '.join(command)[:200]}:\n{counted.stderr[-2000:]}")
+        parts = sorted(Path(folder).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
+        if len(parts) != 2:  # before the window, the window (the rest is `callgrind.out`)
+            sys.exit(f"expected one window marked by two {WINDOW_MARK}() calls, got {parts}")
+        found = re.search(r"^(?:totals|summary): (\d+)", parts[1].read_text(), re.MULTILINE)
+        if found is None:
+            sys.exit(f"no instruction count in {parts[1]}")
+        return int(found.group(1))
 
 
 def add_library_option(parser: argparse.ArgumentParser) -> None:

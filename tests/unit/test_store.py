@@ -310,3 +310,26 @@ def test_a_result_is_stored_as_its_sorted_json(result: dict[str, Any]) -> None:
     expected = json.dumps(result, sort_keys=True, default=str)
     assert result_text(result) == expected
     assert result_text(dict(result)) == expected  # again, from the cache where it applies
+
+
+def test_each_completion_put_carries_its_own_time_and_owner(store: InboxStore) -> None:
+    """The time fields and the claim are made once per time and shared by the puts of that
+    time; a put at another time, or in leased mode, gets its own."""
+    message = inbound_message("{}")
+
+    def put(now: float, owner: str | None = None) -> dict[str, Any]:
+        made: dict[str, Any] = store.completion_put(
+            message, "k", "fp", {}, now=now, lease_owner=owner
+        )["Put"]
+        return made
+
+    first, same, later = put(1000.5), put(1000.5), put(2000.25)
+    assert first == same
+    assert later["Item"]["completed_at"] == {"S": "1970-01-01T00:33:20.250+00:00"}
+    assert later["Item"]["expires_at"] == {"N": str(2000 + 7 * 24 * 3600)}
+    assert later["ExpressionAttributeValues"][":now"] == {"N": "2000"}
+    assert first["ExpressionAttributeValues"][":now"] == {"N": "1000"}
+    leased = put(2000.25, owner="owner-1")
+    assert leased["ConditionExpression"] == "#status = :in_progress AND #owner = :owner"
+    assert leased["ExpressionAttributeValues"][":owner"] == {"S": "owner-1"}
+    assert put(2000.25)["ConditionExpression"] == later["ConditionExpression"]

@@ -57,6 +57,13 @@ def _one_text_result(name: str, value: str) -> str:
     return _result_json({name: value})
 
 
+#: A completion put's condition, names and values (`_claim`).
+_Claim = tuple[str, dict[str, str], dict[str, dict[str, str]]]
+#: What the completion puts made at one time share: that time, `completed_at`, `expires_at`, and
+#: the claim outside leased mode (a plain tuple: a NamedTuple class costs cold start).
+_Stamp = tuple[float, str, int, _Claim]
+
+
 class InboxStore:
     """Reads and writes the inbox records of one consumer."""
 
@@ -74,6 +81,8 @@ class InboxStore:
         self.consumer = consumer
         self._retention = retention_seconds
         self._snapshot_bytes = snapshot_bytes
+        #: What the completion puts of one time share (`_stamp`): made once per transaction.
+        self._stamped: _Stamp = (-1.0, "", 0, _claim(0, None))
 
     @classmethod
     def from_config(cls, client: DynamoDBClient, config: InboxConfig) -> InboxStore:
@@ -93,6 +102,16 @@ class InboxStore:
         # `item_identity(self.table, {PARTITION_KEY: self.pk(message_key)})`, built directly:
         # it runs for every message (tests/unit/test_store.py holds the two equal).
         return (self.table, frozenset(((PARTITION_KEY, record_pk(self.consumer, message_key)),)))
+
+    def _stamp(self, now: float) -> _Stamp:
+        """The time fields and claim of the completion puts made at `now`: the puts of one
+        transaction share one time. One attribute holds them, so batches committing at once in
+        one process each see a whole stamp."""
+        stamped = self._stamped
+        if stamped[0] != now:
+            claim = _claim(int(now), None)
+            stamped = self._stamped = (now, utc_iso(now), int(now + self._retention), claim)
+        return stamped
 
     def fetch(self, message_keys: Iterable[str], *, now: float) -> dict[str, InboxRecord]:
         """Live records by message key: one eventually consistent `BatchGetItem` per 100 keys.
@@ -139,16 +158,19 @@ class InboxStore:
         Leased mode (`lease_owner` given): succeeds only while the record is still this owner's
         IN_PROGRESS lease.
         """
+        _, completed_at, expires_at, claim = self._stamp(now)
         item = completed_item(
             self.consumer,
             message_key,
             fingerprint=fingerprint,
             source=message.source,
-            completed_at=utc_iso(now),
-            expires_at=int(now + self._retention),
+            completed_at=completed_at,
+            expires_at=expires_at,
             result=result_text(result) if result else None,
         )
-        condition, names, values = _claim(int(now), lease_owner)
+        if lease_owner is not None:
+            claim = _claim(int(now), lease_owner)
+        condition, names, values = claim
         return {
             "Put": {
                 "TableName": self.table,
