@@ -146,7 +146,7 @@ def _action(
         serialized = {}
         for placeholder, value in values.items():
             if type(value) is int and EXACT_INT_LOWER < value < EXACT_INT_BOUND:
-                text = str(value)  # the most common value: `sized` inlined
+                text = f"{value}"  # the most common value: `sized` inlined
                 serialized[placeholder] = {"N": text}
                 size += len(placeholder) + len(text) // 2 + 2
                 continue
@@ -173,7 +173,7 @@ def _serialized_attributes(
                 size += len(name) + len(value)
                 continue
             if type(value) is int and not key and EXACT_INT_LOWER < value < EXACT_INT_BOUND:
-                text = str(value)
+                text = f"{value}"
                 serialized[name] = {"N": text}
                 size += len(name) + len(text) // 2 + 2
                 continue

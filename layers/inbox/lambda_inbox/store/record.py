@@ -84,7 +84,7 @@ def completed_item(
         item["completed_at"] = {"S": completed_at}
     if result:
         item["result"] = {"S": result}
-    item[TTL_ATTRIBUTE] = {"N": str(expires_at)}
+    item[TTL_ATTRIBUTE] = {"N": f"{expires_at}"}
     return item
 
 
