@@ -4,10 +4,12 @@
 
 `consumer_instructions.py` counts a whole batch; this counts the unit of work alone, the largest
 part of the library's work per message, action by action. Each snippet runs in a fresh
-interpreter under valgrind's callgrind, with N iterations and with none (same set-up); the
-difference divided by N is the count per iteration. Nothing but `lambda_inbox` is imported:
-no boto3, no handler, no network. What each iteration counts includes a new `UnitOfWork`
-(about 3 K instructions) and formatting its keys (about 2 K per f-string).
+interpreter under valgrind's callgrind, N iterations between two `os.getppid()` calls
+(`devkit.callgrind.count_window`, since 2026-11-27: before, the difference of a run with N
+iterations and one with none, which carried the start's run-to-run spread). Nothing but
+`lambda_inbox` is imported: no boto3, no handler, no network. What each iteration counts
+includes a new `UnitOfWork` (about 3 K instructions) and formatting its keys (about 2 K per
+f-string).
 
 Snippets (the writes of `functions/order_events/app.py` for one order of two lines):
 
@@ -26,7 +28,7 @@ from pathlib import Path
 from devkit.callgrind import (
     add_library_option,
     chosen_libraries,
-    count_instructions,
+    count_window,
     require_valgrind,
 )
 
@@ -86,11 +88,9 @@ def per_iteration(library: Path, snippet: str, iterations: int) -> float:
     """Thousands of instructions per iteration of `snippet` on `library`."""
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(library), "PYTHONHASHSEED": "0"}
 
-    def count(n: int) -> int:
-        code = f"{_SETUP}\nfor i in range({n}):\n    {snippet}(UnitOfWork(), i)\n"
-        return count_instructions([sys.executable, "-c", code], env=env)
-
-    return (count(iterations) - count(0)) / iterations / 1e3
+    loop = f"for i in range({iterations}):\n    {snippet}(UnitOfWork(), i)\n"
+    code = f"{_SETUP}\nimport os\nos.getppid()\n{loop}os.getppid()\n"  # the counted window
+    return count_window([sys.executable, "-c", code], env=env) / iterations / 1e3
 
 
 def main() -> None:
