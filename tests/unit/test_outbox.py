@@ -226,7 +226,7 @@ def test_the_outbox_put_is_the_put_of_its_item(
     assert dict(action.plain_key) == dict(expected.plain_key)
 
 
-def _plain(value: dict[str, Any]) -> Any:
+def _plain(value: Any) -> Any:
     """A Python value of an attribute value (numbers of the outbox item are whole)."""
     plain = DESERIALIZER.deserialize(value)
     return int(plain) if isinstance(plain, Decimal) else plain
