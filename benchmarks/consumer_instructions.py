@@ -174,7 +174,9 @@ def full_collection(library: Path, warmup: int, built: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batches", type=int, default=50, help="batches counted (default 50)")
-    parser.add_argument("--warmup", type=int, default=10, help="batches in both runs")
+    parser.add_argument(
+        "--warmup", type=int, default=10, help="uncounted batches before the window (default 10)"
+    )
     add_library_option(parser)
     args = parser.parse_args()
     require_valgrind()
