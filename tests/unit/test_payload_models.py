@@ -1,13 +1,13 @@
-"""How `InboxConsumer` reads a payload into its `model`: a pydantic model's own validation
-(what `model_validate` runs, called without its wrapper), an override of `model_validate`, a
-model completed later, or any callable."""
+"""How `InboxConsumer` reads a payload into its `model`: a pydantic model's `model_validate`
+(an override of it kept, a model completed or rebuilt after the consumer is made validating
+with its new rules), or any callable."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
@@ -51,6 +51,22 @@ def test_a_model_not_complete_when_the_consumer_is_made_validates() -> None:
     assert not Later.__pydantic_complete__  # `Stay` was not defined when `Later` was
     parse = _parser(Later)
     assert parse({"stay": {"nights": 1}}).stay.nights == 1
+
+
+def test_a_model_rebuilt_after_the_consumer_is_made_validates_with_its_new_rules() -> None:
+    """The fix of a payload dead-lettered for an unknown field, in the same process: the model
+    is rebuilt to ignore extra fields, and the parser made before sees that."""
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        seat: str
+
+    parse = _parser(Strict)
+    with pytest.raises(ValidationError):
+        parse({"seat": "1A", "gift_wrap": True})
+    Strict.model_config["extra"] = "ignore"
+    Strict.model_rebuild(force=True)
+    assert parse({"seat": "1A", "gift_wrap": True}).seat == "1A"
 
 
 def test_a_callable_is_called_as_it_is() -> None:

@@ -178,15 +178,9 @@ def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:
 
 
 def _parser(model: type[M] | Callable[[Any], M]) -> Callable[[Any], M]:
+    # `model_validate` itself, not the validator it calls: a model rebuilt later
+    # (`model_rebuild`) validates with its new validator from then on.
     validate = getattr(model, "model_validate", None)
-    if not callable(validate):
-        return model
-    from pydantic import BaseModel  # loaded already: `model` is a pydantic model
-
-    own = getattr(BaseModel.model_validate, "__func__", None)
-    inherited = own is not None and getattr(validate, "__func__", None) is own
-    if inherited and getattr(model, "__pydantic_complete__", False):
-        # What `model_validate` calls, without its wrapper (run for every message): the same
-        # validation, unless the model overrides `model_validate` or is not built yet.
-        return model.__pydantic_validator__.validate_python  # type: ignore[union-attr,no-any-return]
-    return validate  # type: ignore[no-any-return]
+    if callable(validate):
+        return validate  # type: ignore[no-any-return]
+    return model
