@@ -230,3 +230,10 @@ def _plain(value: Any) -> Any:
     """A Python value of an attribute value (numbers of the outbox item are whole)."""
     plain = DESERIALIZER.deserialize(value)
     return int(plain) if isinstance(plain, Decimal) else plain
+
+
+def test_an_outbox_item_over_400_kb_is_refused_on_the_spot() -> None:
+    with pytest.raises(
+        UnitOfWorkError, match=r"put on domain: item is \d+ bytes, DynamoDB allows 409600"
+    ):
+        UnitOfWork().outbox("domain", destination="q", body="x" * (400 * 1024))

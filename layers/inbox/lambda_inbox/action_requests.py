@@ -50,10 +50,6 @@ def put_action(
             f"{where('Put', table)}: the item has none of the key attributes {key_attributes}"
         )
     serialized, size = _serialized_attributes(item, "Put", table, key=False)
-    if size > MAX_ITEM_BYTES:
-        raise UnitOfWorkError(
-            f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
-        )
     request = {"TableName": table, "Item": serialized}
     return _action("Put", table, key, request, size, None, options)
 
@@ -72,10 +68,6 @@ def own_put(
     if not table:
         raise UnitOfWorkError(f"{where('Put', table)}: the table name is empty")
     serialized, size = _serialized_attributes(item, "Put", table, key=False)
-    if size > MAX_ITEM_BYTES:
-        raise UnitOfWorkError(
-            f"{where('Put', table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
-        )
     request = {
         "TableName": table,
         "Item": serialized,
@@ -163,7 +155,8 @@ def _serialized_attributes(
     attributes: Mapping[str, Any], kind: ActionKind, table: str, *, key: bool
 ) -> tuple[dict[str, Any], int]:
     """Each attribute of an item (or of a key: `key`) serialized, and the bytes of their names
-    and values. Errors name the action and the attribute (`put on orders, 'total'`)."""
+    and values; an item over DynamoDB's 400 KB is refused. Errors name the action and the
+    attribute (`put on orders, 'total'`)."""
     serialized = {}
     size = 0
     for name, value in attributes.items():
@@ -187,6 +180,10 @@ def _serialized_attributes(
             what = f"key {name!r}" if key else repr(name)
             raise value_error(f"{where(kind, table)}, {what}", value, error) from None
         size += value_size + utf8_size(name)
+    if not key and size > MAX_ITEM_BYTES:
+        raise UnitOfWorkError(
+            f"{where(kind, table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
+        )
     return serialized, size
 
 
