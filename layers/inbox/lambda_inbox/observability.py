@@ -25,7 +25,7 @@ from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 from .json_text import text_encoder
 from .messages import InboundMessage
-from .outcomes import MessageResult, Outcome
+from .outcomes import ALWAYS_LOGGED, MessageResult, Outcome
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
@@ -92,7 +92,7 @@ class Telemetry:
         self._tracer = tracer
 
     def logs_each_message(self) -> bool:
-        """True when `message_done` logs every outcome, not only dead letters and failures."""
+        """True when `message_done` logs every outcome, not only `ALWAYS_LOGGED`."""
         return bool(self.logger.log_level <= DEBUG)
 
     def message_done(
@@ -103,7 +103,7 @@ class Telemetry:
         code: str | None,
         detail: str,
     ) -> None:
-        quiet = outcome not in (Outcome.DEAD_LETTERED, Outcome.FAILED)
+        quiet = outcome not in ALWAYS_LOGGED
         if quiet and self.logger.log_level > DEBUG:  # the usual case: nothing to build
             return
         extra: dict[str, Any] = {

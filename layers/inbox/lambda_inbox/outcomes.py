@@ -28,6 +28,11 @@ class Outcome(StrEnum):
         return self is Outcome.FAILED or self is Outcome.SKIPPED
 
 
+#: Outcomes logged whatever the log level (a warning each); the others only at DEBUG. A tuple:
+#: `in` finds a member by identity, where a set would hash it in Python.
+ALWAYS_LOGGED = (Outcome.DEAD_LETTERED, Outcome.FAILED)
+
+
 class MessageResult(NamedTuple):
     message: InboundMessage
     outcome: Outcome

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from .identity import Delivery
 from .messages import InboundMessage
-from .outcomes import MessageResult, Outcome
+from .outcomes import ALWAYS_LOGGED, MessageResult, Outcome
 
 if TYPE_CHECKING:
     from .commit import CommitAttempt
@@ -31,7 +31,7 @@ class BatchReport:
         self._failed_scopes: dict[str, int] = {}
         self._telemetry = telemetry
         #: Whether every outcome is logged (DEBUG), asked once per batch: otherwise only
-        #: dead-lettered and failed messages get a line (`Telemetry.message_done`).
+        #: `ALWAYS_LOGGED` outcomes get a line (`Telemetry.message_done`).
         self._log_each = telemetry.logs_each_message()
 
     def record(
@@ -44,7 +44,7 @@ class BatchReport:
         if message.ordering_scope is not None and outcome.needs_redelivery:
             first = self._failed_scopes.get(message.ordering_scope, message.sequence)
             self._failed_scopes[message.ordering_scope] = min(first, message.sequence)
-        if self._log_each or outcome is Outcome.DEAD_LETTERED or outcome is Outcome.FAILED:
+        if self._log_each or outcome in ALWAYS_LOGGED:
             self._telemetry.message_done(message, outcome, delivery.key, code, detail)
 
     def outcome_of(self, delivery: Delivery) -> Outcome | None:
