@@ -22,7 +22,7 @@ from lambda_inbox.store import (
     open_records,
 )
 from lambda_inbox.store.inbox import result_text
-from lambda_inbox.store.record import completed_item
+from lambda_inbox.store.record import utc_iso
 from lambda_inbox.write_actions import item_identity
 
 CONSUMER = "store-test"
@@ -205,21 +205,35 @@ def test_record_maps_to_an_item_and_back_for_every_status() -> None:
         assert ("gsi_open_pk" in item) is record.status.is_open
 
 
-@pytest.mark.parametrize("result", [None, '{"outcome": "reserved"}'])
+@pytest.mark.parametrize("result", [{}, {"outcome": "reserved"}])
 @pytest.mark.parametrize("source", ["", "arn:aws:sqs:us-east-1:123456789012:orders"])
-def test_the_completed_item_is_the_completed_records_item(result: str | None, source: str) -> None:
-    """`completed_item` builds what `InboxRecord.to_item` makes for a COMPLETED record."""
-    fields: dict[str, Any] = {
-        "fingerprint": "f" * 64,
-        "source": source,
-        "completed_at": "2026-11-26T05:00:00.000+00:00",
-        "expires_at": 1_795_000_000,
-        "result": result,
-    }
-    record = InboxRecord("orders", "evt-1", Status.COMPLETED, **fields)
-    item = completed_item("orders", "evt-1", **fields)
-    assert item == record.to_item()
-    assert list(item) == list(record.to_item())  # the same attributes in the same order
+def test_the_completion_puts_item_is_the_completed_records_item(
+    result: dict[str, str], source: str
+) -> None:
+    """The item of `completion_put`, built directly, is what `InboxRecord.to_item` makes for the
+    COMPLETED record, attribute for attribute and in the same order; the puts of one time share
+    its values of that time, and a put of another time has its own."""
+    store = InboxStore(None, table="inbox", consumer="orders", retention_seconds=3600)  # type: ignore[arg-type]
+    now = 1_795_000_000.25
+    message = inbound_message(source=source)
+    put = store.completion_put(message, "evt-1", "f" * 64, result, now=now)["Put"]
+    record = InboxRecord(
+        "orders",
+        "evt-1",
+        Status.COMPLETED,
+        fingerprint="f" * 64,
+        source=source,
+        completed_at=utc_iso(now),
+        expires_at=int(now + 3600),
+        result=result_text(result) if result else None,
+    )
+    assert put["Item"] == record.to_item()
+    assert list(put["Item"]) == list(record.to_item())
+    other = store.completion_put(message, "evt-2", "e" * 64, result, now=now)["Put"]["Item"]
+    later = store.completion_put(message, "evt-3", "e" * 64, result, now=now + 1)["Put"]["Item"]
+    assert other["completed_at"] is put["Item"]["completed_at"]
+    assert later["expires_at"] == {"N": str(int(now + 1 + 3600))}
+    assert put["Item"]["expires_at"] == {"N": str(int(now + 3600))}  # not changed by `later`
 
 
 def test_mark_failed_truncates_the_snapshot_and_handles_empty_bodies(aws: AppState) -> None:

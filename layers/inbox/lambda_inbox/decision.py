@@ -44,9 +44,9 @@ class Decision(Generic[M]):
         "items",
         "lease_owner",
         "payload",
+        "result",
         "rounds",
         "size",
-        "uow",
     )
 
     def __init__(
@@ -77,8 +77,9 @@ class Decision(Generic[M]):
         self._take(uow)
 
     def _take(self, uow: UnitOfWork) -> None:
-        """Hold `uow`'s writes, and what planning asks of them (computed once, asked often)."""
-        self.uow = uow
+        """Hold `uow`'s writes and result, and what planning asks of them (computed once, asked
+        often); not `uow` itself, which is let go with what it kept to check its writes."""
+        self.result = uow.result
         self.actions = actions = uow.actions
         self.action_count = 1 + len(actions)
         self.size = INBOX_RECORD_BYTES + uow.size

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .committer import Committer
@@ -43,6 +44,7 @@ M = TypeVar("M")
 #: poison is found while deciding: a poison message that completed before is a duplicate, and
 #: nothing is dead-lettered while the inbox table cannot be read (a missing table, an outage).
 POISON = "poison"
+_POISON = attrgetter("poison")
 
 
 class Pipeline(Generic[M]):
@@ -81,7 +83,7 @@ class Pipeline(Generic[M]):
         canonical = self._decider.canonical_form
         deliveries = [identify(message, self._keys, canonical) for message in report.messages]
         read_first = self._read_first.reason(messages)
-        if read_first is None and any(delivery.poison for delivery in deliveries):
+        if read_first is None and any(map(_POISON, deliveries)):
             read_first = POISON
         read_first = self._run(report, deliveries, deadline, read_first)
         results = report.results()

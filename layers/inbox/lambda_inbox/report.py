@@ -8,6 +8,7 @@ as skipped so the source redelivers them in order.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from .identity import Delivery
@@ -25,7 +26,7 @@ class BatchReport:
     """Outcomes by message, the failed ordering scopes, and the batch's commit attempts."""
 
     def __init__(self, messages: Sequence[InboundMessage], telemetry: Telemetry) -> None:
-        self.messages = sorted(messages, key=lambda message: message.sequence)
+        self.messages = sorted(messages, key=attrgetter("sequence"))
         self.attempts: list[CommitAttempt] = []
         self._results: dict[int, MessageResult] = {}
         self._failed_scopes: dict[str, int] = {}

@@ -20,21 +20,31 @@ M = TypeVar("M")
 class Transaction(Generic[M]):
     """Decisions that commit together, and the request that commits them."""
 
-    __slots__ = ("decisions", "owners", "request", "shared")
+    __slots__ = ("_messages", "_positions", "decisions", "request", "shared")
 
     def __init__(
         self,
         decisions: list[Decision[M]],
         request: PreparedTransaction,
-        owners: list[tuple[int, int]],
+        messages: list[int],
+        positions: list[int],
         shared: dict[int, list[tuple[int, int]]] | None = None,
     ) -> None:
         self.decisions = decisions
         self.request = request
-        #: For each transact item: (index of its decision, index of its action or INBOX_ACTION).
-        self.owners = owners
+        #: For each transact item: the index of its decision, and of its action (or
+        #: INBOX_ACTION). Two lists of integers, not a pair per item: pairs are objects the
+        #: garbage collector scans, and they are asked for only when a transaction is cancelled.
+        self._messages = messages
+        self._positions = positions
         #: Transact items that merge the commuting updates of several decisions: every owner.
         self.shared = shared or {}
+
+    @property
+    def owners(self) -> list[tuple[int, int]]:
+        """For each transact item: (index of its decision, index of its action or
+        INBOX_ACTION)."""
+        return list(zip(self._messages, self._positions, strict=True))
 
 
 def build_transaction(
@@ -43,7 +53,8 @@ def build_transaction(
     """The transaction that commits `decisions`: each one's inbox `Put`, then its actions; the
     commuting updates of one item and shape become one action of summed values, owned by all."""
     items: list[dict[str, Any]] = []
-    owners: list[tuple[int, int]] = []
+    messages: list[int] = []
+    positions: list[int] = []
     # Commuting updates of one item and shape: one action of summed values, many owners.
     merges: dict[tuple[ItemIdentity, str], int] = {}
     shared: dict[int, list[tuple[int, int]]] = {}
@@ -54,20 +65,29 @@ def build_transaction(
                 delivery.message,
                 delivery.key,
                 delivery.fingerprint,
-                decision.uow.result,
+                decision.result,
                 now=now,
                 lease_owner=decision.lease_owner,
             )
         )
-        owners.append((index, INBOX_ACTION))
-        for position, action in enumerate(decision.actions):
+        messages.append(index)
+        positions.append(INBOX_ACTION)
+        actions = decision.actions
+        if not decision.commuting_items:  # most decisions: every action is an item of its own
+            items.extend([action.transact for action in actions])
+            messages.extend([index] * len(actions))
+            positions.extend(range(len(actions)))
+            continue
+        for position, action in enumerate(actions):
             shape = action.merge_shape
             if shape is not None:
                 slot = merges.setdefault((action.item_identity, shape), len(items))
                 if slot < len(items):
                     items[slot] = merge_commuting(items[slot], action)
-                    shared.setdefault(slot, [owners[slot]]).append((index, position))
+                    first = (messages[slot], positions[slot])
+                    shared.setdefault(slot, [first]).append((index, position))
                     continue
-            items.append(action.transact_item())
-            owners.append((index, position))
-    return Transaction(decisions, PreparedTransaction(items), owners, shared)
+            items.append(action.transact)
+            messages.append(index)
+            positions.append(position)
+    return Transaction(decisions, PreparedTransaction(items), messages, positions, shared)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal, localcontext
 from functools import lru_cache
+from itertools import chain
 from typing import Any, Literal, NamedTuple
 
 from .errors import UnitOfWorkError
@@ -26,16 +27,25 @@ _ADD_ONLY = (
 )
 
 
-#: Names one item: its table and its key's (attribute name, value) pairs.
-ItemIdentity = tuple[str, frozenset[tuple[str, object]]]
+#: Names one item: its table, then each key attribute's name and value, in name order.
+ItemIdentity = tuple[object, ...]
 
 
 def item_identity(table: str, key: Mapping[str, Any]) -> ItemIdentity:
     """Names the item `key` (Python values: strings, numbers, bytes) designates in `table`, for
     the rule of one action per item: equal for equal keys whatever their attribute order, and
     for numbers DynamoDB holds as one (`1`, `Decimal("1.0")`); distinct otherwise (a number
-    and a string, a string and bytes, a partition key alone and with a sort key)."""
-    return (table, frozenset(key.items()))
+    and a string, a string and bytes, a partition key alone and with a sort key).
+
+    One flat tuple: one is made for every action and held until the batch ends, and every
+    object held is scanned by the garbage collector's young collections (a frozenset of
+    pairs is four objects)."""
+    if len(key) == 2:  # a partition and a sort key: most items
+        (first, value), (second, other) = key.items()
+        if first < second:
+            return (table, first, value, second, other)
+        return (table, second, other, first, value)
+    return (table, *chain.from_iterable(sorted(key.items())))
 
 
 def where(kind: str, table: str) -> str:
@@ -56,6 +66,7 @@ class WriteAction:
         "request",
         "size",
         "table",
+        "transact",
     )
 
     def __init__(
@@ -73,13 +84,14 @@ class WriteAction:
         #: The key as the handler gave it (Python values).
         self.plain_key = plain_key
         self.request = request
+        #: The action in `TransactItems` (`transact_item`).
+        self.transact: dict[str, Any] = {kind: request}
         self._label = label
         self.size = size
         #: Commutes with other updates of the same item and shape (see `commuting_shape`).
         self.commutes = commutes
-        #: Identifies the item this action touches (DynamoDB allows one action per item):
-        #: `item_identity`, inlined (it runs for every action).
-        self.item_identity = (table, frozenset(plain_key.items()))
+        #: Identifies the item this action touches (DynamoDB allows one action per item).
+        self.item_identity = item_identity(table, plain_key)
         #: What commuting updates must share to merge into one action: the update expression
         #: and its names (values are summed per placeholder). None for an action that never
         #: merges.
@@ -117,7 +129,7 @@ class WriteAction:
     def transact_item(self) -> dict[str, Any]:
         """The action in `TransactItems`: its request itself, never changed once made (a merge
         of commuting updates builds a new one)."""
-        return {self.kind: self.request}
+        return self.transact
 
 
 class FailedCondition(NamedTuple):

@@ -117,7 +117,7 @@ def cancelled(*codes: str, item: dict[str, Any] | None = None) -> CommitAttempt:
 
 def kinds(attempt: CommitAttempt) -> list[VerdictKind]:
     decisions, owners = two_decisions()
-    return [v.kind for v in settle(attempt, [d.uow.actions for d in decisions], owners)]
+    return [v.kind for v in settle(attempt, [d.actions for d in decisions], owners)]
 
 
 def test_whole_request_statuses_apply_to_every_message() -> None:
@@ -147,10 +147,10 @@ def test_cancellation_reasons_are_attributed_to_their_message() -> None:
 def test_a_failed_domain_condition_carries_the_action_and_the_current_item() -> None:
     decisions, owners = two_decisions()
     attempt = cancelled("None", "ConditionalCheckFailed", "None", "None", item={"b": {"N": "3"}})
-    verdict = settle(attempt, [d.uow.actions for d in decisions], owners)[0]
+    verdict = settle(attempt, [d.actions for d in decisions], owners)[0]
     assert verdict.failures is not None
     (failure,) = verdict.failures
-    assert failure.action is decisions[0].uow.actions[0]
+    assert failure.action is decisions[0].actions[0]
     assert failure.item == {"b": 3}
 
 

@@ -20,7 +20,6 @@ from .record import (
     TTL_ATTRIBUTE,
     InboxRecord,
     Status,
-    completed_item,
     record_pk,
     utc_iso,
 )
@@ -59,9 +58,10 @@ def _one_text_result(name: str, value: str) -> str:
 
 #: A completion put's condition, names and values (`_claim`).
 _Claim = tuple[str, dict[str, str], dict[str, dict[str, str]]]
-#: What the completion puts made at one time share: that time, `completed_at`, `expires_at`, and
-#: the claim outside leased mode (a plain tuple: a NamedTuple class costs cold start).
-_Stamp = tuple[float, str, int, _Claim]
+#: What the completion puts made at one time share: that time, the attribute values of
+#: `completed_at` and `expires_at`, and the claim outside leased mode (a plain tuple: a
+#: NamedTuple class costs cold start).
+_Stamp = tuple[float, dict[str, str], dict[str, str], _Claim]
 
 
 class InboxStore:
@@ -82,7 +82,10 @@ class InboxStore:
         self._retention = retention_seconds
         self._snapshot_bytes = snapshot_bytes
         #: What the completion puts of one time share (`_stamp`): made once per transaction.
-        self._stamped: _Stamp = (-1.0, "", 0, _claim(0, None))
+        self._stamped: _Stamp = (-1.0, {}, {}, _claim(0, None))
+        #: The values every COMPLETED record of this consumer holds.
+        self._consumer = {"S": consumer}
+        self._completed = {"S": Status.COMPLETED.value}
 
     @classmethod
     def from_config(cls, client: DynamoDBClient, config: InboxConfig) -> InboxStore:
@@ -101,7 +104,7 @@ class InboxStore:
         """Names the inbox item the way the planner names items (one action per item)."""
         # `item_identity(self.table, {PARTITION_KEY: self.pk(message_key)})`, built directly:
         # it runs for every message (tests/unit/test_store.py holds the two equal).
-        return (self.table, frozenset(((PARTITION_KEY, record_pk(self.consumer, message_key)),)))
+        return (self.table, PARTITION_KEY, record_pk(self.consumer, message_key))
 
     def _stamp(self, now: float) -> _Stamp:
         """The time fields and claim of the completion puts made at `now`: the puts of one
@@ -110,7 +113,8 @@ class InboxStore:
         stamped = self._stamped
         if stamped[0] != now:
             claim = _claim(int(now), None)
-            stamped = self._stamped = (now, utc_iso(now), int(now + self._retention), claim)
+            expires_at = {"N": f"{int(now + self._retention)}"}
+            stamped = self._stamped = (now, {"S": utc_iso(now)}, expires_at, claim)
         return stamped
 
     def fetch(self, message_keys: Iterable[str], *, now: float) -> dict[str, InboxRecord]:
@@ -159,18 +163,26 @@ class InboxStore:
         IN_PROGRESS lease.
         """
         _, completed_at, expires_at, claim = self._stamp(now)
-        item = completed_item(
-            self.consumer,
-            message_key,
-            fingerprint=fingerprint,
-            source=message.source,
-            completed_at=completed_at,
-            expires_at=expires_at,
-            result=result_text(result) if result else None,
-        )
         if lease_owner is not None:
             claim = _claim(int(now), lease_owner)
         condition, names, values = claim
+        # `InboxRecord(..., Status.COMPLETED, ...).to_item()`, built directly (one goes into
+        # every transaction for every message; tests/unit/test_store.py holds the two equal),
+        # its values of one consumer and time shared: requests are only read once made.
+        item = {
+            PARTITION_KEY: {"S": record_pk(self.consumer, message_key)},
+            "consumer": self._consumer,
+            "message_key": {"S": message_key},
+            "status": self._completed,
+        }
+        if fingerprint:
+            item["fingerprint"] = {"S": fingerprint}
+        if message.source:
+            item["source"] = {"S": message.source}
+        item["completed_at"] = completed_at
+        if result:
+            item["result"] = {"S": result_text(result)}
+        item[TTL_ATTRIBUTE] = expires_at
         return {
             "Put": {
                 "TableName": self.table,

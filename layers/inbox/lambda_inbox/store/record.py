@@ -57,37 +57,6 @@ def utc_iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
 
 
-def completed_item(
-    consumer: str,
-    message_key: str,
-    *,
-    fingerprint: str,
-    source: str,
-    completed_at: str,
-    expires_at: int,
-    result: str | None,
-) -> dict[str, Any]:
-    """The item of a COMPLETED record, as `InboxRecord(...).to_item()` makes it, built directly:
-    one goes into every transaction for every message (tests/unit/test_store.py holds the
-    two equal)."""
-    item: dict[str, Any] = {
-        PARTITION_KEY: {"S": record_pk(consumer, message_key)},
-        "consumer": {"S": consumer},
-        "message_key": {"S": message_key},
-        "status": {"S": "COMPLETED"},
-    }
-    if fingerprint:
-        item["fingerprint"] = {"S": fingerprint}
-    if source:
-        item["source"] = {"S": source}
-    if completed_at:
-        item["completed_at"] = {"S": completed_at}
-    if result:
-        item["result"] = {"S": result}
-    item[TTL_ATTRIBUTE] = {"N": f"{expires_at}"}
-    return item
-
-
 class InboxRecord(NamedTuple):
     """One inbox record, whatever its status; `from_item` / `to_item` map it both ways."""
 
