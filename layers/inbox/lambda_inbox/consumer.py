@@ -12,6 +12,7 @@ events and answers with the partial batch response Lambda expects for that sourc
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
@@ -178,9 +179,21 @@ def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:
 
 
 def _parser(model: type[M] | Callable[[Any], M]) -> Callable[[Any], M]:
-    # `model_validate` itself, not the validator it calls: a model rebuilt later
-    # (`model_rebuild`) validates with its new validator from then on.
+    """How a payload is read into `model`: a pydantic model's `model_validate`, any callable
+    itself. `model_validate` as pydantic defines it only calls the model's validator with its
+    default options, so the validator is called directly (a Python call fewer per message); it
+    is looked up on every call, so a model completed or rebuilt later (`model_rebuild`)
+    validates with its new rules from then on. An override of `model_validate` is kept."""
     validate = getattr(model, "model_validate", None)
-    if callable(validate):
+    if not callable(validate):
+        return model
+    pydantic = sys.modules.get("pydantic")  # loaded already, or no model is a pydantic model
+    base = getattr(pydantic, "BaseModel", None) if pydantic is not None else None
+    if base is None or getattr(validate, "__func__", None) is not base.model_validate.__func__:
         return validate  # type: ignore[no-any-return]
-    return model
+    owner: Any = model
+
+    def validate_python(document: Any) -> M:
+        return owner.__pydantic_validator__.validate_python(document)  # type: ignore[no-any-return]
+
+    return validate_python
