@@ -200,14 +200,17 @@ def test_an_item_that_is_no_outbox_item_reads_as_none() -> None:
         {"destination": "q.fifo", "body": "x", "message_id": "m", "group_id": "g"},
         {"destination": "q", "body": "x", "message_id": 7},  # not text: serialized as given
         {"destination": "q", "body": "x", "message_id": "m", "ttl_attribute": "ttl"},
+        {"destination": "q", "body": "ключ", "message_id": "m"},  # text, not ASCII
+        {"destination": "q", "body": "x", "message_id": "m", "now": 1.5, "ttl_seconds": 99},
     ],
 )
 @pytest.mark.parametrize("key_attributes", [("pk", "sk"), ("id",), ("pk", "sk", "gsi1pk")])
 def test_the_outbox_put_is_the_put_of_its_item(
     request_fields: dict[str, Any], key_attributes: tuple[str, ...]
 ) -> None:
-    """The outbox item's `Put` skips the checks of the library's own condition; the action is
-    the one `UnitOfWork.put` makes of the same item with that condition."""
+    """The outbox item's `Put` skips the checks of the library's own condition, and the usual
+    item (ASCII text, no attributes or group) is built in DynamoDB's wire format directly; the
+    action is the one `UnitOfWork.put` makes of the same item with that condition."""
     outbox = UnitOfWork(key_attributes)
     message_id = outbox.outbox("domain", **request_fields)
     (action,) = outbox.actions

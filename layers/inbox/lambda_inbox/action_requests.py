@@ -65,9 +65,24 @@ def own_put(
     """A `Put` of an item the library lays out itself (an outbox item): its `key` known, its
     condition and names its own, valid by construction, so only the item is serialized and
     sized, as `put_action` does. A table name or an item DynamoDB would refuse is refused."""
+    serialized, size = _serialized_attributes(item, "Put", table, key=False)
+    return own_wire_put(table, serialized, size, key, condition, names, label)
+
+
+def own_wire_put(
+    table: str,
+    serialized: dict[str, Any],
+    size: int,
+    key: Mapping[str, Any],
+    condition: str,
+    names: dict[str, str],
+    label: str,
+) -> WriteAction:
+    """`own_put` of an item already in DynamoDB's wire format, `size` its bytes."""
     if not table:
         raise UnitOfWorkError(f"{where('Put', table)}: the table name is empty")
-    serialized, size = _serialized_attributes(item, "Put", table, key=False)
+    if size > MAX_ITEM_BYTES:
+        raise _too_big(size, "Put", table)
     request = {
         "TableName": table,
         "Item": serialized,
@@ -181,10 +196,14 @@ def _serialized_attributes(
             raise value_error(f"{where(kind, table)}, {what}", value, error) from None
         size += value_size + utf8_size(name)
     if not key and size > MAX_ITEM_BYTES:
-        raise UnitOfWorkError(
-            f"{where(kind, table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
-        )
+        raise _too_big(size, kind, table)
     return serialized, size
+
+
+def _too_big(size: int, kind: ActionKind, table: str) -> UnitOfWorkError:
+    return UnitOfWorkError(
+        f"{where(kind, table)}: item is {size} bytes, DynamoDB allows {MAX_ITEM_BYTES}"
+    )
 
 
 def _check_key_value(kind: ActionKind, table: str, name: str, value: Any) -> None:

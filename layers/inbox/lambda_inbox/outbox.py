@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Required, TypedDict
 
-from .action_requests import own_put
+from .action_requests import own_put, own_wire_put
 from .errors import UnitOfWorkError
 from .json_text import text_encoder
 from .write_actions import WriteAction
@@ -115,8 +115,28 @@ def outbox_item(
 ) -> tuple[str, dict[str, Any]]:
     """The message id and the item of one outbox request (see the module docstring); kept
     `ttl_seconds` (`DEFAULT_OUTBOX_TTL_SECONDS` unless given)."""
-    if ttl_seconds is None:
-        ttl_seconds = DEFAULT_OUTBOX_TTL_SECONDS
+    fields = _fields(destination, body, message_id, attributes, ttl_seconds, now)
+    identifier, key_value, text, created, expires = fields
+    item = _layout(
+        key_attributes,
+        ttl_attribute,
+        (key_value, identifier, destination, text, created, expires),
+        dict(attributes) if attributes else None,
+        group_id,
+    )
+    return identifier, item
+
+
+def _fields(
+    destination: str,
+    body: str | Mapping[str, Any],
+    message_id: str | None,
+    attributes: Mapping[str, str] | None,
+    ttl_seconds: int | None,
+    now: float | None,
+) -> tuple[str, str, str, int, int]:
+    """An outbox request checked: its message id, key value, body text, and the times it was
+    written and expires (epoch seconds)."""
     if not destination:
         raise UnitOfWorkError("outbox: the destination is empty")
     if isinstance(body, str):
@@ -135,20 +155,33 @@ def outbox_item(
         import uuid  # only here: `uuid` loads `platform`, a cold-start cost
 
         message_id = str(uuid.uuid4())
-    identifier = message_id
-    written = time.time() if now is None else now
-    key_value = f"{OUTBOX_PREFIX}{identifier}"
+    created = int(time.time() if now is None else now)
+    expires = created + (DEFAULT_OUTBOX_TTL_SECONDS if ttl_seconds is None else ttl_seconds)
+    return message_id, f"{OUTBOX_PREFIX}{message_id}", text, created, expires
+
+
+def _layout(
+    key_attributes: tuple[str, ...],
+    ttl_attribute: str,
+    values: tuple[Any, Any, Any, Any, Any, Any],
+    attributes: Any,
+    group_id: Any,
+) -> dict[str, Any]:
+    """Where each value of an outbox item goes (`values`: its key value, message id,
+    destination, body, and the times written and expiring), as plain values or as attribute
+    values alike: the one statement of the item's layout."""
+    key_value, identifier, destination, text, created, expires = values
     item: dict[str, Any] = dict.fromkeys(key_attributes[:2], key_value)
     item[MESSAGE_ID] = identifier
     item[DESTINATION] = destination
     item[BODY] = text
-    item[CREATED_AT] = int(written)
-    item[ttl_attribute] = int(written) + ttl_seconds
+    item[CREATED_AT] = created
+    item[ttl_attribute] = expires
     if attributes:
-        item[ATTRIBUTES] = dict(attributes)
+        item[ATTRIBUTES] = attributes
     if group_id:
         item[GROUP_ID] = group_id
-    return identifier, item
+    return item
 
 
 #: An outbox item is new: its message id is fresh, or the same decision was made before.
@@ -159,7 +192,72 @@ def outbox_put(
     table: str, key_attributes: tuple[str, ...], request: OutboxRequest
 ) -> tuple[str, WriteAction]:
     """The message id of `request` and the `Put` of its outbox item in `table`."""
-    identifier, item = outbox_item(key_attributes=key_attributes, **request)
+    return _put(table, key_attributes, **request)
+
+
+def _put(
+    table: str,
+    key_attributes: tuple[str, ...],
+    *,
+    destination: str,
+    body: str | Mapping[str, Any],
+    message_id: str | None = None,
+    attributes: Mapping[str, str] | None = None,
+    group_id: str | None = None,
+    ttl_attribute: str = "expires_at",
+    ttl_seconds: int | None = None,
+    now: float | None = None,
+) -> tuple[str, WriteAction]:
+    fields = _fields(destination, body, message_id, attributes, ttl_seconds, now)
+    identifier, key_value, text, created, expires = fields
     names = {"#outbox_key": key_attributes[0]}
-    key = dict.fromkeys(key_attributes[:2], item[key_attributes[0]])  # one value, twice
-    return identifier, own_put(table, item, key, _NEW_ITEM, names, f"outbox:{identifier}")
+    key = dict.fromkeys(key_attributes[:2], key_value)  # one value, twice
+    label = f"outbox:{identifier}"
+    serialized = None
+    if not attributes and not group_id:
+        serialized = _ascii_item(key_attributes, ttl_attribute, fields, destination)
+    if serialized is None:  # the general case: serialized as any put
+        values = (key_value, identifier, destination, text, created, expires)
+        extra = dict(attributes) if attributes else None
+        plain = _layout(key_attributes, ttl_attribute, values, extra, group_id)
+        return identifier, own_put(table, plain, key, _NEW_ITEM, names, label)
+    return identifier, own_wire_put(table, *serialized, key, _NEW_ITEM, names, label)
+
+
+def _ascii_item(
+    key_attributes: tuple[str, ...],
+    ttl_attribute: str,
+    fields: tuple[str, str, str, int, int],
+    destination: Any,
+) -> tuple[dict[str, Any], int] | None:
+    """The usual outbox item (ASCII text, no attributes or group) in DynamoDB's wire format and
+    its size, as a put's serializer makes them (tests/unit/test_outbox.py holds the two
+    equal), without its pass over every attribute; None for any other item."""
+    identifier, key_value, text, created, expires = fields
+    if type(identifier) is not str or type(destination) is not str:
+        return None
+    try:
+        texts = "".join((key_value, identifier, destination, text))
+    except TypeError:
+        return None
+    created_at, expires_at = f"{created}", f"{expires}"
+    values = (
+        {"S": key_value},
+        {"S": identifier},
+        {"S": destination},
+        {"S": text},
+        {"N": created_at},
+        {"N": expires_at},
+    )
+    item = _layout(key_attributes, ttl_attribute, values, None, None)
+    keys = len(item) - 5
+    if keys != len(key_attributes[:2]):  # an attribute named twice: the general case
+        return None
+    try:
+        names = "".join(item)
+    except TypeError:
+        return None
+    if not (texts.isascii() and names.isascii()):
+        return None
+    size = len(names) + len(texts) + (keys - 1) * len(key_value)
+    return item, size + len(created_at) // 2 + len(expires_at) // 2 + 4
