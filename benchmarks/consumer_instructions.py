@@ -20,7 +20,18 @@ instructions) move by up to 18 M from one run to the next, so the count per batc
 0.5 M over 40 batches: the size of the "bimodal" counts of b250667 (23.7 or 24.1 M), which the
 window method no longer shows. The window repeats within about 0.05 M per batch over 60 batches.
 
-The batches' own young collections stay in the count. Full collections come every few hundred
+The batches' own young collections stay in the count, and where they fall matters. Identical
+batches run back to back lock the collector into one rhythm: about two young collections per
+batch, and every tenth of them also collects the middle generation, which then holds what the
+batch's earlier collection promoted (some 500 objects) or next to nothing, depending on which
+collection of the batch it is. An unrelated change of a few objects per batch can move it from
+one to the other, about 0.04 M per batch either way (a Lambda's invocations, with the runtime's
+own work between them, have no such rhythm). Since 2026-11-27 (the second change of that day)
+the counted batches are therefore shared equally among four programs that start from the
+collector's phases in PHASES (young collections run before the window) and the count is their
+mean; the handler's count from each phase is in the last column.
+
+Full collections come every few hundred
 batches (a full one scans the whole heap the imports made, about 30 M instructions here): the
 script counts them over 400 batches (no callgrind) and measures one (a window holding only a
 `gc.collect()`), and the last columns add their share per batch.
@@ -134,11 +145,27 @@ def program(
     return code, env
 
 
+#: The collector's phases the counted batches start from: young collections run before the
+#: window (`gc.collect(0)`), each moving where the next collection of the middle generation,
+#: one in ten, falls among the batches.
+PHASES = (0, 2, 5, 7)
+
+
 def count(
-    batches: int, warmup: int, library: Path, *, floor: bool, counted: str = "", built: int = 0
+    batches: int,
+    warmup: int,
+    library: Path,
+    *,
+    floor: bool,
+    counted: str = "",
+    built: int = 0,
+    phase: int = 0,
 ) -> int:
-    """Instructions of the counted window of `program(...)`."""
-    code, env = program(batches, warmup, library, floor=floor, counted=counted, built=built)
+    """Instructions of the counted window of `program(...)`, from collector phase `phase`."""
+    window = f"for _ in range({phase}): gc.collect(0)" if phase else ""
+    code, env = program(
+        batches, warmup, library, floor=floor, window=window, counted=counted, built=built
+    )
     subprocess.run([sys.executable, "-c", code], env=env, check=True)  # writes the .pyc files
     return count_window([sys.executable, "-c", code], env=env)
 
@@ -160,9 +187,17 @@ def full_collections_per_batch(library: Path, warmup: int, batches: int = 400) -
     return int(done.stdout.split()[-1]) / batches
 
 
-def per_batch(library: Path, warmup: int, batches: int, *, floor: bool = False) -> float:
-    """Millions of instructions per batch: the counted window, over its batches."""
-    return count(warmup + batches, warmup, library, floor=floor) / batches / 1e6
+def per_batch(
+    library: Path, warmup: int, batches: int, *, floor: bool = False
+) -> tuple[float, list[float]]:
+    """Millions of instructions per batch, the mean over the collector's PHASES, each counting
+    its share of the batches; and the count per batch of each phase."""
+    share = max(1, batches // len(PHASES))
+    counts = [
+        count(warmup + share, warmup, library, floor=floor, phase=phase) / share / 1e6
+        for phase in PHASES
+    ]
+    return sum(counts) / len(counts), counts
 
 
 def full_collection(library: Path, warmup: int, built: int) -> float:
@@ -173,7 +208,7 @@ def full_collection(library: Path, warmup: int, built: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--batches", type=int, default=50, help="batches counted (default 50)")
+    parser.add_argument("--batches", type=int, default=80, help="batches counted (default 80)")
     parser.add_argument(
         "--warmup", type=int, default=10, help="uncounted batches before the window (default 10)"
     )
@@ -183,24 +218,27 @@ def main() -> None:
     libraries = chosen_libraries(args)
     print(
         f"Instructions per 10-message batch of new 2-line orders (M), network answered in "
-        f"process, {args.batches} batches after {args.warmup}; Python {sys.version.split()[0]}.\n"
+        f"process, {args.batches} batches after {args.warmup}, in equal shares from the "
+        f"collector's phases {', '.join(map(str, PHASES))} (young collections before the count); "
+        f"Python {sys.version.split()[0]}.\n"
     )
     print(
         "| library | its requests per batch, alone (the floor) | order handler | above the floor "
         "| per message | full collections: one (M), per 100 batches, per batch (M) | above the "
-        "floor with them | per message |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+        "floor with them | per message | order handler from each phase |"
+        "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     for library in libraries:
-        floor = per_batch(library.resolve(), args.warmup, args.batches, floor=True)
-        inbox = per_batch(library.resolve(), args.warmup, args.batches)
+        floor, _ = per_batch(library.resolve(), args.warmup, args.batches, floor=True)
+        inbox, phases = per_batch(library.resolve(), args.warmup, args.batches)
         above = inbox - floor
         one = full_collection(library.resolve(), args.warmup, args.warmup + args.batches)
         rate = full_collections_per_batch(library.resolve(), args.warmup)
         amortized = one * rate
         print(
-            f"| {library} | {floor:.2f} | {inbox:.2f} | {above:.2f} | {above / 10:.2f} "
+            f"| {library} | {floor:.2f} | {inbox:.2f} | {above:.2f} | {above / 10:.3f} "
             f"| {one:.1f}, {rate * 100:.2f}, {amortized:.2f} | {above + amortized:.2f} "
-            f"| {(above + amortized) / 10:.2f} |",
+            f"| {(above + amortized) / 10:.3f} | {' / '.join(f'{value:.2f}' for value in phases)} |",
             flush=True,
         )
 
