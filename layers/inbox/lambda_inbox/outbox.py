@@ -236,9 +236,8 @@ def _ascii_item(
     identifier, key_value, text, created, expires = fields
     if type(identifier) is not str or type(destination) is not str:
         return None
-    try:
-        texts = "".join((key_value, identifier, destination, text))
-    except TypeError:
+    texts = "".join((key_value, identifier, destination, text))
+    if not texts.isascii():
         return None
     created_at, expires_at = f"{created}", f"{expires}"
     values = (
@@ -257,7 +256,7 @@ def _ascii_item(
         names = "".join(item)
     except TypeError:
         return None
-    if not (texts.isascii() and names.isascii()):
+    if not names.isascii():
         return None
     size = len(names) + len(texts) + (keys - 1) * len(key_value)
     return item, size + len(created_at) // 2 + len(expires_at) // 2 + 4
