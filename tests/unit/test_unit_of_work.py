@@ -10,7 +10,7 @@ import pytest
 
 from lambda_inbox import ConditionFailures, FailedCondition, UnitOfWork, UnitOfWorkError
 from lambda_inbox.unit_of_work import MAX_HANDLER_ACTIONS
-from lambda_inbox.write_actions import WriteAction
+from lambda_inbox.write_actions import WriteAction, item_identity
 
 KEY = {"pk": "SKU#A", "sk": "STOCK"}
 
@@ -334,3 +334,24 @@ def test_condition_failures_helpers() -> None:
     assert all(isinstance(failure.action, WriteAction) for failure in listed)
     assert listed[2].item == {"pk": "shipment"}
     assert _failures().labels == frozenset()
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        {"pk": "a", "sk": "b"},
+        {"sk": "b", "pk": "a"},
+        {"pk": "a", "sk": 1},
+        {"sk": Decimal("1.0"), "pk": b"a"},
+        {"pk": "a"},
+        {"pk": "a", "sk": "b", "lsi": "c"},
+    ],
+)
+def test_an_actions_item_identity_is_item_identitys(key: dict[str, Any]) -> None:
+    """The identity an action makes for itself (inlined for a key of two attributes) is the one
+    `item_identity` gives its table and key, whatever the attributes' order."""
+    uow = UnitOfWork()
+    uow.condition_check("domain", key, "attribute_exists(pk)")
+    (action,) = uow.actions
+    assert action.item_identity == item_identity("domain", key)
+    assert action.item_identity == item_identity("domain", dict(reversed(list(key.items()))))
