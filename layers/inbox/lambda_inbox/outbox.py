@@ -20,7 +20,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Required, TypedDict
+from typing import Any, Required, TypedDict, Unpack
 
 from .action_requests import own_put, own_wire_put
 from .errors import UnitOfWorkError
@@ -102,20 +102,12 @@ class OutboxRequest(TypedDict, total=False):
 
 
 def outbox_item(
-    *,
-    key_attributes: tuple[str, ...],
-    destination: str,
-    body: str | Mapping[str, Any],
-    message_id: str | None = None,
-    attributes: Mapping[str, str] | None = None,
-    group_id: str | None = None,
-    ttl_attribute: str = "expires_at",
-    ttl_seconds: int | None = None,
-    now: float | None = None,
+    *, key_attributes: tuple[str, ...], now: float | None = None, **request: Unpack[OutboxRequest]
 ) -> tuple[str, dict[str, Any]]:
-    """The message id and the item of one outbox request (see the module docstring); kept
-    `ttl_seconds` (`DEFAULT_OUTBOX_TTL_SECONDS` unless given)."""
-    fields = _fields(destination, body, message_id, attributes, ttl_seconds, now)
+    """The message id and the item of one outbox request (its fields: `OutboxRequest`; see the
+    module docstring), written at `now` (the current time unless given)."""
+    checked = _checked(now=now, **request)
+    fields, destination, attributes, group_id, ttl_attribute = checked
     identifier, key_value, text, created, expires = fields
     item = _layout(
         key_attributes,
@@ -127,16 +119,24 @@ def outbox_item(
     return identifier, item
 
 
-def _fields(
+#: What `_checked` finds in an outbox request: its message id, key value, body text, and the
+#: times it was written and expires (epoch seconds).
+_Fields = tuple[str, str, str, int, int]
+
+
+def _checked(
+    *,
     destination: str,
     body: str | Mapping[str, Any],
-    message_id: str | None,
-    attributes: Mapping[str, str] | None,
-    ttl_seconds: int | None,
-    now: float | None,
-) -> tuple[str, str, str, int, int]:
-    """An outbox request checked: its message id, key value, body text, and the times it was
-    written and expires (epoch seconds)."""
+    message_id: str | None = None,
+    attributes: Mapping[str, str] | None = None,
+    group_id: str | None = None,
+    ttl_attribute: str = "expires_at",
+    ttl_seconds: int | None = None,
+    now: float | None = None,
+) -> tuple[_Fields, str, Mapping[str, str] | None, str | None, str]:
+    """An outbox request's fields (`OutboxRequest`, and when it is written) checked, with what
+    it sends (`_Fields`), its destination, attributes, group and TTL attribute."""
     if not destination:
         raise UnitOfWorkError("outbox: the destination is empty")
     if isinstance(body, str):
@@ -157,7 +157,8 @@ def _fields(
         message_id = str(uuid.uuid4())
     created = int(time.time() if now is None else now)
     expires = created + (DEFAULT_OUTBOX_TTL_SECONDS if ttl_seconds is None else ttl_seconds)
-    return message_id, f"{OUTBOX_PREFIX}{message_id}", text, created, expires
+    fields = (message_id, f"{OUTBOX_PREFIX}{message_id}", text, created, expires)
+    return fields, destination, attributes, group_id, ttl_attribute
 
 
 def _layout(
@@ -192,23 +193,7 @@ def outbox_put(
     table: str, key_attributes: tuple[str, ...], request: OutboxRequest
 ) -> tuple[str, WriteAction]:
     """The message id of `request` and the `Put` of its outbox item in `table`."""
-    return _put(table, key_attributes, **request)
-
-
-def _put(
-    table: str,
-    key_attributes: tuple[str, ...],
-    *,
-    destination: str,
-    body: str | Mapping[str, Any],
-    message_id: str | None = None,
-    attributes: Mapping[str, str] | None = None,
-    group_id: str | None = None,
-    ttl_attribute: str = "expires_at",
-    ttl_seconds: int | None = None,
-    now: float | None = None,
-) -> tuple[str, WriteAction]:
-    fields = _fields(destination, body, message_id, attributes, ttl_seconds, now)
+    fields, destination, attributes, group_id, ttl_attribute = _checked(**request)
     identifier, key_value, text, created, expires = fields
     names = {"#outbox_key": key_attributes[0]}
     key = dict.fromkeys(key_attributes[:2], key_value)  # one value, twice
@@ -227,7 +212,7 @@ def _put(
 def _ascii_item(
     key_attributes: tuple[str, ...],
     ttl_attribute: str,
-    fields: tuple[str, str, str, int, int],
+    fields: _Fields,
     destination: Any,
 ) -> tuple[dict[str, Any], int] | None:
     """The usual outbox item (ASCII text, no attributes or group) in DynamoDB's wire format and
