@@ -107,21 +107,14 @@ def outbox_item(
     """The message id and the item of one outbox request (its fields: `OutboxRequest`; see the
     module docstring), written at `now` (the current time unless given)."""
     checked = _checked(now=now, **request)
-    fields, destination, attributes, group_id, ttl_attribute = checked
-    identifier, key_value, text, created, expires = fields
-    item = _layout(
-        key_attributes,
-        ttl_attribute,
-        (key_value, identifier, destination, text, created, expires),
-        dict(attributes) if attributes else None,
-        group_id,
-    )
-    return identifier, item
+    return checked[0][0], _plain_item(key_attributes, checked)
 
 
 #: What `_checked` finds in an outbox request: its message id, key value, body text, and the
 #: times it was written and expires (epoch seconds).
 _Fields = tuple[str, str, str, int, int]
+#: A checked outbox request: its `_Fields`, destination, attributes, group and TTL attribute.
+_Checked = tuple[_Fields, str, Mapping[str, str] | None, str | None, str]
 
 
 def _checked(
@@ -134,7 +127,7 @@ def _checked(
     ttl_attribute: str = "expires_at",
     ttl_seconds: int | None = None,
     now: float | None = None,
-) -> tuple[_Fields, str, Mapping[str, str] | None, str | None, str]:
+) -> _Checked:
     """An outbox request's fields (`OutboxRequest`, and when it is written) checked, with what
     it sends (`_Fields`), its destination, attributes, group and TTL attribute."""
     if not destination:
@@ -161,17 +154,24 @@ def _checked(
     return fields, destination, attributes, group_id, ttl_attribute
 
 
+def _plain_item(key_attributes: tuple[str, ...], checked: _Checked) -> dict[str, Any]:
+    """The outbox item of a checked request, in plain Python values."""
+    fields, destination, attributes, group_id, ttl_attribute = checked
+    extra = dict(attributes) if attributes else None
+    return _layout(key_attributes, ttl_attribute, fields, destination, extra, group_id)
+
+
 def _layout(
     key_attributes: tuple[str, ...],
     ttl_attribute: str,
-    values: tuple[Any, Any, Any, Any, Any, Any],
+    fields: tuple[Any, Any, Any, Any, Any],
+    destination: Any,
     attributes: Any,
     group_id: Any,
 ) -> dict[str, Any]:
-    """Where each value of an outbox item goes (`values`: its key value, message id,
-    destination, body, and the times written and expiring), as plain values or as attribute
-    values alike: the one statement of the item's layout."""
-    key_value, identifier, destination, text, created, expires = values
+    """Where each value of an outbox item goes (`fields` as `_Fields` orders them), as plain
+    values or as attribute values alike: the one statement of the item's layout."""
+    identifier, key_value, text, created, expires = fields
     item: dict[str, Any] = dict.fromkeys(key_attributes[:2], key_value)
     item[MESSAGE_ID] = identifier
     item[DESTINATION] = destination
@@ -193,8 +193,9 @@ def outbox_put(
     table: str, key_attributes: tuple[str, ...], request: OutboxRequest
 ) -> tuple[str, WriteAction]:
     """The message id of `request` and the `Put` of its outbox item in `table`."""
-    fields, destination, attributes, group_id, ttl_attribute = _checked(**request)
-    identifier, key_value, text, created, expires = fields
+    checked = _checked(**request)
+    fields, destination, attributes, group_id, ttl_attribute = checked
+    identifier, key_value = fields[0], fields[1]
     names = {"#outbox_key": key_attributes[0]}
     key = dict.fromkeys(key_attributes[:2], key_value)  # one value, twice
     label = f"outbox:{identifier}"
@@ -202,9 +203,7 @@ def outbox_put(
     if not attributes and not group_id:
         serialized = _ascii_item(key_attributes, ttl_attribute, fields, destination)
     if serialized is None:  # the general case: serialized as any put
-        values = (key_value, identifier, destination, text, created, expires)
-        extra = dict(attributes) if attributes else None
-        plain = _layout(key_attributes, ttl_attribute, values, extra, group_id)
+        plain = _plain_item(key_attributes, checked)
         return identifier, own_put(table, plain, key, _NEW_ITEM, names, label)
     return identifier, own_wire_put(table, *serialized, key, _NEW_ITEM, names, label)
 
@@ -226,14 +225,13 @@ def _ascii_item(
         return None
     created_at, expires_at = f"{created}", f"{expires}"
     values = (
-        {"S": key_value},
         {"S": identifier},
-        {"S": destination},
+        {"S": key_value},
         {"S": text},
         {"N": created_at},
         {"N": expires_at},
     )
-    item = _layout(key_attributes, ttl_attribute, values, None, None)
+    item = _layout(key_attributes, ttl_attribute, values, {"S": destination}, None, None)
     keys = len(item) - 5
     if keys != len(key_attributes[:2]):  # an attribute named twice: the general case
         return None
