@@ -187,8 +187,8 @@ def _parser(model: type[M] | Callable[[Any], M]) -> Callable[[Any], M]:
     validate = getattr(model, "model_validate", None)
     if not callable(validate):
         return model
-    pydantic = sys.modules.get("pydantic")  # loaded already, or no model is a pydantic model
-    base = getattr(pydantic, "BaseModel", None) if pydantic is not None else None
+    # pydantic is loaded already, or no model is a pydantic model.
+    base = getattr(sys.modules.get("pydantic"), "BaseModel", None)
     if base is None or getattr(validate, "__func__", None) is not base.model_validate.__func__:
         return validate  # type: ignore[no-any-return]
     owner: Any = model
