@@ -57,7 +57,7 @@ def _path(root: Path = REPO_ROOT) -> str:
 
 _PATH = _path()
 _DECODE = (
-    "from lambda_inbox.kafka_values import ValueFormats\n"
+    "from lambda_inbox.sources.values import ValueFormats\n"
     "formats = app.VALUE_FORMATS\n"
     "value = {value!r}\n"
     "formats.decode(formats.classify(value))"

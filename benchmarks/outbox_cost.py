@@ -26,7 +26,7 @@ from unittest import mock
 from devkit.meters import RequestMeter, computed_wcu
 from devkit.paths import REPO_ROOT
 from devkit.payloads import order
-from lambda_inbox.unit_of_work import UnitOfWork
+from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox_tools.local.invoker import boto_clients
 from lambda_inbox_tools.local.stack import running_stack
 from lambda_inbox_tools.local.workload import WebhookReceiver, running_webhook

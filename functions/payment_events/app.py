@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork, ValueFormats
-from lambda_inbox.kafka_values import generated_message
+from lambda_inbox.sources.values import generated_message
 
 DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
 

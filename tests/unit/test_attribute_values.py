@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lambda_inbox import UnitOfWork, UnitOfWorkError
-from lambda_inbox.attribute_values import attribute_size, sized
+from lambda_inbox.store.attribute_values import attribute_size, sized
 
 SERIALIZER = TypeSerializer()
 

@@ -23,11 +23,11 @@ from devkit.app_state import AppState
 from devkit.aws_documents import AWS_FIXTURES, aws_document, shape_problems
 from devkit.handlers import load_function
 from lambda_inbox import OutboxRelay
-from lambda_inbox.kafka import kafka_response, parse_kafka_event
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.sources import DynamoDBStreamsSource, KinesisSource, is_kafka_event
-from lambda_inbox.sqs import is_sqs_event, parse_sqs_event, sqs_response
-from lambda_inbox.streams import (
+from lambda_inbox.sources.kafka import kafka_response, parse_kafka_event
+from lambda_inbox.sources.sqs import is_sqs_event, parse_sqs_event, sqs_response
+from lambda_inbox.sources.streams import (
     parse_dynamodb_stream_event,
     parse_kinesis_event,
     stream_response,

@@ -78,17 +78,17 @@ def test_the_command_line_needs_only_the_cli_extra(statement: str) -> None:
 
 #: What a transactional consumer loads only when it first needs it (docs/architecture.md).
 ON_FIRST_USE = (
-    "lambda_inbox.kafka",  # the first Kafka event
-    "lambda_inbox.kafka_values",  # the first Avro or Protobuf value
-    "lambda_inbox.streams",  # the first Kinesis or DynamoDB Streams event
-    "lambda_inbox.record_fields",  # the first Kafka or stream event
-    "lambda_inbox.lease",  # leased mode
-    "lambda_inbox.store.leases",
+    "lambda_inbox.sources.kafka",  # the first Kafka event
+    "lambda_inbox.sources.values",  # the first Avro or Protobuf value
+    "lambda_inbox.sources.streams",  # the first Kinesis or DynamoDB Streams event
+    "lambda_inbox.sources.fields",  # the first Kafka or stream event
+    "lambda_inbox.leases.leased",  # leased mode
+    "lambda_inbox.leases.store",
     "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads
     "lambda_inbox.reaper",
-    "lambda_inbox.outbox",  # the first outbox request
-    "lambda_inbox.relay",
-    "lambda_inbox.dead_letter_envelope",  # the first dead letter
+    "lambda_inbox.outbox.message",  # the first outbox request
+    "lambda_inbox.outbox.relay",
+    "lambda_inbox.dead_letter.envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
 )
 
@@ -132,7 +132,7 @@ def test_library_named_tuples_have_evaluated_annotations() -> None:
     [
         "from lambda_inbox import LeasePolicy",
         "import lambda_inbox.reaper",
-        "import lambda_inbox.store.leases, lambda_inbox.store.reaping, lambda_inbox.tables",
+        "import lambda_inbox.leases.store, lambda_inbox.reaper.claims, lambda_inbox.store.tables",
     ],
 )
 def test_no_library_module_loads_the_tooling(statement: str) -> None:

@@ -8,12 +8,12 @@ from decimal import Decimal
 
 import pytest
 
-from lambda_inbox.commit import CancellationReason, CommitAttempt, CommitStatus
+from lambda_inbox.commit.actions import WriteAction, merge_commuting
+from lambda_inbox.commit.planner import chunk_wave, plan_waves
+from lambda_inbox.commit.send import CancellationReason, CommitAttempt, CommitStatus
+from lambda_inbox.commit.settle import INBOX_ACTION, VerdictKind, settle
+from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox.errors import UnitOfWorkError
-from lambda_inbox.planner import chunk_wave, plan_waves
-from lambda_inbox.settle import INBOX_ACTION, VerdictKind, settle
-from lambda_inbox.unit_of_work import UnitOfWork
-from lambda_inbox.write_actions import WriteAction, merge_commuting
 
 KEY = {"pk": "CUSTOMER#c", "sk": "BALANCE"}
 ADD = "ADD balance_cents :amount, payments :one"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from devkit.events import inbound_message
 from lambda_inbox import KeyStrategy
 from lambda_inbox.errors import MissingMessageKey, UndecodableBody
-from lambda_inbox.identity import MAX_KEY_BYTES, fingerprint, is_field_path
+from lambda_inbox.sources.identity import MAX_KEY_BYTES, fingerprint, is_field_path
 
 
 def test_jmespath_expression_reads_the_body() -> None:

@@ -29,9 +29,9 @@ from devkit.events import (
 from devkit.payloads import payment
 from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox.errors import PoisonMessage
-from lambda_inbox.kafka import parse_kafka_event
 from lambda_inbox.outcomes import Outcome
-from lambda_inbox.sqs import parse_sqs_event
+from lambda_inbox.sources.kafka import parse_kafka_event
+from lambda_inbox.sources.sqs import parse_sqs_event
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef

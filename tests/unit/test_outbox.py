@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -15,7 +14,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from lambda_inbox import OutboxRelay, UnitOfWork, UnitOfWorkError
-from lambda_inbox.outbox import OutboxMessage
+from lambda_inbox.outbox.message import OutboxMessage
 from lambda_inbox_tools.testing import FakeLambdaContext
 
 SERIALIZER = TypeSerializer()
@@ -190,49 +189,6 @@ def test_no_time_left_sends_nothing_and_reports_everything(queues: dict[str, Any
 
 def test_an_item_that_is_no_outbox_item_reads_as_none() -> None:
     assert OutboxMessage.from_item({"pk": "ORDER#1", "sk": "SHIPMENT"}) is None
-
-
-@pytest.mark.parametrize(
-    "request_fields",
-    [
-        {"destination": "notifications", "body": {"event_id": "n-1"}, "message_id": "n-1"},
-        {"destination": "q", "body": "ключ", "message_id": "m", "attributes": {"k": "v"}},
-        {"destination": "q.fifo", "body": "x", "message_id": "m", "group_id": "g"},
-        {"destination": "q", "body": "x", "message_id": 7},  # not text: serialized as given
-        {"destination": "q", "body": "x", "message_id": "m", "ttl_attribute": "ttl"},
-        {"destination": "q", "body": "ключ", "message_id": "m"},  # text, not ASCII
-        {"destination": "q", "body": "x", "message_id": "m", "now": 1.5, "ttl_seconds": 99},
-    ],
-)
-@pytest.mark.parametrize("key_attributes", [("pk", "sk"), ("id",), ("pk", "sk", "gsi1pk")])
-def test_the_outbox_put_is_the_put_of_its_item(
-    request_fields: dict[str, Any], key_attributes: tuple[str, ...]
-) -> None:
-    """The outbox item's `Put` skips the checks of the library's own condition, and the usual
-    item (ASCII text, no attributes or group) is built in DynamoDB's wire format directly; the
-    action is the one `UnitOfWork.put` makes of the same item with that condition."""
-    outbox = UnitOfWork(key_attributes)
-    message_id = outbox.outbox("domain", **request_fields)
-    (action,) = outbox.actions
-    item = {name: _plain(value) for name, value in action.request["Item"].items()}
-    generic = UnitOfWork(key_attributes)
-    generic.put(
-        "domain",
-        item,
-        condition="attribute_not_exists(#outbox_key)",
-        names={"#outbox_key": key_attributes[0]},
-        label=f"outbox:{message_id}",
-    )
-    (expected,) = generic.actions
-    assert action.request == expected.request and action.size == expected.size
-    assert action.item_identity == expected.item_identity and action.label == expected.label
-    assert dict(action.plain_key) == dict(expected.plain_key)
-
-
-def _plain(value: Any) -> Any:
-    """A Python value of an attribute value (numbers of the outbox item are whole)."""
-    plain = DESERIALIZER.deserialize(value)
-    return int(plain) if isinstance(plain, Decimal) else plain
 
 
 def test_an_outbox_item_over_400_kb_is_refused_on_the_spot() -> None:

@@ -21,9 +21,9 @@ from lambda_inbox.store import (
     open_index_shard,
     open_records,
 )
+from lambda_inbox.store.attribute_values import item_identity
 from lambda_inbox.store.inbox import result_text
 from lambda_inbox.store.record import utc_iso
-from lambda_inbox.write_actions import item_identity
 
 CONSUMER = "store-test"
 

@@ -6,9 +6,11 @@ it causes, so a redelivered message finds its record and becomes a cheap no-op.
 
 from typing import TYPE_CHECKING, Any
 
-from .config import InboxConfig, RetryPolicy
-from .consumer import InboxConsumer
-from .errors import (
+from lambda_inbox.commit.actions import ConditionFailures, FailedCondition
+from lambda_inbox.commit.unit_of_work import UnitOfWork
+from lambda_inbox.config import InboxConfig, RetryPolicy
+from lambda_inbox.consumer import InboxConsumer
+from lambda_inbox.errors import (
     ConfigurationError,
     ErrorCode,
     InboxError,
@@ -16,11 +18,9 @@ from .errors import (
     UnitOfWorkError,
     UnsupportedEvent,
 )
-from .identity import KeyStrategy
-from .messages import InboundMessage
-from .outcomes import MessageResult, Outcome
-from .unit_of_work import UnitOfWork
-from .write_actions import ConditionFailures, FailedCondition
+from lambda_inbox.messages import InboundMessage
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.sources.identity import KeyStrategy
 
 __all__ = [
     "ConditionFailures",
@@ -48,19 +48,19 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .kafka_values import ValueFormats
-    from .lease import LeaseContext, LeasePolicy
-    from .outbox import OutboxMessage
-    from .relay import OutboxRelay
+    from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
+    from lambda_inbox.outbox.message import OutboxMessage
+    from lambda_inbox.outbox.relay import OutboxRelay
+    from lambda_inbox.sources.values import ValueFormats
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay,
 #: and a JSON consumer never imports the Kafka value formats.
 _LAZY = {
-    "LeaseContext": "lease",
-    "LeasePolicy": "lease",
-    "OutboxMessage": "outbox",
-    "OutboxRelay": "relay",
-    "ValueFormats": "kafka_values",
+    "LeaseContext": "leases.leased",
+    "LeasePolicy": "leases.policy",
+    "OutboxMessage": "outbox.message",
+    "OutboxRelay": "outbox.relay",
+    "ValueFormats": "sources.values",
 }
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 import boto3
 from botocore.config import Config
 
-from .deadline import stop_past_deadline
+from lambda_inbox.deadline import stop_past_deadline
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

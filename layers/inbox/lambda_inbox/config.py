@@ -7,10 +7,11 @@ import random
 from datetime import timedelta
 from typing import Any, Literal, Self
 
-from .duplicate_read import DUPLICATE_READS, DuplicateRead
-from .errors import ConfigurationError
+from lambda_inbox.errors import ConfigurationError
 
 FifoFailureMode = Literal["stop", "skip-group"]
+DuplicateRead = Literal["auto", "always", "never"]
+DUPLICATE_READS: tuple[DuplicateRead, ...] = ("auto", "always", "never")
 
 #: DynamoDB's own limits for one TransactWriteItems call.
 MAX_TRANSACTION_ACTIONS = 100

@@ -18,29 +18,35 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
-from .aws_clients import bounded, dynamodb_client, sqs_client
-from .config import InboxConfig
-from .dead_letter import DeadLetterQueue
-from .deadline import BoundedCalls, Deadline
-from .decision import Decide, Decider, M, OnConditionFailed
-from .errors import ConfigurationError
-from .identity import KeyExtractor, KeyStrategy
-from .messages import InboundMessage
-from .observability import Telemetry
-from .outcomes import MessageResult
-from .pipeline import Pipeline
-from .sources import DynamoDBStreamsSource, EventSource, KafkaSource, KinesisSource, detect
-from .sqs import SqsSource
-from .store import InboxStore
-from .unit_of_work import DEFAULT_KEY_ATTRIBUTES
+from lambda_inbox.aws_clients import bounded, dynamodb_client, sqs_client
+from lambda_inbox.commit.decision import Decide, Decider, M, OnConditionFailed
+from lambda_inbox.commit.unit_of_work import DEFAULT_KEY_ATTRIBUTES
+from lambda_inbox.config import InboxConfig
+from lambda_inbox.dead_letter.queue import DeadLetterQueue
+from lambda_inbox.deadline import BoundedCalls, Deadline
+from lambda_inbox.errors import ConfigurationError
+from lambda_inbox.messages import InboundMessage
+from lambda_inbox.outcomes import MessageResult
+from lambda_inbox.pipeline import Pipeline
+from lambda_inbox.sources import (
+    DynamoDBStreamsSource,
+    EventSource,
+    KafkaSource,
+    KinesisSource,
+    detect,
+)
+from lambda_inbox.sources.identity import KeyExtractor, KeyStrategy
+from lambda_inbox.sources.sqs import SqsSource
+from lambda_inbox.store import InboxStore
+from lambda_inbox.telemetry import Telemetry
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
 
-    from .kafka_values import ValueFormats
-    from .lease import LeasePolicy, Leases, SideEffect
+    from lambda_inbox.leases.leased import LeasePolicy, Leases, SideEffect
+    from lambda_inbox.sources.values import ValueFormats
 
 
 class InboxConsumer(Generic[M]):
@@ -140,7 +146,11 @@ class InboxConsumer(Generic[M]):
             if side_effect is not None or lease is not None:
                 raise ConfigurationError("side_effect and lease need mode='leased'")
             return None
-        from .lease import Leases, LeaseStore, lease_policy  # leased consumers only
+        from lambda_inbox.leases.leased import (  # leased consumers only
+            Leases,
+            LeaseStore,
+            lease_policy,
+        )
 
         if side_effect is None:
             raise ConfigurationError("mode='leased' needs a side_effect(payload, context)")

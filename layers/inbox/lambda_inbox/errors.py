@@ -117,3 +117,11 @@ class DeadlineReached(InboxError):
     was for is reported for redelivery."""
 
     code = ErrorCode.DEADLINE.value
+
+
+def short_error(error: BaseException) -> str:
+    return truncate(f"{type(error).__name__}: {error}")
+
+
+def truncate(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .errors import ErrorCode, UndecodableBody
+from lambda_inbox.errors import ErrorCode, UndecodableBody
 
 #: SQS `SendMessage` attribute values: {"DataType": ..., "StringValue" | "BinaryValue": ...}.
 AttributeValue = dict[str, Any]

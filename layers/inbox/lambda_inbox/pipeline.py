@@ -17,27 +17,33 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from .committer import Committer
-from .dead_letter import DEADLINE_DETAIL, DeadLettering
-from .decision import Decider, Decision, short_error
-from .duplicate_read import ReadFirst
-from .errors import DeadlineReached, ErrorCode, HandlerFailed, PoisonMessage
-from .identity import Delivery, KeyStrategy, identify
-from .outcomes import MessageResult, Outcome
-from .planner import plan_waves
-from .report import BatchReport
-from .triage import Triage
+from lambda_inbox.commit.committer import Committer
+from lambda_inbox.commit.decision import Decider, Decision
+from lambda_inbox.commit.planner import plan_waves
+from lambda_inbox.dead_letter.queue import DEADLINE_DETAIL, DeadLettering
+from lambda_inbox.errors import (
+    DeadlineReached,
+    ErrorCode,
+    HandlerFailed,
+    PoisonMessage,
+    short_error,
+)
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import BatchReport
+from lambda_inbox.sources.identity import Delivery, KeyStrategy, identify
+from lambda_inbox.triage import ReadFirst, Triage
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from .config import InboxConfig
-    from .dead_letter import DeadLetterQueue
-    from .deadline import Deadline
-    from .lease import Leases
-    from .messages import InboundMessage
-    from .observability import Telemetry
-    from .store import InboxRecord, InboxStore
+    from lambda_inbox.commit.send import CommitAttempt
+    from lambda_inbox.config import InboxConfig
+    from lambda_inbox.dead_letter.queue import DeadLetterQueue
+    from lambda_inbox.deadline import Deadline
+    from lambda_inbox.leases.leased import Leases
+    from lambda_inbox.messages import InboundMessage
+    from lambda_inbox.store import InboxRecord, InboxStore
+    from lambda_inbox.telemetry import Telemetry
 
 M = TypeVar("M")
 #: Why a batch holding poison reads its inbox keys before dead-lettering anything, also when the
@@ -85,10 +91,10 @@ class Pipeline(Generic[M]):
         read_first = self._read_first.reason(messages)
         if read_first is None and any(map(_POISON, deliveries)):
             read_first = POISON
-        read_first = self._run(report, deliveries, deadline, read_first)
+        read_first, attempts = self._run(report, deliveries, deadline, read_first)
         results = report.results()
         self._read_first.observe(results)
-        self._telemetry.batch_done(results, report.attempts, read_first)
+        self._telemetry.batch_done(results, attempts, read_first)
         return results
 
     def _run(
@@ -97,12 +103,12 @@ class Pipeline(Generic[M]):
         deliveries: list[Delivery],
         deadline: Deadline,
         read_first: str | None,
-    ) -> str | None:
+    ) -> tuple[str | None, list[CommitAttempt]]:
         """The stages after identify; returns why the inbox keys were read (None: they were
-        not)."""
+        not) and the commit attempts made."""
         known = self._known_records(deliveries, report, deadline) if read_first else {}
         if known is None:
-            return read_first
+            return read_first, []
         dead_letters = DeadLettering(
             queue=self._dead_letter_queue,
             store=self._store,
@@ -123,7 +129,7 @@ class Pipeline(Generic[M]):
                     read_first = POISON
                     known = self._known_records(deliveries, report, deadline)
                     if known is None:
-                        return read_first
+                        return read_first, []
                     decisions = [d for d in decisions if not triage.completed(d.delivery, known)]
                     if triage.completed(delivery, known):
                         continue
@@ -155,7 +161,7 @@ class Pipeline(Generic[M]):
             triage.settle_followers()
             committer.commit_wave(wave)
         triage.settle_followers(final=True)
-        return read_first
+        return read_first, committer.attempts
 
     def _known_records(
         self, deliveries: list[Delivery], report: BatchReport, deadline: Deadline

@@ -11,23 +11,21 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from .identity import Delivery
-from .messages import InboundMessage
-from .outcomes import ALWAYS_LOGGED, MessageResult, Outcome
+from lambda_inbox.messages import InboundMessage
+from lambda_inbox.outcomes import ALWAYS_LOGGED, MessageResult, Outcome
+from lambda_inbox.sources.identity import Delivery
 
 if TYPE_CHECKING:
-    from .commit import CommitAttempt
-    from .observability import Telemetry
+    from lambda_inbox.telemetry import Telemetry
 
 BLOCKED_DETAIL = "an earlier record of its ordering scope failed"
 
 
 class BatchReport:
-    """Outcomes by message, the failed ordering scopes, and the batch's commit attempts."""
+    """Outcomes by message, and the failed ordering scopes."""
 
     def __init__(self, messages: Sequence[InboundMessage], telemetry: Telemetry) -> None:
         self.messages = sorted(messages, key=attrgetter("sequence"))
-        self.attempts: list[CommitAttempt] = []
         self._results: dict[int, MessageResult] = {}
         self._failed_scopes: dict[str, int] = {}
         self._telemetry = telemetry

@@ -18,10 +18,10 @@ from devkit.events import failed_ids, redeliver, sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
 from lambda_inbox import InboxConfig, InboxConsumer, LeaseContext, LeasePolicy, Outcome
-from lambda_inbox.identity import KeyStrategy, identify
-from lambda_inbox.sqs import SqsSource
+from lambda_inbox.leases.store import ClaimState, LeaseStore
+from lambda_inbox.sources.identity import KeyStrategy, identify
+from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import Status, get_record
-from lambda_inbox.store.leases import ClaimState, LeaseStore
 from lambda_inbox_tools.services.offline import local_client
 from tests.integration.leased.helpers import attribute, drain, scan
 from tests.integration.leased.webhook import Webhook, running_webhook

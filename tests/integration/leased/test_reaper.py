@@ -17,10 +17,11 @@ from devkit.emf import emf_records, metric_value
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
-from lambda_inbox.identity import KeyStrategy, identify
-from lambda_inbox.lease_policy import LeasePolicy
+from lambda_inbox.leases.policy import LeasePolicy
+from lambda_inbox.leases.store import ClaimState, LeaseStore
 from lambda_inbox.reaper import Reaper, ReaperSettings, ReapSummary
-from lambda_inbox.sqs import SqsSource
+from lambda_inbox.sources.identity import KeyStrategy, identify
+from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import (
     OPEN_INDEX_SHARDS,
     OPEN_RECORDS_INDEX,
@@ -31,7 +32,6 @@ from lambda_inbox.store import (
     open_index_pk,
     utc_iso,
 )
-from lambda_inbox.store.leases import ClaimState, LeaseStore
 from lambda_inbox_tools.services.offline import local_client
 from tests.integration.leased.helpers import attribute, drain
 

@@ -422,10 +422,10 @@ def test_schedule_invokes_the_reaper_which_reaps_a_stuck_lease(
     dynamodb_local_endpoint: str, sqs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from devkit.tables import create_inbox_table
-    from lambda_inbox.identity import KeyStrategy, identify
-    from lambda_inbox.lease_policy import LeasePolicy
+    from lambda_inbox.leases.policy import LeasePolicy
+    from lambda_inbox.leases.store import LeaseStore
     from lambda_inbox.messages import InboundMessage
-    from lambda_inbox.store.leases import LeaseStore
+    from lambda_inbox.sources.identity import KeyStrategy, identify
 
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
     table = f"inbox-{uuid.uuid4().hex[:8]}"

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from lambda_inbox.errors import PoisonMessage
-from lambda_inbox.identity import Delivery
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.observability import Telemetry
 from lambda_inbox.outcomes import Outcome
 from lambda_inbox.report import BatchReport
+from lambda_inbox.sources.identity import Delivery
+from lambda_inbox.telemetry import Telemetry
 
 
 @dataclass

@@ -7,8 +7,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from lambda_inbox.commit import CancellationReason, CommitAttempt, CommitStatus
-from lambda_inbox.decision import Decider, Decision
+from lambda_inbox.commit.actions import ConditionFailures
+from lambda_inbox.commit.decision import Decider, Decision
+from lambda_inbox.commit.send import CancellationReason, CommitAttempt, CommitStatus
+from lambda_inbox.commit.settle import INBOX_ACTION, VerdictKind, settle
+from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox.errors import (
     ErrorCode,
     HandlerFailed,
@@ -16,10 +19,8 @@ from lambda_inbox.errors import (
     PoisonMessage,
     UndecodableBody,
 )
-from lambda_inbox.identity import Delivery
-from lambda_inbox.settle import INBOX_ACTION, VerdictKind, settle
-from lambda_inbox.unit_of_work import UnitOfWork
-from lambda_inbox.write_actions import ConditionFailures, item_identity
+from lambda_inbox.sources.identity import Delivery
+from lambda_inbox.store.attribute_values import item_identity
 from tests.unit.stages.fakes import delivery, msg
 
 

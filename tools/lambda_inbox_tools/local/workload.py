@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lambda_inbox.kafka_values import generated_message
+from lambda_inbox.sources.values import generated_message
 
 from .invoker import InjectedCrash, InProcessInvoker, boto_clients
 from .stack import LocalStack
@@ -307,10 +307,10 @@ class Workload:
 
     def stuck_lease(self) -> None:
         """A delivery claimed a notification an hour ago, then died; the message never returns."""
-        from lambda_inbox.identity import KeyStrategy, identify
-        from lambda_inbox.lease_policy import LeasePolicy
+        from lambda_inbox.leases.policy import LeasePolicy
+        from lambda_inbox.leases.store import LeaseStore
         from lambda_inbox.messages import InboundMessage
-        from lambda_inbox.store.leases import LeaseStore
+        from lambda_inbox.sources.identity import KeyStrategy, identify
 
         notification = {
             "event_id": "evt-ntf-stuck",

@@ -3,7 +3,7 @@ objects), each batch they name read again and sent to a queue that feeds the sam
 
 - A Kafka batch's records (kept by the destination, else read from the cluster the record names
   or `--bootstrap-servers`) go in the library's dead-letter envelope
-  (`lambda_inbox.dead_letter_envelope`): the consumer reads them exactly as from Kafka, and its
+  (`lambda_inbox.dead_letter.envelope`): the consumer reads them exactly as from Kafka, and its
   inbox makes a record that committed before a no-op.
 - A DynamoDB stream batch's outbox items (`streams`) go as the outbox relay sends them
   (`lambda_inbox.relay.sqs_entry`: body, attributes, their fixed message id); the receiver's
@@ -31,12 +31,12 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lambda_inbox.dead_letter_envelope import send_message_request
-from lambda_inbox.identity import IDEMPOTENCY_KEY_ATTRIBUTE
-from lambda_inbox.kafka import parse_kafka_event
+from lambda_inbox.dead_letter.envelope import send_message_request
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.relay import sqs_entry
-from lambda_inbox.streams import parse_dynamodb_stream_event, parse_kinesis_event
+from lambda_inbox.outbox.relay import sqs_entry
+from lambda_inbox.sources.identity import IDEMPOTENCY_KEY_ATTRIBUTE
+from lambda_inbox.sources.kafka import parse_kafka_event
+from lambda_inbox.sources.streams import parse_dynamodb_stream_event, parse_kinesis_event
 
 from ..lambda_records import lambda_stream_record
 from .cluster import Auth, ClusterError, ClusterReader

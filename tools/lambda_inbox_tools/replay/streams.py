@@ -4,7 +4,7 @@ relay), or its records (an inbox consumer of the stream, `StreamReader.records`)
 An on-failure record of a stream (`DDBStreamBatchInfo`) holds no records: they are read again
 from the stream, from the first sequence number to the last, while the stream still holds them
 (24 hours). Only `INSERT` records of outbox items count, as for the relay itself
-(`lambda_inbox.relay`). Past that, the items themselves may still be in their table (until
+(`lambda_inbox.outbox.relay`). Past that, the items themselves may still be in their table (until
 their TTL): every outbox item written while the batch's records arrived (the record's
 `approximateArrivalOf...` times, widened by `ARRIVAL_SLACK_SECONDS`), a superset at worst,
 which the receiver's inbox absorbs.
@@ -24,7 +24,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from lambda_inbox.outbox import CREATED_AT, MESSAGE_ID, OutboxMessage
+from lambda_inbox.outbox.message import CREATED_AT, MESSAGE_ID, OutboxMessage
 
 from .failures import StreamBatch
 

@@ -116,7 +116,7 @@ def dynamodb_stream_record(
 def stream_image(record: Mapping[str, Any]) -> dict[str, Any]:
     """A DynamoDB stream record's new image, else its old one, as plain values (as the inbox
     reads them: `lambda_inbox.streams.stream_document`)."""
-    from lambda_inbox.streams import stream_document
+    from lambda_inbox.sources.streams import stream_document
 
     document = stream_document(record)
     image: dict[str, Any] = document["NewImage"] or document["OldImage"] or {}

@@ -23,9 +23,9 @@ Every record is counted (open records per consumer, age of the oldest). The run 
 what is left (done records no longer qualify).
 """
 
-from .settings import ReaperSettings
-from .summary import ConsumerCounts, ReapSummary, emit_metrics
-from .sweep import LEASE_EXPIRED_REASON, Reaper, message_of
+from lambda_inbox.reaper.settings import ReaperSettings
+from lambda_inbox.reaper.summary import ConsumerCounts, ReapSummary, emit_metrics
+from lambda_inbox.reaper.sweep import LEASE_EXPIRED_REASON, Reaper, message_of
 
 __all__ = [
     "LEASE_EXPIRED_REASON",

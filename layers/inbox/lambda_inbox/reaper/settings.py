@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from ..errors import ConfigurationError
+from lambda_inbox.errors import ConfigurationError
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,14 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..dead_letter import DeadLetterQueue
-from ..deadline import Deadline
-from ..decision import short_error
-from ..errors import DeadlineReached, ErrorCode
-from ..messages import InboundMessage
-from ..store import OPEN_INDEX_SHARDS, InboxRecord, Status, open_records_of_shard
-from ..store.reaping import ReaperClaims
-from .settings import ReaperSettings
-from .summary import ConsumerCounts, ReapSummary
+from lambda_inbox.dead_letter.queue import DeadLetterQueue
+from lambda_inbox.deadline import Deadline
+from lambda_inbox.errors import DeadlineReached, ErrorCode, short_error
+from lambda_inbox.messages import InboundMessage
+from lambda_inbox.reaper.claims import ReaperClaims
+from lambda_inbox.reaper.settings import ReaperSettings
+from lambda_inbox.reaper.summary import ConsumerCounts, ReapSummary
+from lambda_inbox.store import OPEN_INDEX_SHARDS, InboxRecord, Status, open_records_of_shard
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -224,6 +223,6 @@ def _epoch(iso: str | None, default: float) -> float:
 
 
 def _default_sqs() -> SQSClient:
-    from ..aws_clients import sqs_client
+    from lambda_inbox.aws_clients import sqs_client
 
     return sqs_client()

@@ -12,8 +12,8 @@ inbox record lives in this package.
 
 from typing import TYPE_CHECKING, Any
 
-from .inbox import BATCH_GET_LIMIT, InboxStore, get_record
-from .record import (
+from lambda_inbox.store.inbox import BATCH_GET_LIMIT, InboxStore, get_record
+from lambda_inbox.store.record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SHARDS,
     OPEN_INDEX_SK,
@@ -49,12 +49,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .open_index import open_records, open_records_of_shard
+    from lambda_inbox.store.open_index import open_records, open_records_of_shard
 
 
 def __getattr__(name: str) -> Any:
     if name in ("open_records", "open_records_of_shard"):
-        from . import open_index
+        from lambda_inbox.store import open_index
 
         return getattr(open_index, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

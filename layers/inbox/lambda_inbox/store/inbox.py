@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..json_text import text_encoder
-from ..write_actions import ItemIdentity
-from .record import (
+from lambda_inbox.json_text import text_encoder
+from lambda_inbox.store.attribute_values import ItemIdentity
+from lambda_inbox.store.record import (
     PARTITION_KEY,
     TTL_ATTRIBUTE,
     InboxRecord,
@@ -27,8 +27,8 @@ from .record import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from ..config import InboxConfig
-    from ..messages import InboundMessage
+    from lambda_inbox.config import InboxConfig
+    from lambda_inbox.messages import InboundMessage
 
 BATCH_GET_LIMIT = 100
 _BATCH_GET_ROUNDS = 8

@@ -7,7 +7,7 @@ import heapq
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .record import (
+from lambda_inbox.store.record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SHARDS,
     OPEN_INDEX_SK,

@@ -1,0 +1,199 @@
+"""Commit: decisions go to DynamoDB in waves of transactions, until each has an outcome.
+
+A wave holds decisions that touch no common item but through commuting updates (see `planner`);
+it is cut into transactions of at most 100 actions / 4 MB / `max_group_messages` messages, which
+are sent in parallel; the commuting updates of one item in a transaction become one action. Each
+attempt is classified (`settle`) and acted on: committed; the inbox taken (a duplicate); a
+business outcome decided again and retried; refused writes split and dead-lettered; transient
+failures retried with backoff within the deadline; what cannot finish is reported for
+redelivery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from lambda_inbox.commit.decision import Decider, Decision
+from lambda_inbox.commit.planner import chunk_wave
+from lambda_inbox.commit.send import CommitAttempt, CommitStatus, send
+from lambda_inbox.commit.settle import VerdictKind, settle
+from lambda_inbox.commit.transactions import Transaction, build_transaction
+from lambda_inbox.commit.verdicts import FinalVerdicts
+from lambda_inbox.errors import DeadlineReached, ErrorCode
+from lambda_inbox.outcomes import Outcome
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from lambda_inbox.config import InboxConfig
+    from lambda_inbox.dead_letter.queue import DeadLettering
+    from lambda_inbox.deadline import Deadline
+    from lambda_inbox.report import BatchReport
+    from lambda_inbox.store import InboxStore
+    from lambda_inbox.telemetry import Telemetry
+    from lambda_inbox.triage import Triage
+
+M = TypeVar("M")
+#: Verdicts that leave a decision without an outcome yet.
+_UNSETTLED = frozenset({VerdictKind.TRANSIENT, VerdictKind.SPLIT, VerdictKind.BYSTANDER})
+DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
+
+
+class Committer(Generic[M]):
+    """Commits the waves of one batch."""
+
+    def __init__(
+        self,
+        *,
+        dynamodb: DynamoDBClient,
+        store: InboxStore,
+        config: InboxConfig,
+        decider: Decider[M],
+        triage: Triage,
+        dead_letters: DeadLettering,
+        report: BatchReport,
+        deadline: Deadline,
+        telemetry: Telemetry,
+        now: Callable[[], float],
+    ) -> None:
+        self._dynamodb = dynamodb
+        self._store = store
+        self._config = config
+        self._triage = triage
+        self._verdicts = FinalVerdicts(
+            decider=decider,
+            triage=triage,
+            dead_letters=dead_letters,
+            report=report,
+            telemetry=telemetry,
+        )
+        self._report = report
+        self._deadline = deadline
+        self._telemetry = telemetry
+        self._now = now
+        #: Every commit attempt of the batch, for its metrics.
+        self.attempts: list[CommitAttempt] = []
+
+    def commit_wave(self, wave: list[Decision[M]]) -> None:
+        """Commit one wave, retrying what can be retried, until every decision has an outcome."""
+        transactions = self._transactions(wave)
+        round_number = 0
+        while transactions:
+            if self._deadline.expired():
+                return self._fail_deadline(transactions)
+            retry: list[Transaction[M]] = []
+            regroup: list[Decision[M]] = []
+            backoff = False
+            for transaction, attempt in self._send_all(transactions):
+                resend, again, transient = self._apply(transaction, attempt)
+                retry.extend(resend)
+                regroup.extend(again)
+                backoff = backoff or transient
+            transactions = retry + self._transactions(regroup)
+            if transactions and backoff:
+                round_number += 1
+                if not self._deadline.sleep(self._config.retry.backoff(round_number)):
+                    return self._fail_deadline(transactions)
+        return None
+
+    def _transactions(self, decisions: list[Decision[M]]) -> list[Transaction[M]]:
+        # A leader that just failed fails its followers, which blocks their scopes before a
+        # later record there (one sharing a merged update with the leader) is sent again.
+        self._triage.settle_followers()
+        live = [
+            decision
+            for decision in decisions
+            if not self._report.skip_if_blocked(decision.delivery)
+        ]
+        return [
+            build_transaction(self._store, group, now=self._now())
+            for group in chunk_wave(
+                live,
+                max_actions=self._config.max_transaction_actions,
+                max_messages=self._config.max_group_messages,
+            )
+        ]
+
+    def _send_all(
+        self, transactions: list[Transaction[M]]
+    ) -> list[tuple[Transaction[M], CommitAttempt]]:
+        """Every transaction of the wave at once, on the consumer's call workers (at most
+        `max_parallel_commits` run side by side), each bounded by the deadline."""
+        deadline = self._deadline
+
+        def start(transaction: Transaction[M]) -> Future[CommitAttempt] | CommitAttempt:
+            try:
+                return deadline.start(send, self._dynamodb, transaction.request)
+            except DeadlineReached as error:
+                return CommitAttempt(CommitStatus.TRANSIENT, error=str(error))
+
+        def finish(
+            transaction: Transaction[M], started: Future[CommitAttempt] | CommitAttempt
+        ) -> CommitAttempt:
+            if isinstance(started, CommitAttempt):
+                return started
+            with self._telemetry.commit_span(len(transaction.decisions)):
+                try:
+                    return deadline.wait(started)
+                except DeadlineReached as error:  # outcome unknown; retried only if time allows
+                    return CommitAttempt(CommitStatus.TRANSIENT, error=str(error))
+
+        started = [start(transaction) for transaction in transactions]
+        attempts = [finish(t, s) for t, s in zip(transactions, started, strict=True)]
+        for transaction, attempt in zip(transactions, attempts, strict=True):
+            self.attempts.append(attempt)
+            self._telemetry.transaction_done(attempt, len(transaction.decisions))
+        return list(zip(transactions, attempts, strict=True))
+
+    def _apply(
+        self, transaction: Transaction[M], attempt: CommitAttempt
+    ) -> tuple[list[Transaction[M]], list[Decision[M]], bool]:
+        """Act on one attempt. Returns (transactions to resend as they are, decisions to
+        regroup, whether to back off first)."""
+        decisions = transaction.decisions
+        actions = [decision.actions for decision in decisions]
+        verdicts = settle(attempt, actions, transaction.owners, transaction.shared)
+        kinds = {verdict.kind for verdict in verdicts}
+        if kinds == {VerdictKind.TRANSIENT} and not attempt.reasons:
+            live = [decision for decision in decisions if self._count_attempt(decision, attempt)]
+            if len(live) == len(decisions):  # same request, same token: safe after a timeout
+                return [transaction], [], True
+            return [], live, True
+        if kinds == {VerdictKind.SPLIT}:  # find the culprit: every message alone
+            return [self._alone(decision) for decision in decisions], [], False
+        regroup: list[Decision[M]] = []
+        alone: list[Transaction[M]] = []
+        backoff = False
+        for decision, verdict in zip(decisions, verdicts, strict=True):
+            if verdict.kind in _UNSETTLED and self._report.skip_if_blocked(decision.delivery):
+                continue  # an earlier record of its ordering scope failed in this very attempt
+            if verdict.kind is VerdictKind.SPLIT:  # owned a refused merged update
+                alone.append(self._alone(decision))
+            elif verdict.kind is VerdictKind.TRANSIENT:
+                backoff = True
+                if self._count_attempt(decision, attempt):
+                    regroup.append(decision)
+            elif self._verdicts.act(decision, verdict):
+                regroup.append(decision)
+        return alone, regroup, backoff
+
+    def _alone(self, decision: Decision[M]) -> Transaction[M]:
+        return build_transaction(self._store, [decision], now=self._now())
+
+    def _count_attempt(self, decision: Decision[M], attempt: CommitAttempt) -> bool:
+        decision.attempts += 1
+        if decision.attempts < self._config.retry.max_attempts:
+            return True
+        code = ErrorCode.RETRIES_EXHAUSTED
+        self._report.record(decision.delivery, Outcome.FAILED, code, attempt.error)
+        return False
+
+    def _fail_deadline(self, transactions: list[Transaction[M]]) -> None:
+        for transaction in transactions:
+            for decision in transaction.decisions:
+                if not self._report.skip_if_blocked(decision.delivery):
+                    self._report.record(
+                        decision.delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL
+                    )

@@ -1,0 +1,94 @@
+"""A transaction of group commit: the decisions it commits, the `TransactWriteItems` request,
+and which decision (and which of its actions) owns each transact item, so a cancellation reason
+can be traced back to its message."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from lambda_inbox.commit.actions import merge_commuting
+from lambda_inbox.commit.send import PreparedTransaction
+from lambda_inbox.commit.settle import INBOX_ACTION
+from lambda_inbox.store.attribute_values import ItemIdentity
+
+if TYPE_CHECKING:
+    from lambda_inbox.commit.decision import Decision
+    from lambda_inbox.store import InboxStore
+
+M = TypeVar("M")
+
+
+class Transaction(Generic[M]):
+    """Decisions that commit together, and the request that commits them."""
+
+    __slots__ = ("_messages", "_positions", "decisions", "request", "shared")
+
+    def __init__(
+        self,
+        decisions: list[Decision[M]],
+        request: PreparedTransaction,
+        messages: list[int],
+        positions: list[int],
+        shared: dict[int, list[tuple[int, int]]] | None = None,
+    ) -> None:
+        self.decisions = decisions
+        self.request = request
+        #: For each transact item: the index of its decision, and of its action (or
+        #: INBOX_ACTION). Two lists of integers, not a pair per item: pairs are objects the
+        #: garbage collector scans, and they are asked for only when a transaction is cancelled.
+        self._messages = messages
+        self._positions = positions
+        #: Transact items that merge the commuting updates of several decisions: every owner.
+        self.shared = shared or {}
+
+    @property
+    def owners(self) -> list[tuple[int, int]]:
+        """For each transact item: (index of its decision, index of its action or
+        INBOX_ACTION)."""
+        return list(zip(self._messages, self._positions, strict=True))
+
+
+def build_transaction(
+    store: InboxStore, decisions: list[Decision[M]], *, now: float
+) -> Transaction[M]:
+    """The transaction that commits `decisions`: each one's inbox `Put`, then its actions; the
+    commuting updates of one item and shape become one action of summed values, owned by all."""
+    items: list[dict[str, Any]] = []
+    messages: list[int] = []
+    positions: list[int] = []
+    # Commuting updates of one item and shape: one action of summed values, many owners.
+    merges: dict[tuple[ItemIdentity, str], int] = {}
+    shared: dict[int, list[tuple[int, int]]] = {}
+    for index, decision in enumerate(decisions):
+        delivery = decision.delivery
+        items.append(
+            store.completion_put(
+                delivery.message,
+                delivery.key,
+                delivery.fingerprint,
+                decision.result,
+                now=now,
+                lease_owner=decision.lease_owner,
+            )
+        )
+        messages.append(index)
+        positions.append(INBOX_ACTION)
+        actions = decision.actions
+        if not decision.commuting_items:  # most decisions: every action is an item of its own
+            items.extend([action.transact for action in actions])
+            messages.extend([index] * len(actions))
+            positions.extend(range(len(actions)))
+            continue
+        for position, action in enumerate(actions):
+            shape = action.merge_shape
+            if shape is not None:
+                slot = merges.setdefault((action.item_identity, shape), len(items))
+                if slot < len(items):
+                    items[slot] = merge_commuting(items[slot], action)
+                    first = (messages[slot], positions[slot])
+                    shared.setdefault(slot, [first]).append((index, position))
+                    continue
+            items.append(action.transact)
+            messages.append(index)
+            positions.append(position)
+    return Transaction(decisions, PreparedTransaction(items), messages, positions, shared)

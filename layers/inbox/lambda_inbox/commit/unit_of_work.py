@@ -1,0 +1,147 @@
+"""The unit of work a handler fills with a message's domain writes (`put`, `update`, `delete`,
+`condition_check`, `outbox`), committed atomically with the inbox record. What DynamoDB would
+reject, and what exceeds one message's limits (one action per item, 99 actions, 4 MB), is refused
+on the spot, naming the action; commuting updates may merge in group commit (docs/concepts.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Unpack
+
+from lambda_inbox.commit.actions import WriteAction
+from lambda_inbox.commit.requests import keyed_action, put_action, update_action
+from lambda_inbox.config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
+from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox.store.attribute_values import ItemIdentity
+
+if TYPE_CHECKING:
+    from lambda_inbox.outbox.message import OutboxRequest
+
+DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
+MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1  #: one action of each is the inbox record
+MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024  #: and its bytes, small but not free
+_JSON_SCALARS = frozenset({str, int, bool, type(None)})  #: result values JSON always encodes
+
+
+class UnitOfWork:
+    """The writes of one message. `key_attributes`: the key attributes of the tables written, so
+    a `put` knows its item (default `pk`, `sk`). Every action takes `condition`, `names` and
+    `values` (expression names, Python values) and a `label` for `on_condition_failed`."""
+
+    __slots__ = ("_actions", "_bytes", "_items", "key_attributes", "result")
+
+    def __init__(self, key_attributes: tuple[str, ...] = DEFAULT_KEY_ATTRIBUTES) -> None:
+        self.key_attributes = key_attributes
+        self._actions: list[WriteAction] = []
+        self._items: set[ItemIdentity] = set()
+        self._bytes = 0
+        self.result: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"UnitOfWork({len(self._actions)} actions, result={self.result!r})"
+
+    @property
+    def actions(self) -> tuple[WriteAction, ...]:
+        return tuple(self._actions)
+
+    @property
+    def size(self) -> int:
+        """The bytes of every action's key or item and values (DynamoDB's count)."""
+        return self._bytes
+
+    def set_result(self, **result: Any) -> None:
+        """Record a small JSON outcome on the inbox record (`result`, e.g. `outcome="reserved"`)."""
+        try:
+            if not _JSON_SCALARS.issuperset(map(type, result.values())):
+                json.dumps(result, default=str)
+        except (TypeError, ValueError) as error:
+            raise UnitOfWorkError(f"result is not JSON-serializable: {error}") from None
+        self.result.update(result)
+
+    def put(
+        self,
+        table: str,
+        item: Mapping[str, Any],
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> None:
+        """Create or replace an item; `condition` e.g. `attribute_not_exists(pk)`."""
+        self._add(put_action(table, item, self.key_attributes, (condition, names, values, label)))
+
+    def update(
+        self,
+        table: str,
+        key: Mapping[str, Any],
+        expression: str,
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        label: str | None = None,
+        commutes: bool | None = None,
+    ) -> None:
+        """Update (or create) an item with an `UpdateExpression` such as `ADD #n :one`. `commutes`:
+        None infers it (`ADD` of numbers only, no condition), True requires it, False: no merge."""
+        options = (condition, names, values, label)
+        self._add(update_action(table, key, expression, commutes, options))
+
+    def delete(
+        self,
+        table: str,
+        key: Mapping[str, Any],
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> None:
+        self._add(keyed_action("Delete", table, key, None, (condition, names, values, label)))
+
+    def condition_check(
+        self,
+        table: str,
+        key: Mapping[str, Any],
+        condition: str,
+        *,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        label: str | None = None,
+    ) -> None:
+        """Require `condition` on an item the message does not write."""
+        options = (condition or "", names, values, label)
+        self._add(keyed_action("ConditionCheck", table, key, None, options))
+
+    def outbox(self, table: str, **request: Unpack[OutboxRequest]) -> str:
+        """Ask for `body` to be sent to `destination` once this message commits: an outbox item in
+        `table` (an action of the transaction) relayed by `OutboxRelay`. Returns its `message_id`,
+        the receiver's dedupe key, a new UUID unless given. Fields: `outbox.OutboxRequest`."""
+        from lambda_inbox.outbox.message import outbox_item  # outbox users only
+
+        identifier, item = outbox_item(key_attributes=self.key_attributes, **request)
+        # A message id is fresh, or the same decision was made before: the item must be new.
+        condition = "attribute_not_exists(#outbox_key)"
+        names = {"#outbox_key": self.key_attributes[0]}
+        self.put(table, item, condition=condition, names=names, label=f"outbox:{identifier}")
+        return identifier
+
+    def _add(self, action: WriteAction) -> None:
+        """Keep `action` within the limits of one message."""
+        if len(self._actions) >= MAX_HANDLER_ACTIONS:
+            raise UnitOfWorkError(
+                f"{action.where}: a message may write at most {MAX_HANDLER_ACTIONS} items "
+                "(DynamoDB allows 100 actions per transaction, one is the inbox record)"
+            )
+        if self._bytes + action.size > MAX_HANDLER_BYTES:
+            raise UnitOfWorkError(f"{action.where}: the writes of one message exceed 4 MB")
+        if action.item_identity in self._items:
+            raise UnitOfWorkError(
+                f"{action.where}: item {dict(action.plain_key)} is already written by this "
+                "message; DynamoDB allows one action per item in a transaction"
+            )
+        self._items.add(action.item_identity)
+        self._actions.append(action)
+        self._bytes += action.size

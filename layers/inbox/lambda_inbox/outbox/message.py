@@ -1,0 +1,147 @@
+"""The consumer-side outbox: a request for an effect elsewhere, committed with the inbox.
+
+A consumer that must cause an effect outside its own tables (a message for another service, an
+email to send) does not call out from `decide`. It adds an **outbox item** to its unit of work
+(`UnitOfWork.outbox`): the item commits in the same transaction as the inbox record and the
+domain writes, so the request exists exactly when the message's effects do. A relay
+(`relay.OutboxRelay`), triggered by the table's DynamoDB stream, sends each new item to its
+destination afterwards, at least once; the receiver's own inbox makes that effectively once,
+keyed on the message id fixed here, at write time, and identical on every retry of the relay.
+
+An outbox item is an ordinary item of any table with a stream (`NEW_IMAGE` or
+`NEW_AND_OLD_IMAGES`): key `OUTBOX#{message_id}` in the first key attribute (and the same in the
+second, when the table has one), the message in `outbox_*` attributes, and a TTL attribute so
+that relayed items expire (docs/concepts.md, "The outbox").
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Required, TypedDict
+
+from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox.json_text import text_encoder
+
+__all__ = [
+    "DEFAULT_OUTBOX_TTL_SECONDS",
+    "OUTBOX_PREFIX",
+    "OutboxMessage",
+    "OutboxRequest",
+    "outbox_item",
+]
+
+OUTBOX_PREFIX = "OUTBOX#"
+#: Relayed items expire after this long (a stream keeps records for 24 hours; the rest is room
+#: to look at what was sent).
+DEFAULT_OUTBOX_TTL_SECONDS = 7 * 24 * 3600
+DESTINATION = "outbox_destination"
+BODY = "outbox_body"
+ATTRIBUTES = "outbox_attributes"
+MESSAGE_ID = "outbox_message_id"
+GROUP_ID = "outbox_group_id"
+CREATED_AT = "outbox_created_at"
+#: A mapping body as compact JSON (`json_text`: its encoder made once).
+_compact_json = text_encoder(json.JSONEncoder(separators=(",", ":"), check_circular=False))
+
+
+@dataclass(frozen=True)
+class OutboxMessage:
+    """What the relay sends: `body` to `destination` (an SQS queue URL, or a name the relay maps
+    to one), with `attributes` (SQS String message attributes) and `message_id` (the receiver's
+    idempotency key)."""
+
+    message_id: str
+    destination: str
+    body: str
+    attributes: Mapping[str, str] = field(default_factory=dict)
+    #: FIFO destinations: the message group (the message id when not given).
+    group_id: str | None = None
+    #: When the item was written, epoch seconds.
+    created_at: float = 0.0
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> OutboxMessage | None:
+        """The message an item (plain Python values) holds; None for an item that is no outbox
+        item. An outbox item missing its destination or body raises ValueError."""
+        if MESSAGE_ID not in item:
+            return None
+        if not isinstance(item.get(DESTINATION), str) or not isinstance(item.get(BODY), str):
+            raise ValueError(f"outbox item {item[MESSAGE_ID]!r} has no destination or body")
+        attributes = item.get(ATTRIBUTES) or {}
+        return cls(
+            message_id=str(item[MESSAGE_ID]),
+            destination=item[DESTINATION],
+            body=item[BODY],
+            attributes={str(k): str(v) for k, v in attributes.items()},
+            group_id=str(item[GROUP_ID]) if item.get(GROUP_ID) else None,
+            created_at=float(item.get(CREATED_AT) or 0),
+        )
+
+
+class OutboxRequest(TypedDict, total=False):
+    """What `UnitOfWork.outbox` asks to send: `destination` and `body` are required."""
+
+    destination: Required[str]
+    #: Text, or a mapping sent as compact JSON.
+    body: Required[str | Mapping[str, Any]]
+    #: What the receiver dedupes on; a new UUID unless given.
+    message_id: str | None
+    #: SQS message attributes (strings).
+    attributes: Mapping[str, str] | None
+    #: The SQS FIFO message group.
+    group_id: str | None
+    #: The table's TTL attribute ("expires_at") and how long the item is kept (7 days).
+    ttl_attribute: str
+    ttl_seconds: int | None
+
+
+def outbox_item(
+    *,
+    key_attributes: tuple[str, ...],
+    now: float | None = None,
+    destination: str,
+    body: str | Mapping[str, Any],
+    message_id: str | None = None,
+    attributes: Mapping[str, str] | None = None,
+    group_id: str | None = None,
+    ttl_attribute: str = "expires_at",
+    ttl_seconds: int | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The message id and the item (plain Python values) of one outbox request (its fields:
+    `OutboxRequest`), written at `now` (the current time unless given): the one statement of an
+    outbox item's layout, which `OutboxMessage.from_item` reads back."""
+    if not destination:
+        raise UnitOfWorkError("outbox: the destination is empty")
+    if isinstance(body, str):
+        text = body
+    else:
+        try:
+            text = _compact_json(body)
+        except (TypeError, ValueError, RecursionError) as error:
+            raise UnitOfWorkError(f"outbox: the body is not JSON-serializable: {error}") from None
+    if not text:
+        raise UnitOfWorkError("outbox: the body is empty (SQS refuses an empty message)")
+    for name, value in attributes.items() if attributes else ():
+        if not isinstance(name, str) or not isinstance(value, str) or not name or not value:
+            raise UnitOfWorkError(f"outbox: attribute {name!r} must be a non-empty string")
+    if message_id is None:
+        import uuid  # only here: `uuid` loads `platform`, a cold-start cost
+
+        message_id = str(uuid.uuid4())
+    created = int(time.time() if now is None else now)
+    item: dict[str, Any] = dict.fromkeys(key_attributes[:2], f"{OUTBOX_PREFIX}{message_id}")
+    item[MESSAGE_ID] = message_id
+    item[DESTINATION] = destination
+    item[BODY] = text
+    item[CREATED_AT] = created
+    item[ttl_attribute] = created + (
+        DEFAULT_OUTBOX_TTL_SECONDS if ttl_seconds is None else ttl_seconds
+    )
+    if attributes:
+        item[ATTRIBUTES] = dict(attributes)
+    if group_id:
+        item[GROUP_ID] = group_id
+    return message_id, item

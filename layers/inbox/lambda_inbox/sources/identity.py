@@ -1,0 +1,234 @@
+"""Identify: which key makes two deliveries "the same message", and what its payload hashes to.
+
+Key strategies are tried in order: an explicit extractor (JMESPath expression or callable on the
+JSON body), the `idempotency-key` message attribute or Kafka header, the FIFO
+`MessageDeduplicationId`, then the delivery id (SQS messageId, Kafka topic-partition-offset).
+DLQ redrive and producer retries create new delivery ids, so a business key (an explicit
+extractor) is the robust choice.
+
+The stage's output is a `Delivery`: the message with its key and fingerprint. A message whose key
+cannot be read is still a `Delivery` (under a fallback key) that carries the poison it is.
+"""
+
+# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
+# compiles each string annotation into a ForwardRef, which costs more at cold start.
+import base64
+import contextlib
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from lambda_inbox.errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
+from lambda_inbox.json_text import text_encoder
+from lambda_inbox.messages import InboundMessage
+
+IDEMPOTENCY_KEY_ATTRIBUTE = "idempotency-key"
+#: Dead-letter attribute holding the key a message was dead-lettered under.
+MESSAGE_KEY_ATTRIBUTE = "inbox-message-key"
+#: DynamoDB partition keys are at most 2048 bytes; leave room for the consumer prefix.
+MAX_KEY_BYTES = 1024
+
+KeyExtractor = Callable[[Any], object]
+#: A payload document as the consumer's model reads it, in plain JSON values (`Decider`).
+CanonicalForm = Callable[[Any], Any]
+
+
+class MessageIdentity(NamedTuple):
+    key: str
+    #: Which strategy found the key (for logs and tests).
+    strategy: str
+
+
+class Delivery(NamedTuple):
+    """One delivered message with its identity; every stage after `identify` works on this."""
+
+    message: InboundMessage
+    key: str
+    fingerprint: str
+    #: Set when the message can never succeed, found while identifying it.
+    poison: PoisonMessage | None = None
+    #: A binary value's fingerprint as records stored before decoded fingerprints hold it.
+    earlier_fingerprint: str | None = None
+
+    def matches(self, stored_fingerprint: str | None) -> bool:
+        """The payload of a stored record is this one (a record without a fingerprint matches)."""
+        return stored_fingerprint is None or stored_fingerprint in (
+            self.fingerprint,
+            self.earlier_fingerprint,
+        )
+
+    @property
+    def sequence(self) -> int:
+        return self.message.sequence
+
+
+def is_field_path(expression: str) -> bool:
+    """A JMESPath expression made of unquoted field names only (`[A-Za-z_][A-Za-z0-9_]*`,
+    joined by dots), which a dictionary lookup evaluates exactly as JMESPath does (a missing
+    field, or a step into something that is not an object, is None), without JMESPath's parser
+    and interpreter on every message. (No regular expression: compiling one costs more cold
+    start than this whole module.)"""
+    return all(part.isascii() and part.isidentifier() for part in expression.split("."))
+
+
+def _field_path(names: list[str]) -> KeyExtractor:
+    def extract(payload: Any) -> Any:
+        for name in names:
+            if not isinstance(payload, dict):
+                return None
+            payload = payload.get(name)
+        return payload
+
+    return extract
+
+
+class KeyStrategy:
+    """Derives the message key. Build one with `KeyStrategy.from_body(...)` or the default."""
+
+    def __init__(self, extractor: KeyExtractor | None = None, *, description: str = "") -> None:
+        self._extractor = extractor
+        self._description = description or "extractor"
+
+    @classmethod
+    def from_body(cls, expression_or_callable: str | KeyExtractor) -> "KeyStrategy":
+        """Key from the JSON body: a JMESPath expression (`"event_id"`) or a callable."""
+        if isinstance(expression_or_callable, str):
+            description = f"jmespath:{expression_or_callable}"
+            if is_field_path(expression_or_callable):  # `event_id`, `detail.id`
+                return cls(_field_path(expression_or_callable.split(".")), description=description)
+            import jmespath  # imported here: only consumers with an expression pay for it
+
+            compiled = jmespath.compile(expression_or_callable)
+            return cls(compiled.search, description=description)
+        return cls(expression_or_callable, description="callable")
+
+    @property
+    def has_extractor(self) -> bool:
+        return self._extractor is not None
+
+    def identify(self, message: InboundMessage) -> MessageIdentity:
+        """The message key; raises `MissingMessageKey` or `UndecodableBody` for poison."""
+        if self._extractor is not None:
+            return MessageIdentity(self.message_key(message), self._description)
+        header = message.attributes.get(IDEMPOTENCY_KEY_ATTRIBUTE)
+        if header:
+            return MessageIdentity(bounded_key(header), IDEMPOTENCY_KEY_ATTRIBUTE)
+        if message.deduplication_id:
+            return MessageIdentity(bounded_key(message.deduplication_id), "deduplication-id")
+        return MessageIdentity(bounded_key(message.delivery_id), "delivery-id")
+
+    def message_key(self, message: InboundMessage) -> str:
+        """`identify(message).key`, without the strategy's name (asked for every message)."""
+        if self._extractor is None:
+            return self.identify(message).key
+        payload = message.json  # UndecodableBody: poison
+        try:
+            value = self._extractor(payload)
+        except Exception as error:  # e.g. payload["event_id"] on a body without it
+            raise MissingMessageKey(
+                f"{self._description} found no message key in the body "
+                f"({type(error).__name__}: {error})"
+            ) from None
+        if type(value) is str and value:  # the usual key: no conversion
+            return bounded_key(value)
+        if value is None or isinstance(value, (dict, list, bool)) or value == "":
+            raise MissingMessageKey(f"{self._description} found no message key in the body")
+        return bounded_key(str(value))
+
+
+def identify(
+    message: InboundMessage, keys: KeyStrategy, canonical: CanonicalForm | None = None
+) -> Delivery:
+    """The message's key and fingerprint; any failure to read them makes it poison, never an
+    exception that would take the batch down."""
+    digest = fingerprint(message, canonical)
+    earlier = None if message.encoded_record is None else earlier_fingerprint(message)
+    try:
+        return Delivery(message, keys.message_key(message), digest, None, earlier)
+    except PoisonMessage as poison:
+        return Delivery(message, fallback_key(message), digest, poison, earlier)
+    except Exception as error:  # e.g. RecursionError from a deeply nested body
+        unreadable = UndecodableBody(
+            f"the body could not be read ({type(error).__name__})", code=ErrorCode.MALFORMED_JSON
+        )
+        return Delivery(message, fallback_key(message), digest, unreadable, earlier)
+
+
+def fallback_key(message: InboundMessage) -> str:
+    """The key of a message whose own key cannot be read: the key it was dead-lettered under
+    when it comes back from the DLQ (so a replay updates the same FAILED record), else the
+    delivery id."""
+    return bounded_key(message.attributes.get(MESSAGE_KEY_ATTRIBUTE) or message.delivery_id)
+
+
+def bounded_key(key: str) -> str:
+    """A key DynamoDB accepts: at most MAX_KEY_BYTES of valid UTF-8, else its digest.
+
+    Lone surrogates (a JSON `\\ud800` escape) cannot be stored as text, so such keys are hashed
+    from their `surrogatepass` bytes: still stable for the same input.
+    """
+    if key.isascii() and 0 < len(key) <= MAX_KEY_BYTES:  # nearly every key: no encoding
+        return key
+    try:
+        encoded = key.encode("utf-8")
+    except UnicodeEncodeError:
+        encoded = b""
+    if encoded and len(encoded) <= MAX_KEY_BYTES:
+        return key
+    raw = key.encode("utf-8", errors="surrogatepass")
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def fingerprint(message: InboundMessage, canonical: CanonicalForm | None = None) -> str:
+    """Hash of the canonical payload: the payload document as JSON with sorted keys and no
+    spacing, so equal for the same JSON whatever its key order or spacing.
+
+    An Avro or Protobuf value's document is its decoded record, read by `canonical` (the
+    consumer's pydantic model: Protobuf's 64-bit integers, text in its JSON mapping, are numbers
+    again, absent defaults are filled in) when given and when the record is valid: the same
+    event sent as JSON, Avro or Protobuf, by any encoder, has one fingerprint. A body that is
+    not a readable document hashes as delivered."""
+    try:
+        document = message.json
+        if message.encoded_record is not None and canonical is not None:
+            # Invalid for the model: poison when decided; meanwhile the decoded record's hash.
+            with contextlib.suppress(Exception):
+                document = canonical(document)
+        text = _canonical_json(document)
+        encoded = text.encode("utf-8", errors="surrogatepass")
+    except Exception:  # not JSON, not text, too deep, undecodable: the bytes as delivered
+        encoded = message.body
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def earlier_fingerprint(message: InboundMessage) -> str | None:
+    """A binary value's fingerprint before fingerprints were of the decoded record: the hash of
+    its encoded record. Records stored then match it; None for JSON, whose fingerprint is
+    unchanged."""
+    if message.encoded_record is None:
+        return None
+    return hashlib.sha256(message.encoded_record).hexdigest()
+
+
+def _plain(value: object) -> object:
+    """Decoded values JSON has no type for: bytes as base64 text, sets (a DynamoDB stream
+    image's) as sorted lists, the rest (decimals, times, UUIDs) as their text."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, set | frozenset):
+        return sorted(value)  # one type per DynamoDB set: comparable, and the order is stable
+    return str(value)
+
+
+#: JSON with sorted keys and no spacing (`json_text`: its encoder made once). What it encodes
+#: was parsed from bytes, so it holds no cycle to look for.
+_canonical_json = text_encoder(
+    json.JSONEncoder(
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=_plain,
+        check_circular=False,
+    )
+)

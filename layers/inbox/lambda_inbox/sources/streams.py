@@ -1,0 +1,228 @@
+"""Kinesis Data Streams and DynamoDB Streams batch semantics: one shard per batch, in order.
+
+A batch comes from one shard, and the shard is an ordering scope with the rules of a Kafka
+partition (`report`): once a record needs redelivery, every later record of the shard that has
+not committed is skipped, and the response names the first of them by its sequence number
+(Lambda retries from there). Poison and duplicates do not block: poison is dead-lettered with
+its original bytes and coordinates, and the shard goes on.
+
+Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats`; a DynamoDB
+Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
+(numbers as int or Decimal, sets as sets, binary, which the event carries as base64, as bytes).
+The delivery id, and so the default message key, is the record's `eventID`. Decoding never
+raises here: what cannot be read becomes a message the inbox dead-letters. Only a record without
+a sequence number (which no response could name) fails the invocation, as `MalformedRecord`.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from lambda_inbox.errors import ErrorCode, MalformedRecord, UndecodableBody
+from lambda_inbox.messages import AttributeValue, InboundMessage
+from lambda_inbox.outcomes import MessageResult
+from lambda_inbox.sources.fields import base64_bytes, raw_text, string_attribute
+
+if TYPE_CHECKING:
+    from lambda_inbox.sources.values import ValueFormats
+
+#: The parts of a DynamoDB stream record's `dynamodb` object in its payload document.
+STREAM_IMAGES = ("Keys", "NewImage", "OldImage")
+
+
+def parse_kinesis_event(
+    event: Mapping[str, Any],
+    formats: ValueFormats | None = None,
+    seen: dict[str, int] | None = None,
+) -> list[InboundMessage]:
+    """The event's records as messages, in delivery order. `seen` maps each shard to the highest
+    sequence number received before in this execution environment: a record at or below it is
+    `redelivered` (a retried batch). It is updated with this batch."""
+    return _parse(event, seen, lambda record, sequence: _kinesis_message(record, sequence, formats))
+
+
+def parse_dynamodb_stream_event(
+    event: Mapping[str, Any], seen: dict[str, int] | None = None
+) -> list[InboundMessage]:
+    """The event's records as messages whose payload is the plain document (module docstring);
+    `seen` as for `parse_kinesis_event`."""
+    return _parse(event, seen, _dynamodb_message)
+
+
+def _parse(
+    event: Mapping[str, Any],
+    seen: dict[str, int] | None,
+    to_message: Callable[[object, int], InboundMessage],
+) -> list[InboundMessage]:
+    records = event.get("Records")
+    if not isinstance(records, list):
+        raise MalformedRecord("a stream event needs a 'Records' list")
+    messages = [to_message(record, index) for index, record in enumerate(records)]
+    before = dict(seen) if seen else {}
+    for message in messages:  # still the adapter's: nothing has read them yet
+        scope = str(message.ordering_scope)
+        number = _position(message.item_identifier)
+        message.redelivered = number is not None and number <= before.get(scope, -1)
+        if seen is not None and number is not None:
+            seen[scope] = max(number, seen.get(scope, -1))
+    return messages
+
+
+def _position(sequence_number: object) -> int | None:
+    text = str(sequence_number)
+    return int(text) if text.isdigit() else None
+
+
+def _kinesis_message(record: object, index: int, formats: ValueFormats | None) -> InboundMessage:
+    if not isinstance(record, dict) or not isinstance(record.get("kinesis"), dict):
+        raise MalformedRecord(f"Kinesis record {index} has no 'kinesis' object")
+    kinesis: dict[str, Any] = record["kinesis"]
+    sequence_number = _required_text(kinesis.get("sequenceNumber"), f"Kinesis record {index}")
+    event_id = record.get("eventID")
+    shard = event_id.split(":", 1)[0] if isinstance(event_id, str) and ":" in event_id else ""
+    delivery_id = event_id if isinstance(event_id, str) and event_id else sequence_number
+    stream = _text(record.get("eventSourceARN")) or "kinesis"
+    dead_letter: dict[str, AttributeValue] = {
+        "kinesis-sequence-number": string_attribute(sequence_number),
+    }
+    if shard:
+        dead_letter["kinesis-shard-id"] = string_attribute(shard)
+    partition_key = _text(kinesis.get("partitionKey"))
+    if partition_key:
+        dead_letter["kinesis-partition-key"] = string_attribute(partition_key)
+    raw = kinesis.get("data")
+    data = base64_bytes(raw)
+    reading: dict[str, Any] = {}
+    if formats is not None or (data or b"")[:1] == b"\x00":
+        from lambda_inbox.sources.values import read_value  # JSON-only consumers never load it
+
+        reading = read_value(data, None, formats, dead_letter)
+    return InboundMessage(
+        item_identifier=sequence_number,
+        delivery_id=delivery_id,
+        body=data if data is not None else raw_text(raw),
+        decode_error=None if data is not None else "data is not valid base64",
+        source=stream,
+        sequence=index,
+        ordering_scope=f"{stream}#{shard}" if shard else stream,
+        dead_letter_attributes=dead_letter,
+        **reading,
+    )
+
+
+def _dynamodb_message(record: object, index: int) -> InboundMessage:
+    if not isinstance(record, dict):
+        raise MalformedRecord(f"DynamoDB stream record {index} is not an object")
+    change = record.get("dynamodb")
+    change = change if isinstance(change, dict) else {}
+    sequence_number = _required_text(
+        change.get("SequenceNumber"), f"DynamoDB stream record {index}"
+    )
+    delivery_id = _text(record.get("eventID")) or sequence_number
+    dead_letter: dict[str, AttributeValue] = {
+        "dynamodb-stream-event-id": string_attribute(delivery_id),
+        "dynamodb-sequence-number": string_attribute(sequence_number),
+    }
+    # The record as delivered is what a dead letter keeps: the stream record's JSON.
+    body = json.dumps(record, separators=(",", ":"), ensure_ascii=False, default=str)
+    return InboundMessage(
+        item_identifier=sequence_number,
+        delivery_id=delivery_id,
+        body=body.encode("utf-8", errors="surrogatepass"),
+        source=_text(record.get("eventSourceARN")) or "dynamodb",
+        sequence=index,
+        ordering_scope=_text(record.get("eventSourceARN")) or "dynamodb",
+        dead_letter_attributes=dead_letter,
+        decode=functools.partial(stream_document, record),
+    )
+
+
+def stream_record_reading(body: bytes) -> dict[str, Any]:
+    """How an SQS message carrying a DynamoDB stream record (a dead letter redriven, a replay)
+    is read: as the stream consumer reads the record. A body that is not a record's JSON is
+    poison when read."""
+    return {"decode": functools.partial(_stream_document_of, body)}
+
+
+def _stream_document_of(body: bytes) -> dict[str, Any]:
+    try:
+        record = json.loads(body)
+    except (ValueError, RecursionError):
+        raise UndecodableBody(
+            "the body is not a DynamoDB stream record's JSON", code=ErrorCode.MALFORMED_JSON
+        ) from None
+    if not isinstance(record, Mapping):
+        raise UndecodableBody(
+            "the body is not a DynamoDB stream record", code=ErrorCode.MALFORMED_JSON
+        )
+    return stream_document(record)
+
+
+def stream_document(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload of a DynamoDB stream record: its `eventName` and the `Keys`, `NewImage` and
+    `OldImage` it carries as plain values (None when absent); `UndecodableBody` for a record
+    whose images are not DynamoDB JSON."""
+    from lambda_inbox.store.attribute_values import deserialize_item
+
+    change = record.get("dynamodb")
+    if not isinstance(change, Mapping):
+        raise UndecodableBody("the stream record has no 'dynamodb' object")
+    document: dict[str, Any] = {"eventName": record.get("eventName")}
+    for part in STREAM_IMAGES:
+        image = change.get(part)
+        if image is None:
+            document[part] = None
+            continue
+        try:
+            if not isinstance(image, Mapping):
+                raise TypeError(f"it is a {type(image).__name__}")
+            document[part] = deserialize_item({k: _binary_read(v) for k, v in image.items()})
+        except Exception as error:  # TypeDeserializer's TypeError, a malformed set...
+            raise UndecodableBody(
+                f"{part} is not DynamoDB JSON ({type(error).__name__}: {error})",
+                code=ErrorCode.MALFORMED_JSON,
+            ) from None
+    return document
+
+
+def _binary_read(value: Any) -> Any:
+    """An attribute value of an event with its binary values (base64 text in JSON) as bytes."""
+    if not isinstance(value, Mapping) or len(value) != 1:
+        return value
+    ((kind, inner),) = value.items()
+    if kind == "B" and isinstance(inner, str):
+        return {"B": base64.b64decode(inner, validate=True)}
+    if kind == "BS" and isinstance(inner, list):
+        return {
+            "BS": [base64.b64decode(m, validate=True) if isinstance(m, str) else m for m in inner]
+        }
+    if kind == "M" and isinstance(inner, Mapping):
+        return {"M": {name: _binary_read(member) for name, member in inner.items()}}
+    if kind == "L" and isinstance(inner, list):
+        return {"L": [_binary_read(member) for member in inner]}
+    return value
+
+
+def stream_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str, Any]]]:
+    """The partial batch response for a stream: per shard, the sequence number of the first
+    record to redeliver (Lambda retries the shard from there)."""
+    first: dict[str | None, str] = {}
+    for result in sorted(results, key=lambda result: result.message.sequence):
+        if result.outcome.needs_redelivery:
+            first.setdefault(result.message.ordering_scope, result.message.item_identifier)
+    return {"batchItemFailures": [{"itemIdentifier": number} for number in first.values()]}
+
+
+def _required_text(value: object, what: str) -> str:
+    """A sequence number: without one, no failure of the record could be reported."""
+    if isinstance(value, str) and value:
+        return value
+    raise MalformedRecord(f"{what} has no sequence number")
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,159 @@
+"""Python values to DynamoDB attribute values, and their sizes: each DynamoDB type's rule once.
+
+Strings, integers, booleans, None, and dicts and lists of them (what handlers write nearly
+always) are serialized here, each value's size counted on the way; every other value (Decimal,
+bytes, sets, tuples, other mappings and sequences) goes to boto3's `TypeSerializer`, which
+also produces every error message, and is sized by `attribute_size`. `text_size` and
+`number_size` are the size rules of strings and numbers, used by both.
+
+Sizes follow DynamoDB's rules closely enough to plan its limits (400 KB per item, 4 MB per
+transaction): UTF-8 bytes of names and strings, about one byte per two digits of a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import DecimalException
+from functools import cache
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from lambda_inbox.errors import UnitOfWorkError
+
+if TYPE_CHECKING:
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+#: Integers below this magnitude have at most 38 digits: DynamoDB stores them exactly.
+EXACT_INT_BOUND = 10**38
+#: Its negation, made once (`-EXACT_INT_BOUND` would make a new integer on every check).
+EXACT_INT_LOWER = -EXACT_INT_BOUND
+
+
+#: What `sized` raises for a value DynamoDB cannot store (`value_error` explains it).
+SIZING_ERRORS = (TypeError, DecimalException, UnicodeEncodeError)
+
+
+def value_error(where: str, value: Any, error: Exception) -> UnitOfWorkError:
+    """What is wrong with `value`, that `sized` refused with `error` (one of SIZING_ERRORS)."""
+    if isinstance(error, TypeError):
+        hint = " (use int or Decimal for numbers)" if _holds_float(value) else ""
+        return UnitOfWorkError(f"{where}: {error}{hint}")
+    if isinstance(error, DecimalException):  # Inexact, Rounded, Overflow, Underflow
+        return UnitOfWorkError(
+            f"{where}: {type(error).__name__}: DynamoDB numbers have at most 38 significant "
+            "digits, between 1E-130 and 9.9E+125"
+        )
+    return UnitOfWorkError(f"{where}: a string is not valid UTF-8 (a lone surrogate)")
+
+
+def text_size(text: str) -> int:
+    """DynamoDB's size of a string or an attribute name: its UTF-8 bytes. Raises
+    UnicodeEncodeError for text DynamoDB cannot store (a lone surrogate)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def number_size(text: str) -> int:
+    """DynamoDB's size of a number, from its text: about one byte per two digits, plus two."""
+    return len(text) // 2 + 2
+
+
+def sized(value: Any) -> tuple[dict[str, Any], int]:
+    """The attribute value of `value` and its size; raises one of SIZING_ERRORS for a value
+    DynamoDB cannot store (callers name it with `value_error`)."""
+    kind = type(value)
+    if kind is str:
+        return {"S": value}, text_size(value)
+    if kind is int and EXACT_INT_LOWER < value < EXACT_INT_BOUND:
+        text = f"{value}"
+        return {"N": text}, number_size(text)
+    if kind is dict:
+        members: dict[str, Any] = {}
+        size = 3
+        for name, member in value.items():
+            if type(name) is not str:
+                raise TypeError(f"map keys must be strings, not {type(name).__name__}")
+            members[name], member_size = sized(member)
+            size += text_size(name) + member_size + 1
+        return {"M": members}, size
+    if kind is list:
+        elements = []
+        size = 3
+        for element in value:
+            serialized, element_size = sized(element)
+            elements.append(serialized)
+            size += element_size + 1
+        return {"L": elements}, size
+    if kind is bool:
+        return {"BOOL": value}, 1
+    if value is None:
+        return {"NULL": True}, 1
+    # Decimal, bytes, sets, tuples, other mappings and sequences: boto3's rules and messages.
+    serialized = dict(_type_serializer().serialize(value))
+    return serialized, attribute_size(serialized)
+
+
+@cache
+def _type_serializer() -> TypeSerializer:
+    from boto3.dynamodb.types import TypeSerializer  # the values the fast path does not take
+
+    return TypeSerializer()
+
+
+@cache
+def _type_deserializer() -> TypeDeserializer:
+    from boto3.dynamodb.types import TypeDeserializer
+
+    return TypeDeserializer()
+
+
+def _holds_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_float(member) for member in value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds_float(member) for member in value)
+    return False
+
+
+def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    deserializer = _type_deserializer()
+    return {name: deserializer.deserialize(value) for name, value in item.items()}
+
+
+def attribute_size(value: Mapping[str, Any]) -> int:
+    """DynamoDB's size of one serialized attribute value."""
+    (kind, inner), *_ = value.items()
+    if kind == "S":
+        return text_size(inner)
+    if kind == "B":
+        return len(inner)
+    if kind == "N":
+        return number_size(str(inner))
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("SS", "NS", "BS"):
+        return sum(attribute_size({kind[0]: member}) for member in inner)
+    if kind == "L":
+        return 3 + sum(attribute_size(member) + 1 for member in inner)
+    return 3 + sum(text_size(name) + attribute_size(v) + 1 for name, v in inner.items())
+
+
+#: Names one item: its table, then each key attribute's name and value, in name order.
+ItemIdentity = tuple[object, ...]
+
+
+def item_identity(table: str, key: Mapping[str, Any]) -> ItemIdentity:
+    """Names the item `key` (Python values: strings, numbers, bytes) designates in `table`, for
+    the rule of one action per item: equal for equal keys whatever their attribute order, and
+    for numbers DynamoDB holds as one (`1`, `Decimal("1.0")`); distinct otherwise (a number
+    and a string, a string and bytes, a partition key alone and with a sort key).
+
+    One flat tuple: one is made for every action and held until the batch ends, and every
+    object held is scanned by the garbage collector's young collections (a frozenset of
+    pairs is four objects)."""
+    if len(key) == 2:  # a partition and a sort key: most items
+        (first, value), (second, other) = key.items()
+        if first < second:
+            return (table, first, value, second, other)
+        return (table, second, other, first, value)
+    return (table, *chain.from_iterable(sorted(key.items())))
