@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from devkit import items
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
-from lambda_inbox import InboxConfig, InboxConsumer
+from lambda_inbox import Clients, InboxConfig, InboxConsumer
 from lambda_inbox_tools.services import queues
 
 if TYPE_CHECKING:
@@ -73,16 +73,15 @@ class AppState:
         """An `InboxConsumer` named `name` on these tables, this dead-letter queue and these
         clients. `config` overrides `InboxConfig` fields (e.g. `retry`, `fifo_failure_mode`,
         `dead_letter_queue_url=None`); `options` are `InboxConsumer`'s (`model`, `decide`, `key`,
-        `on_condition_failed`, `logger`, `metrics`, `tracer`)."""
+        `leased`, `observability`)."""
         settings: dict[str, Any] = {
             "consumer": name,
             "inbox_table": self.inbox,
             "dead_letter_queue_url": self.dlq_url,
             **(config or {}),
         }
-        return InboxConsumer(
-            name, config=InboxConfig(**settings), dynamodb=self.dynamodb, sqs=self.sqs, **options
-        )
+        clients = Clients(dynamodb=self.dynamodb, sqs=self.sqs)
+        return InboxConsumer(name, config=InboxConfig(**settings), clients=clients, **options)
 
     # ---- domain table ----------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from lambda_inbox import (
     ConfigurationError,
     InboxConsumer,
     LeaseContext,
+    Leased,
     LeasePolicy,
     PoisonMessage,
     UnitOfWork,
@@ -137,9 +138,7 @@ consumer = InboxConsumer(
     model=CustomerNotification,
     decide=record_notification,
     key="event_id",
-    mode="leased",
-    side_effect=post_webhook,
-    lease=LEASE,
+    leased=Leased(post_webhook, lease=LEASE),
 )
 
 

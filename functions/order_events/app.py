@@ -12,7 +12,7 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
+from lambda_inbox import ConditionFailures, Decide, InboxConsumer, UnitOfWork
 
 DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
 ORDER_RECORDS = ("shipment", "rejection")
@@ -122,8 +122,7 @@ def reject_or_skip(order: OrderPlaced, failed: ConditionFailures, uow: UnitOfWor
 consumer = InboxConsumer(
     "order-events",
     model=OrderPlaced,
-    decide=reserve_stock,
-    on_condition_failed=reject_or_skip,
+    decide=Decide(reserve_stock, on_condition_failed=reject_or_skip),
     key="event_id",
 )
 

@@ -15,8 +15,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork, ValueFormats
-from lambda_inbox.sources.values import generated_message
+from lambda_inbox import (
+    ConditionFailures,
+    Decide,
+    InboxConfig,
+    InboxConsumer,
+    UnitOfWork,
+    ValueFormats,
+    generated_message,
+)
 
 DOMAIN_TABLE = os.environ["DOMAIN_TABLE"]
 
@@ -73,10 +80,9 @@ VALUE_FORMATS = ValueFormats(
 consumer = InboxConsumer(
     "payment-events",
     model=PaymentCaptured,
-    decide=record_payment,
-    on_condition_failed=skip_logical_duplicate,
+    decide=Decide(record_payment, on_condition_failed=skip_logical_duplicate),
     key="event_id",
-    value_formats=VALUE_FORMATS,
+    config=InboxConfig.from_env("payment-events", value_formats=VALUE_FORMATS),
 )
 
 

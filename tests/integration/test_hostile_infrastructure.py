@@ -15,7 +15,7 @@ import pytest
 
 from devkit.events import sqs_event, sqs_record
 from devkit.tables import LocalTables
-from lambda_inbox import InboxConfig, InboxConsumer, UnitOfWork
+from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox.aws_clients import CLIENT_CONFIG
 from lambda_inbox_tools.services.offline import local_client
 from lambda_inbox_tools.testing.context import FakeLambdaContext
@@ -84,7 +84,7 @@ def test_a_hostile_dynamodb_endpoint_cannot_hold_the_function_past_its_deadline(
         decide=put_item,
         key="id",
         config=InboxConfig("hostile-infra", "inbox"),
-        dynamodb=client,
+        clients=Clients(dynamodb=client),
     )
     records = [sqs_record(json.dumps({"id": f"r-{n}"})) for n in range(5)]
     started = time.monotonic()
@@ -108,8 +108,10 @@ def test_a_hostile_dead_letter_queue_is_reported_in_time_and_nothing_is_lost(
         ),
         key="id",
         config=InboxConfig("hostile-dlq", local_tables.inbox, f"{hostile_endpoint}/q/dlq"),
-        dynamodb=local_client("dynamodb", local_tables.endpoint),
-        sqs=boto3.client("sqs", endpoint_url=hostile_endpoint, config=CLIENT_CONFIG),
+        clients=Clients(
+            dynamodb=local_client("dynamodb", local_tables.endpoint),
+            sqs=boto3.client("sqs", endpoint_url=hostile_endpoint, config=CLIENT_CONFIG),
+        ),
     )
     good = sqs_record(json.dumps({"id": "good"}))
     poison = sqs_record("not json")

@@ -45,7 +45,7 @@ from devkit.chaos import (
 )
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
-from lambda_inbox import InboxConsumer
+from lambda_inbox import Clients, InboxConsumer, Leased
 
 pytestmark = pytest.mark.integration
 
@@ -127,10 +127,9 @@ def _arm(stack: Stack, module: ModuleType) -> None:
             model=module.CustomerNotification,
             decide=module.record_notification,
             key="event_id",
-            side_effect=module.post_webhook,
-            lease=module.LEASE,
-            dynamodb=module.consumer.dynamodb,
-            clock=stack.clock,
+            leased=Leased(module.post_webhook, lease=module.LEASE),
+            clients=Clients(dynamodb=module.consumer.dynamodb),
+            config=module.consumer.config.replace(clock=stack.clock),
         )
 
 

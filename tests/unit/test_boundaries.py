@@ -90,14 +90,15 @@ ON_FIRST_USE = (
     "lambda_inbox.outbox.relay",
     "lambda_inbox.dead_letter.envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
+    "lambda_inbox.options",  # a consumer that names a parameter group
 )
 
 
 def test_a_transactional_consumer_loads_its_optional_parts_on_first_use() -> None:
     consumer = (
+        "import os; os.environ['AWS_DEFAULT_REGION'] = 'us-east-1'; "
         "import lambda_inbox; lambda_inbox.InboxConsumer('c', model=dict, decide=print, "
-        "config=lambda_inbox.InboxConfig('c', 'inbox'), dynamodb=object(), "
-        "key='event_id')"
+        "config=lambda_inbox.InboxConfig('c', 'inbox'), key='event_id')"
     )
     loaded = set(loaded_by(consumer))
     assert "lambda_inbox.pipeline" in loaded
@@ -143,7 +144,16 @@ def test_no_library_module_loads_the_tooling(statement: str) -> None:
 def test_the_layer_folder_holds_the_library_only() -> None:
     library = PACKAGES["lambda_inbox"]
     folders = sorted(p.name for p in library.iterdir() if p.is_dir() and p.name != "__pycache__")
-    assert folders == ["reaper", "store"]
+    assert folders == [
+        "commit",
+        "dead_letter",
+        "leases",
+        "outbox",
+        "reaper",
+        "sources",
+        "store",
+        "telemetry",
+    ]
     assert sorted(p.name for p in library.parent.iterdir() if not p.name.endswith(IGNORED)) == [
         "Makefile",
         "lambda_inbox",

@@ -33,6 +33,7 @@ from devkit.meters import RequestMeter
 from devkit.payloads import SAMPLE_SKUS, order
 from lambda_inbox import (
     ConditionFailures,
+    Decide,
     InboxConsumer,
     MessageResult,
     Outcome,
@@ -92,8 +93,7 @@ def make_consumer(
         CONSUMER,
         config={"dead_letter_queue_url": queue, "fifo_failure_mode": fifo_mode},
         model=dict,
-        decide=decide,
-        on_condition_failed=fallback,
+        decide=Decide(decide, on_condition_failed=fallback),
         key=key,
     )
 

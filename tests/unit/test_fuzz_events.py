@@ -331,11 +331,10 @@ def fuzz_consumer(
 ) -> tuple[InboxConsumer[Any], list[MessageResult]]:
     inbox = aws.consumer(
         "fuzz",
-        config={"dead_letter_queue_url": dlq_url},
+        config={"dead_letter_queue_url": dlq_url, "value_formats": formats or ValueFormats()},
         model=dict,
         decide=put_item,
         key="id",
-        value_formats=formats or ValueFormats(),
     )
     seen: list[MessageResult] = []
     process = inbox.process

@@ -27,7 +27,7 @@ from devkit.events import (
     string_attribute,
 )
 from devkit.payloads import payment
-from lambda_inbox import InboxConsumer, UnitOfWork
+from lambda_inbox import Decide, InboxConsumer, UnitOfWork
 from lambda_inbox.errors import PoisonMessage
 from lambda_inbox.outcomes import Outcome
 from lambda_inbox.sources.kafka import parse_kafka_event
@@ -48,8 +48,7 @@ def consumer_failing_on(module: ModuleType, *event_ids: str) -> InboxConsumer[An
     return InboxConsumer(
         "payment-events",
         model=module.PaymentCaptured,
-        decide=decide,
-        on_condition_failed=module.skip_logical_duplicate,
+        decide=Decide(decide, on_condition_failed=module.skip_logical_duplicate),
         key="event_id",
     )
 

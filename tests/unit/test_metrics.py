@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from devkit.app_state import AppState
 from devkit.emf import emf_records
 from devkit.events import sqs_event, sqs_record
-from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
+from lambda_inbox import ConditionFailures, Decide, InboxConsumer, Observability, UnitOfWork
 
 
 class Booking(BaseModel):
@@ -43,10 +43,9 @@ def consumer(aws: AppState, metrics: Metrics | None = None) -> InboxConsumer[Boo
     return aws.consumer(
         "bookings",
         model=Booking,
-        decide=book,
-        on_condition_failed=waitlist,
+        decide=Decide(book, on_condition_failed=waitlist),
         key="event_id",
-        metrics=metrics,
+        observability=Observability(metrics=metrics),
     )
 
 
@@ -201,7 +200,13 @@ def test_every_outcome_is_logged_at_debug_and_only_failures_above(
     aws: AppState, capsys: pytest.CaptureFixture[str], level: str
 ) -> None:
     logger = Logger(service=f"bookings-{level.lower()}", level=level)  # one logger per level
-    inbox = aws.consumer("bookings", model=Booking, decide=book, key="event_id", logger=logger)
+    inbox = aws.consumer(
+        "bookings",
+        model=Booking,
+        decide=book,
+        key="event_id",
+        observability=Observability(logger=logger),
+    )
     inbox.handle(sqs_event(sqs_record(body("e-1", "1A")), sqs_record("{not json")))
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     messages = {line["message"]: line for line in lines if "message" in line}

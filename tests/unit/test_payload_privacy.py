@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
-from lambda_inbox import Outcome, UnitOfWork
+from lambda_inbox import Observability, Outcome, UnitOfWork
 from lambda_inbox.sources.sqs import parse_sqs_event
 
 SECRET = "4111-1111-1111-1111"
@@ -30,7 +30,13 @@ def never(payment: Payment, uow: UnitOfWork) -> None:
 def test_an_invalid_payload_is_logged_and_dead_lettered_without_its_values(aws: AppState) -> None:
     logs = io.StringIO()
     logger = Logger(service="payload-privacy", logger_handler=logging.StreamHandler(logs))
-    inbox = aws.consumer("payments", model=Payment, decide=never, key="event_id", logger=logger)
+    inbox = aws.consumer(
+        "payments",
+        model=Payment,
+        decide=never,
+        key="event_id",
+        observability=Observability(logger=logger),
+    )
     body = json.dumps({"event_id": "p-1", "card_number": SECRET, "amount_cents": -5})
 
     (result,) = inbox.process(parse_sqs_event(sqs_event(sqs_record(body))))

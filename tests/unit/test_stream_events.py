@@ -179,7 +179,7 @@ def test_kinesis_data_in_avro_is_read_through_value_formats(
         model=payment_events.PaymentCaptured,
         decide=lambda event, uow: None,
         key="event_id",
-        value_formats=payment_events.VALUE_FORMATS,
+        config={"value_formats": payment_events.VALUE_FORMATS},
     )
     body = payment(1, "cust-k", 990)
     event = kinesis_event(

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
-from lambda_inbox import Outcome, UnitOfWork
+from lambda_inbox import Observability, Outcome, UnitOfWork
 from lambda_inbox.sources.sqs import parse_sqs_event
 
 
@@ -57,7 +57,7 @@ def test_commits_are_traced_in_subsegments(aws: AppState, monkeypatch: pytest.Mo
         model=Note,
         decide=write_note,
         key="event_id",
-        tracer=tracer,
+        observability=Observability(tracer=tracer),
     )
 
     records = [sqs_record(json.dumps({"event_id": f"n-{n}"})) for n in range(3)]

@@ -23,8 +23,10 @@ from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.sources.identity import KeyStrategy
 
 __all__ = [
+    "Clients",
     "ConditionFailures",
     "ConfigurationError",
+    "Decide",
     "ErrorCode",
     "FailedCondition",
     "InboundMessage",
@@ -34,7 +36,9 @@ __all__ = [
     "KeyStrategy",
     "LeaseContext",
     "LeasePolicy",
+    "Leased",
     "MessageResult",
+    "Observability",
     "OutboxMessage",
     "OutboxRelay",
     "Outcome",
@@ -44,23 +48,31 @@ __all__ = [
     "UnitOfWorkError",
     "UnsupportedEvent",
     "ValueFormats",
+    "generated_message",
 ]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
+    from lambda_inbox.options import Clients, Decide, Leased, Observability
     from lambda_inbox.outbox.message import OutboxMessage
     from lambda_inbox.outbox.relay import OutboxRelay
-    from lambda_inbox.sources.values import ValueFormats
+    from lambda_inbox.sources.values import ValueFormats, generated_message
 
-#: Names loaded on first use: a transactional consumer never imports leased mode or the relay,
-#: and a JSON consumer never imports the Kafka value formats.
+#: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
+#: JSON consumer never imports the Kafka value formats, and a consumer that names no parameter
+#: group never imports them.
 _LAZY = {
+    "Clients": "options",
+    "Decide": "options",
+    "Leased": "options",
+    "Observability": "options",
     "LeaseContext": "leases.leased",
     "LeasePolicy": "leases.policy",
     "OutboxMessage": "outbox.message",
     "OutboxRelay": "outbox.relay",
     "ValueFormats": "sources.values",
+    "generated_message": "sources.values",
 }
 
 

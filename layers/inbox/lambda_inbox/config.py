@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import random
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, Literal, Self
 
@@ -109,22 +111,29 @@ class InboxConfig(_Settings):
     failure (the AWS rule), "skip-group" only holds back later records of the failed message
     group. `failed_payload_snapshot_bytes`: bytes of the payload kept on FAILED inbox records,
     for the incident review. `duplicate_read`: "auto" reads the batch's inbox keys before the
-    commit only when something suggests a duplicate (duplicate_read.py), "always" on every
-    batch, "never" leaves every duplicate to the commit (leased mode always reads).
+    commit only when something suggests a duplicate (docs/concepts.md, "One request per new
+    batch"), "always" on every batch, "never" leaves every duplicate to the commit (leased mode
+    always reads). `key_attributes`: the key attributes of the tables the handler writes, so a
+    `put` knows its item (default `pk`, `sk`). `value_formats`: how Kafka values and Kinesis data
+    are read (`ValueFormats`; JSON by default). `clock`: the wall clock (epoch seconds) of record
+    times and lease expiries; simulations and tests pass their own.
     """
 
     __slots__ = (
+        "clock",
         "consumer",
         "dead_letter_queue_url",
         "duplicate_read",
         "failed_payload_snapshot_bytes",
         "fifo_failure_mode",
         "inbox_table",
+        "key_attributes",
         "max_group_messages",
         "max_parallel_commits",
         "max_transaction_actions",
         "retention",
         "retry",
+        "value_formats",
     )
 
     def __init__(
@@ -140,6 +149,9 @@ class InboxConfig(_Settings):
         fifo_failure_mode: FifoFailureMode = "stop",
         failed_payload_snapshot_bytes: int = 8 * 1024,
         duplicate_read: DuplicateRead = "auto",
+        key_attributes: tuple[str, ...] = ("pk", "sk"),
+        value_formats: Any = None,  # a `ValueFormats`: the settings know no source
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if not consumer or "#" in consumer:
             raise ConfigurationError("consumer must be a non-empty name without '#'")
@@ -167,6 +179,9 @@ class InboxConfig(_Settings):
         self.fifo_failure_mode: FifoFailureMode = fifo_failure_mode
         self.failed_payload_snapshot_bytes = failed_payload_snapshot_bytes
         self.duplicate_read: DuplicateRead = duplicate_read
+        self.key_attributes = key_attributes
+        self.value_formats = value_formats
+        self.clock = clock
 
     @classmethod
     def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:

@@ -11,7 +11,7 @@ import os
 
 from pydantic import BaseModel, Field
 
-from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
+from lambda_inbox import ConditionFailures, Decide, InboxConsumer, UnitOfWork
 
 TOTALS_TABLE = os.environ["TOTALS_TABLE"]
 
@@ -48,8 +48,7 @@ def already_counted(order: OrderPlaced, failed: ConditionFailures, uow: UnitOfWo
 consumer = InboxConsumer(
     "{{ cookiecutter.consumer_name }}",
     model=OrderPlaced,
-    decide=count_order,
-    on_condition_failed=already_counted,
+    decide=Decide(count_order, on_condition_failed=already_counted),
     key="event_id",
 )
 

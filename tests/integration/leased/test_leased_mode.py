@@ -17,7 +17,7 @@ from devkit.emf import emf_records
 from devkit.events import failed_ids, redeliver, sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
-from lambda_inbox import InboxConfig, InboxConsumer, LeaseContext, LeasePolicy, Outcome
+from lambda_inbox import InboxConfig, InboxConsumer, LeaseContext, Leased, LeasePolicy, Outcome
 from lambda_inbox.leases.store import ClaimState, LeaseStore
 from lambda_inbox.sources.identity import KeyStrategy, identify
 from lambda_inbox.sources.sqs import SqsSource
@@ -73,8 +73,10 @@ def leased_consumer(
         decide=decide,
         key="event_id",
         config=InboxConfig.from_env(CONSUMER),
-        side_effect=side_effect,
-        lease=LeasePolicy(duration=timedelta(seconds=lease), max_attempts=max_attempts),
+        leased=Leased(
+            side_effect,
+            lease=LeasePolicy(duration=timedelta(seconds=lease), max_attempts=max_attempts),
+        ),
     )
 
 
@@ -198,8 +200,9 @@ def test_release_on_failure_makes_the_message_claimable_at_once(leased_env: Loca
         model=dict,
         decide=lambda payload, uow: None,
         key="event_id",
-        side_effect=side_effect,
-        lease=LeasePolicy(duration=timedelta(seconds=60), release_on_failure=True),
+        leased=Leased(
+            side_effect, lease=LeasePolicy(duration=timedelta(seconds=60), release_on_failure=True)
+        ),
     )
     record = sqs_record(notification("evt-release"))
     side_effect.before = boom

@@ -10,7 +10,7 @@ import os
 
 from pydantic import BaseModel, Field
 
-from lambda_inbox import ConditionFailures, InboxConsumer, UnitOfWork
+from lambda_inbox import ConditionFailures, Decide, InboxConsumer, UnitOfWork
 
 LEDGER_TABLE = os.environ["LEDGER_TABLE"]
 
@@ -52,8 +52,7 @@ def already_posted(invoice: InvoiceIssued, failed: ConditionFailures, uow: UnitO
 consumer = InboxConsumer(
     "record-invoice",
     model=InvoiceIssued,
-    decide=post_invoice,
-    on_condition_failed=already_posted,
+    decide=Decide(post_invoice, on_condition_failed=already_posted),
     key="message_id",
 )
 

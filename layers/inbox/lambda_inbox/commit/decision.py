@@ -27,7 +27,7 @@ from lambda_inbox.store.attribute_values import ItemIdentity
 
 M = TypeVar("M")
 Parse = Callable[[Any], M]
-Decide = Callable[[M, UnitOfWork], object]
+DecideFunction = Callable[[M, UnitOfWork], object]
 OnConditionFailed = Callable[[M, ConditionFailures, UnitOfWork], object]
 
 #: How many times a handler may answer failed conditions with other writes for one message.
@@ -107,7 +107,7 @@ class Decider(Generic[M]):
         self,
         *,
         parse: Parse[M],
-        decide: Decide[M],
+        decide: DecideFunction[M],
         on_condition_failed: OnConditionFailed[M] | None,
         key_attributes: tuple[str, ...],
         inbox_item: Callable[[str], ItemIdentity],

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Required, TypedDict
 
 from lambda_inbox.errors import UnitOfWorkError
-from lambda_inbox.json_text import text_encoder
 
 __all__ = [
     "DEFAULT_OUTBOX_TTL_SECONDS",
@@ -43,8 +42,8 @@ ATTRIBUTES = "outbox_attributes"
 MESSAGE_ID = "outbox_message_id"
 GROUP_ID = "outbox_group_id"
 CREATED_AT = "outbox_created_at"
-#: A mapping body as compact JSON (`json_text`: its encoder made once).
-_compact_json = text_encoder(json.JSONEncoder(separators=(",", ":"), check_circular=False))
+#: A mapping body as compact JSON.
+_compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,12 @@ sent again once its claim expires (`claim_timeout`); a FIFO DLQ deduplicates eve
 Every record is counted (open records per consumer, age of the oldest). The run stops
 `stop_margin` before the Lambda deadline and reports `complete: false`; the next run picks up
 what is left (done records no longer qualify).
+
+`handler(event, context)` is the scheduled Lambda function's handler; `Reaper` runs one sweep
+with a client and settings of your own (the `lambda-inbox reap` command does).
 """
 
+from lambda_inbox.reaper.handler import handler
 from lambda_inbox.reaper.settings import ReaperSettings
 from lambda_inbox.reaper.summary import ConsumerCounts, ReapSummary, emit_metrics
 from lambda_inbox.reaper.sweep import LEASE_EXPIRED_REASON, Reaper, message_of
@@ -34,5 +38,6 @@ __all__ = [
     "Reaper",
     "ReaperSettings",
     "emit_metrics",
+    "handler",
     "message_of",
 ]

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lambda_inbox.errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
-from lambda_inbox.json_text import text_encoder
 from lambda_inbox.messages import InboundMessage
 
 IDEMPOTENCY_KEY_ATTRIBUTE = "idempotency-key"
@@ -221,14 +220,7 @@ def _plain(value: object) -> object:
     return str(value)
 
 
-#: JSON with sorted keys and no spacing (`json_text`: its encoder made once). What it encodes
-#: was parsed from bytes, so it holds no cycle to look for.
-_canonical_json = text_encoder(
-    json.JSONEncoder(
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        default=_plain,
-        check_circular=False,
-    )
-)
+#: JSON with sorted keys and no spacing: the canonical form a fingerprint hashes.
+_canonical_json = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain
+).encode

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.json_text import text_encoder
 from lambda_inbox.store.attribute_values import ItemIdentity
 from lambda_inbox.store.record import (
     PARTITION_KEY,
@@ -36,9 +35,8 @@ _BATCH_GET_ROUNDS = 8
 _FILTER_ATTRIBUTES = ("message_key", "status", "fingerprint", TTL_ATTRIBUTE)
 
 
-#: The handler's result as stored (`json_text`: its encoder made once; `set_result` has
-#: refused a cyclic result).
-_result_json = text_encoder(json.JSONEncoder(sort_keys=True, default=str, check_circular=False))
+#: The handler's result as stored.
+_result_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 def result_text(result: Mapping[str, Any]) -> str:

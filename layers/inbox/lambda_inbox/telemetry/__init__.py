@@ -23,7 +23,6 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import EphemeralMetrics
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from lambda_inbox.json_text import text_encoder
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import ALWAYS_LOGGED, MessageResult, Outcome
 
@@ -57,8 +56,8 @@ OUTCOME_METRICS = {
 STANDARD_RESOLUTION = 60
 #: One batch's metrics as Powertools keeps them: name -> {"Unit", "StorageResolution", "Value"}.
 MetricSet = dict[str, dict[str, Any]]
-#: An EMF record as Powertools prints it (`json.dumps` with compact separators), encoder made once.
-_emf_text = text_encoder(json.JSONEncoder(separators=(",", ":"), check_circular=False))
+#: An EMF record as Powertools prints it (`json.dumps` with compact separators).
+_emf_text = json.JSONEncoder(separators=(",", ":")).encode
 #: Leased mode: error codes that get a metric of their own.
 CODE_METRICS = {
     "lease_lost": "LeasesLost",
