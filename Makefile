@@ -146,10 +146,11 @@ test-py313: dynamodb-local
 	$(VENV313)/bin/python -m pip install --quiet -e '.[test]' -e ./devkit
 	$(VENV313)/bin/pytest -q tests/unit tests/integration
 
-# The application of template.yaml on local services with the demo workload (lambda-inbox local);
-# PYTHONPATH makes it run this checkout's library and tools (also in a worktree sharing a .venv).
+# The application of template.yaml on local services with the demo workload (lambda-inbox local
+# with devkit.demo, which is not in the wheel); PYTHONPATH makes it run this checkout's library,
+# tools and devkit (also in a worktree sharing a .venv).
 demo: venv dynamodb-local
-	PYTHONPATH=layers/inbox:tools $(BIN)/lambda-inbox local $(DEMO_ARGS)
+	PYTHONPATH=layers/inbox:tools:. $(BIN)/lambda-inbox local --workload devkit.demo.plugin:WORKLOAD $(DEMO_ARGS)
 
 # The functions in containers with the real SAM CLI (`sam local invoke`, `sam local start-lambda`),
 # offline: Docker engine, a locally built Lambda image, a derived x86_64 template, DynamoDB Local

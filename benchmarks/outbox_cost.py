@@ -23,13 +23,13 @@ import time
 from typing import Any
 from unittest import mock
 
+from devkit.demo.webhook import WebhookReceiver, running_webhook
 from devkit.meters import RequestMeter, computed_wcu
 from devkit.paths import REPO_ROOT
 from devkit.payloads import order
 from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox_tools.local.invoker import boto_clients
 from lambda_inbox_tools.local.stack import running_stack
-from lambda_inbox_tools.local.workload import WebhookReceiver, running_webhook
 from lambda_inbox_tools.services.offline import use_offline_aws
 
 FUNCTIONS = ("OrderEventsFunction", "OutboxRelayFunction", "CustomerNotificationsFunction")

@@ -1,5 +1,5 @@
 """The verdict of a chaos run, from the tables, the DLQs and the webhook: lost and
-double-applied effects (the example app's invariants, `lambda_inbox_tools.local.invariants`),
+double-applied effects (the example app's invariants, `devkit.demo.invariants`),
 poison dead-lettered."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lambda_inbox_tools.local.invariants import (
+from devkit.demo.invariants import (
     DomainState,
     OrderExpectation,
     PaymentExpectation,

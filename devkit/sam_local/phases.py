@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
+from devkit.paths import DEMO_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.local.sam_env import (
     sam_env_vars,
     shared_variables,
@@ -282,6 +282,7 @@ def phase_start_lambda(
     check_container_environments(document, services)
     local = [sys.executable, "-m", "lambda_inbox_tools.cli", "local"]
     local += ["--invoke-endpoint", f"http://127.0.0.1:{port}", "--template", str(TEMPLATE)]
+    local += ["--workload", "devkit.demo.plugin:WORKLOAD"]
     local += ["--dynamodb-endpoint", services.dynamodb_for_containers]
     local += ["--sqs-endpoint", services.sqs]
     local += ["--webhook-listen", f"{services.host}:{webhook_port}", "--messages", str(messages)]
@@ -290,8 +291,8 @@ def phase_start_lambda(
         local,
         what="lambda-inbox local --invoke-endpoint (an invariant failed, or the run did not end)",
         timeout=LOCAL_STACK_TIMEOUT,
-        # This checkout's library; a report wide enough to read in a CI log.
-        env={**os.environ, "PYTHONPATH": CHECKOUT_PYTHONPATH, "COLUMNS": "120"},
+        # This checkout's library and demo; a report wide enough to read in a CI log.
+        env={**os.environ, "PYTHONPATH": DEMO_PYTHONPATH, "COLUMNS": "120"},
     )
     processes.stop(server)
 

@@ -1,5 +1,5 @@
 """What each function's sample events must leave in the tables, queues and webhook: the
-example application's invariants (`lambda_inbox_tools.local.invariants`), with the exact
+example application's invariants (`devkit.demo.invariants`), with the exact
 expectation that in-order delivery allows, and each function's seed."""
 
 from __future__ import annotations
@@ -12,21 +12,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from devkit.demo.invariants import (
+    DomainState,
+    OrderExpectation,
+    PaymentExpectation,
+)
+from devkit.demo.invariants import (
+    check_notifications as check_notifications_invariants,
+)
+from devkit.demo.invariants import check_orders as check_orders_invariants
+from devkit.demo.invariants import check_payments as check_payments_invariants
 from devkit.handlers import load_function
 from devkit.tables import seed_stock
 from lambda_inbox.errors import PoisonMessage
 from lambda_inbox.sources import detect
 from lambda_inbox.store import InboxRecord, Status, utc_iso
-from lambda_inbox_tools.local.invariants import (
-    DomainState,
-    OrderExpectation,
-    PaymentExpectation,
-)
-from lambda_inbox_tools.local.invariants import (
-    check_notifications as check_notifications_invariants,
-)
-from lambda_inbox_tools.local.invariants import check_orders as check_orders_invariants
-from lambda_inbox_tools.local.invariants import check_payments as check_payments_invariants
 from lambda_inbox_tools.services.items import scan_items, scan_plain
 from lambda_inbox_tools.services.offline import patched_environ
 from lambda_inbox_tools.services.queues import queue_depth, receive_all

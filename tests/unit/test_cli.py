@@ -29,14 +29,14 @@ from lambda_inbox_tools.redrive import (
     follow_move_task,
     start_move_task,
 )
-from lambda_inbox_tools.redrive.mover import (
+from lambda_inbox_tools.redrive.dead_letters import body_preview
+from lambda_inbox_tools.redrive.entries import (
     BATCH_BYTES,
-    TokenBucket,
     batches_by_size,
-    body_preview,
     fifo_fields,
     sendable_attributes,
 )
+from lambda_inbox_tools.redrive.rate import TokenBucket
 from tests.cli_support import Cli, process_env, run_process
 
 COMMANDS = ("show", "failed", "reap", "redrive", "send", "stats", "local", "create-table")

@@ -20,10 +20,12 @@ from typing import Any
 
 import pytest
 
-from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
+from devkit.paths import DEMO_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.local.backends import JAVA_MISSING
+from lambda_inbox_tools.local.hints import keep_running_hints
 from lambda_inbox_tools.local.invoker import InProcessInvoker
-from lambda_inbox_tools.local.run import Options, keep_running_hints, run
+from lambda_inbox_tools.local.options import Options
+from lambda_inbox_tools.local.run import run
 from lambda_inbox_tools.local.stack import read_local_stack, running_stack
 from lambda_inbox_tools.local.template import FunctionSpec
 from lambda_inbox_tools.local.webhook import webhook_url
@@ -212,7 +214,7 @@ def test_without_java_the_demo_runs_on_moto_and_says_so(tmp_path: Path) -> None:
         name: value for name, value in os.environ.items() if not name.startswith("AWS_ENDPOINT")
     }
     environment["PATH"] = str(Path(sys.executable).parent)  # python, no java
-    environment["PYTHONPATH"] = CHECKOUT_PYTHONPATH
+    environment["PYTHONPATH"] = DEMO_PYTHONPATH  # the demo by its entry point
     argv = [sys.executable, "-m", "lambda_inbox_tools.cli", "local", "--messages", "8", "--json"]
     argv += ["--template", str(TEMPLATE)]
     done = subprocess.run(

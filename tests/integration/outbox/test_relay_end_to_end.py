@@ -12,20 +12,16 @@ import time
 from collections import Counter
 from typing import Any
 
-from devkit.paths import REPO_ROOT
-from devkit.payloads import order
-from lambda_inbox_tools.local.invariants import (
+from devkit.demo.crashes import Crashes, CrashPlan
+from devkit.demo.invariants import (
     DomainState,
     check_notifications,
     shipment_notifications,
 )
+from devkit.demo.webhook import WebhookReceiver, running_webhook
+from devkit.paths import REPO_ROOT
+from devkit.payloads import order
 from lambda_inbox_tools.local.stack import running_stack
-from lambda_inbox_tools.local.workload import (
-    Crashes,
-    CrashPlan,
-    WebhookReceiver,
-    running_webhook,
-)
 from lambda_inbox_tools.services.items import scan_plain
 
 TEMPLATE = REPO_ROOT / "template.yaml"

@@ -26,7 +26,7 @@ from .common import (
 
 
 @command(
-    epilog="Example: lambda-inbox local --messages 40 --seed 7 (what `make demo` runs)",
+    epilog="Example: lambda-inbox local --workload devkit.demo.plugin:WORKLOAD (what `make demo` runs)",
 )
 def local(
     keep_running: Annotated[
@@ -40,9 +40,18 @@ def local(
         bool | None,
         typer.Option(
             "--demo/--no-demo",
-            help="Run the demo workload and its report (default: only for this repository's "
-            "template).",
+            help="Run the demo workload and its report (default: when an installed workload "
+            "fits the template, as this repository's demo fits its template).",
             show_default=False,
+        ),
+    ] = None,
+    workload: Annotated[
+        str | None,
+        typer.Option(
+            "--workload",
+            metavar="MODULE:ATTR",
+            help="The workload to run (instead of the installed ones), e.g. devkit.demo.plugin:WORKLOAD "
+            "in this repository (what `make demo` runs).",
         ),
     ] = None,
     invoke_endpoint: Annotated[
@@ -122,10 +131,11 @@ def local(
     """Run a SAM template's tables, queues and event sources on local services.
 
     DynamoDB Local, SQS on a moto server and Kafka on librdkafka's mock cluster; tables, queues,
-    topics and event sources come from the template (any SAM template). With this repository's
-    template the demo workload runs through the stack and the report says whether every
-    invariant held (exit 0 only then); with another template the stack starts and keeps running
-    until Ctrl-C, SIGTERM or SIGHUP, printing the exports and commands that reach it.
+    topics and event sources come from the template (any SAM template). When a workload fits
+    the template (--workload, or one an installed distribution registers: this repository's demo
+    for its own template) it runs through the stack and the report says whether every invariant
+    held (exit 0 only then); else the stack starts and keeps running until Ctrl-C, SIGTERM or
+    SIGHUP, printing the exports and commands that reach it.
 
     With --invoke-endpoint the functions run behind a Lambda Invoke endpoint such as
     `sam local start-lambda`: start it with the tables and queues of this stack in its
@@ -164,7 +174,7 @@ def local(
             "pip install 'lambda-inbox[local]'"
         )
         raise typer.Exit(2) from None
-    from ..local.run import Options
+    from ..local.options import Options
 
     options = Options(
         template=path,
@@ -182,6 +192,7 @@ def local(
         webhook_port=int(webhook_port),
         stack_name=stack_name,
         demo=demo,
+        workload=workload,
     )
     with _signals_interrupt():
         status = run_with_display(options, json_output=json_output, stdout=sys.stdout)

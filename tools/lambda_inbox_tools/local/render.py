@@ -10,9 +10,11 @@ from rich.live import Live
 from rich.table import Table
 
 from .backends import BackendError
+from .options import Options
 from .report import Report
-from .run import NotTheExampleApplication, Options, run
+from .run import run
 from .template import TemplateError
+from .workloads import WorkloadDoesNotFit
 
 
 def _progress(rows: list[tuple[str, str]]) -> Table:
@@ -23,6 +25,7 @@ def _progress(rows: list[tuple[str, str]]) -> Table:
 
 
 def print_report(console: Console, report: Report) -> None:
+    """The run's facts, the workload's summary lines, its checks and the verdict."""
     d = report.document
     console.print()
     functions = d["invoke_endpoint"] or "in-process"
@@ -30,37 +33,8 @@ def print_report(console: Console, report: Report) -> None:
         f"[bold]report[/bold] ({d['seconds']} s; functions {functions}; "
         f"DynamoDB {d['dynamodb']} {d['dynamodb_endpoint']})"
     )
-    lines = [
-        ("published", ", ".join(f"{k} {v}" for k, v in d["published"].items())),
-        (
-            "  of which duplicates",
-            ", ".join(f"{k} {v}" for k, v in d["published_duplicates"].items())
-            + f" (Kafka replay {d['kafka_replayed']})",
-        ),
-        ("  of which poison", ", ".join(f"{k} {v}" for k, v in d["poison_published"].items())),
-        ("distinct events", str(d["distinct_events"])),
-        (
-            "delivered",
-            f"{d['shipments']} shipments, {d['rejections']} rejections, "
-            f"{d['payments']} payments, {d['notifications_sent']} notifications",
-        ),
-        ("duplicates suppressed", str(d["duplicates_suppressed"])),
-        ("webhook", f"{d['webhook_calls']} calls for {d['webhook_keys']} Idempotency-Keys"),
-        (
-            "crashes injected",
-            ", ".join(d["crashes"])
-            or ("-" if d["invocation"] == "in-process" else "none (in-process runs only)"),
-        ),
-        ("reaper", f"{d['reaper_runs']} runs, {d['reaped']} stuck lease(s) reaped"),
-        ("redriven", ", ".join(f"{k} {v}" for k, v in d["redriven"].items()) or "-"),
-        (
-            "dead-lettered at the end",
-            ", ".join(f"{k} {v}" for k, v in d["dead_lettered_at_end"].items()),
-        ),
-        ("inbox records", ", ".join(f"{k}: {v}" for k, v in d["inbox_records"].items())),
-    ]
     table = Table(show_header=False, box=None)
-    for name, value in lines:
+    for name, value in report.summary:
         table.add_row(name, value)
     console.print(table)
     console.print("[bold]invariants[/bold]")
@@ -96,7 +70,7 @@ def run_with_display(options: Options, *, json_output: bool, stdout: TextIO) -> 
                     live.console.print(text, soft_wrap=True)
 
                 report = run(options, say=say_live, live=update)
-    except (TemplateError, NotTheExampleApplication) as error:
+    except (TemplateError, WorkloadDoesNotFit) as error:
         text = str(error)
         text = text if str(options.template) in text else f"{options.template}: {text}"
         messages.print(f"error: {text}", markup=False, soft_wrap=True)

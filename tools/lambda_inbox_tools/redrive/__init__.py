@@ -3,7 +3,9 @@ demo both call this API). `Mover` is the client-side mover with filters and limi
 `start_move_task` / `follow_move_task` drive SQS's own move task."""
 
 from .move_task import NATIVE_MAX_RATE, NativeMoveUnsupported, follow_move_task, start_move_task
-from .mover import Mover, MoveReport, Where
+from .mover import Mover
+from .report import MoveReport
+from .where import Where
 
 __all__ = [
     "NATIVE_MAX_RATE",

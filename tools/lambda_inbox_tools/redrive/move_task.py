@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from ..aws import error_code, error_message
-from .mover import MoveReport, ProgressCallback
+from .report import MoveReport, ProgressCallback
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -1,4 +1,5 @@
-"""Replaying dead letters: SQS's own move task, or a client-side mover with filters and a limit.
+"""The client-side mover: dead letters moved from a source queue to a destination, with filters,
+a limit, a rate and a dry run.
 
 The client-side mover receives a batch from the source, sends the messages it selects to the
 destination (body and message attributes unchanged, `inbox-body-encoding` included), and deletes
@@ -14,262 +15,33 @@ until their visibility timeout runs out. The pass ends when a receive returns no
 `STALE_RECEIVES` receives in a row bring only messages it has already looked at, or at the limit.
 On a FIFO source a held message holds back the rest of its message group until the pass ends.
 
-Filters (`--where ATTR=VALUE`) compare message attributes only (string and number types; binary
-attributes never match), all of them must match; system attributes are not looked at.
+The messages it moves are those every `--where` filter (`where.py`) matches.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from ..aws import error_code, error_message
+from .dead_letters import Preview
+from .entries import SQS_BATCH, batches_by_size, fifo_fields, sendable_attributes
+from .rate import TokenBucket
+from .report import MoveReport, ProgressCallback
+from .sending import send_batch
+from .where import Where
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
-    from mypy_boto3_sqs.type_defs import MessageTypeDef, SendMessageBatchRequestEntryTypeDef
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
 
-# Attributes the consumers put on dead letters (docs/operations.md); the wire names, not imports,
-# so the command line reads dead letters of any library version.
-ERROR_CODE_ATTRIBUTE = "inbox-error-code"
-MESSAGE_KEY_ATTRIBUTE = "inbox-message-key"
-BODY_ENCODING_ATTRIBUTE = "inbox-body-encoding"
-SQS_BATCH = 10
-#: What one SendMessageBatch may carry in total (the SQS limit is at least this).
-BATCH_BYTES = 256 * 1024
 #: Receives in a row that bring only messages already looked at before the mover stops.
 STALE_RECEIVES = 3
-PREVIEW_CHARS = 80
-#: Errors of a whole SendMessageBatch that one entry can cause (each entry is then sent alone).
-_ENTRY_ERRORS = frozenset(
-    {
-        "InvalidParameterValue",
-        "InvalidMessageContents",
-        "BatchRequestTooLong",
-        "AWS.SimpleQueueService.BatchRequestTooLong",
-        "MessageTooLong",
-        "InvalidParameterCombination",
-    }
-)
-
-
-@dataclass(frozen=True)
-class Where:
-    """`ATTR=VALUE`: the message attribute ATTR has the string value VALUE."""
-
-    attribute: str
-    value: str
-
-    @classmethod
-    def parse(cls, text: str) -> Where:
-        attribute, sep, value = text.partition("=")
-        if not sep or not attribute.strip():
-            raise ValueError(
-                f"--where {text!r}: expected ATTR=VALUE, e.g. --where inbox-error-code=invalid_payload"
-            )
-        return cls(attribute.strip(), value)
-
-    def matches(self, message: MessageTypeDef) -> bool:
-        found = message.get("MessageAttributes", {}).get(self.attribute)
-        return found is not None and found.get("StringValue") == self.value
-
-
-def string_attribute(message: MessageTypeDef, name: str) -> str | None:
-    value = message.get("MessageAttributes", {}).get(name)
-    return value.get("StringValue") if value is not None else None
-
-
-@dataclass(frozen=True)
-class Preview:
-    """What a dry run shows of a message it would move."""
-
-    message_id: str
-    error_code: str | None
-    message_key: str | None
-    body_preview: str
-
-    @classmethod
-    def of(cls, message: MessageTypeDef) -> Preview:
-        return cls(
-            message_id=message["MessageId"],
-            error_code=string_attribute(message, ERROR_CODE_ATTRIBUTE),
-            message_key=string_attribute(message, MESSAGE_KEY_ATTRIBUTE),
-            body_preview=body_preview(message),
-        )
-
-    def document(self) -> dict[str, Any]:
-        return {
-            "message_id": self.message_id,
-            "inbox-error-code": self.error_code,
-            "inbox-message-key": self.message_key,
-            "body_preview": self.body_preview,
-        }
-
-
-def body_preview(message: MessageTypeDef, chars: int = PREVIEW_CHARS) -> str:
-    """The start of the body on one line; a base64 body (`inbox-body-encoding`) is decoded."""
-    body = message.get("Body", "")
-    if string_attribute(message, BODY_ENCODING_ATTRIBUTE) == "base64":
-        try:
-            raw = base64.b64decode(body, validate=True)
-        except ValueError:
-            pass
-        else:
-            text = raw.decode("utf-8", errors="replace")
-            body = "(base64) " + text
-    flat = " ".join(body.split())
-    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
-
-
-@dataclass
-class MoveReport:
-    """Counts of one redrive. `moved` are in the destination and gone from the source, except
-    `not_deleted` of them, which a rerun moves again (a duplicate the inbox absorbs)."""
-
-    mode: str
-    moved: int = 0
-    skipped: int = 0
-    failed: int = 0
-    not_deleted: int = 0
-    interrupted: bool = False
-    dry_run: bool = False
-    status: str | None = None
-    to_move: int | None = None
-    would_move: list[Preview] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def handled(self) -> int:
-        return self.moved + self.skipped + self.failed + len(self.would_move)
-
-    @property
-    def ok(self) -> bool:
-        return not self.interrupted and self.failed == 0 and self.status in (None, "COMPLETED")
-
-    def note_error(self, text: str) -> None:
-        if len(self.errors) < 10 and text not in self.errors:
-            self.errors.append(text)
-
-    def document(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "mode": self.mode,
-            "dry_run": self.dry_run,
-            "moved": self.moved,
-            "skipped": self.skipped,
-            "failed": self.failed,
-            "not_deleted": self.not_deleted,
-            "interrupted": self.interrupted,
-            "errors": list(self.errors),
-        }
-        if self.dry_run:
-            doc["would_move"] = [preview.document() for preview in self.would_move]
-        if self.mode == "native":
-            doc["status"] = self.status
-            doc["to_move"] = self.to_move
-        return doc
-
-
-class TokenBucket:
-    """At most `rate` tokens a second on average, bursts up to max(1, rate)."""
-
-    def __init__(
-        self,
-        rate: float,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        if rate <= 0:
-            raise ValueError("rate must be positive")
-        self.rate = rate
-        self.capacity = max(1.0, rate)
-        self._tokens = self.capacity
-        self._clock = clock
-        self._sleep = sleep
-        self._last = clock()
-
-    def take(self, count: int = 1) -> None:
-        """Wait until `count` tokens are there (at most `capacity`), then take them."""
-        wanted = min(float(count), self.capacity)
-        while True:
-            now = self._clock()
-            self._tokens = min(self.capacity, self._tokens + (now - self._last) * self.rate)
-            self._last = now
-            if self._tokens >= wanted:
-                self._tokens -= wanted
-                return
-            self._sleep((wanted - self._tokens) / self.rate)
-
-
-def sendable_attributes(message: MessageTypeDef) -> dict[str, Any]:
-    """Received message attributes in the shape SendMessage takes, values unchanged."""
-    attributes: dict[str, Any] = {}
-    for name, value in message.get("MessageAttributes", {}).items():
-        data_type = value["DataType"]
-        if data_type.startswith("Binary"):
-            attributes[name] = {"DataType": data_type, "BinaryValue": value.get("BinaryValue", b"")}
-        else:
-            attributes[name] = {"DataType": data_type, "StringValue": value.get("StringValue", "")}
-    return attributes
-
-
-def fifo_fields(message: MessageTypeDef) -> dict[str, str]:
-    """MessageGroupId and MessageDeduplicationId for a FIFO destination, from the source message.
-
-    A message without them (from a standard queue) is grouped by its inbox message key and
-    deduplicated by its message id, so a copy sent again by a rerun within five minutes is
-    dropped by SQS.
-    """
-    system = message.get("Attributes", {})
-    group = (
-        system.get("MessageGroupId")
-        or string_attribute(message, MESSAGE_KEY_ATTRIBUTE)
-        or message["MessageId"]
-    )
-    dedup = (
-        system.get("MessageDeduplicationId")
-        or hashlib.sha256(message["MessageId"].encode("utf-8")).hexdigest()
-    )
-    return {"MessageGroupId": group, "MessageDeduplicationId": dedup}
-
-
-def _entry_size(entry: Mapping[str, Any]) -> int:
-    size = len(str(entry["MessageBody"]).encode("utf-8"))
-    for name, value in entry.get("MessageAttributes", {}).items():
-        size += len(name.encode("utf-8")) + len(str(value["DataType"]).encode("utf-8"))
-        if "BinaryValue" in value:
-            size += len(value["BinaryValue"])
-        else:
-            size += len(str(value["StringValue"]).encode("utf-8"))
-    return size
-
-
-def batches_by_size(
-    entries: Sequence[dict[str, Any]], limit: int = BATCH_BYTES
-) -> Iterator[list[dict[str, Any]]]:
-    """Entries in send batches of at most 10 and at most `limit` bytes (a larger one alone)."""
-    batch: list[dict[str, Any]] = []
-    size = 0
-    for entry in entries:
-        entry_size = _entry_size(entry)
-        if batch and (len(batch) == SQS_BATCH or size + entry_size > limit):
-            yield batch
-            batch, size = [], 0
-        batch.append(entry)
-        size += entry_size
-    if batch:
-        yield batch
-
-
-ProgressCallback = Callable[[MoveReport], None]
 
 
 class Mover:
@@ -432,7 +204,7 @@ class Mover:
             self._bucket.take(len(messages))
         entries = [self._entry(index, message) for index, message in enumerate(messages)]
         for batch in batches_by_size(entries):
-            sent, refused = self._send(batch)
+            sent, refused = send_batch(self._sqs, self.destination_url, batch)
             for entry_id in sent:
                 message = messages[int(entry_id)]
                 self._unsent.pop(message["MessageId"], None)
@@ -445,43 +217,6 @@ class Mover:
                 self.report.failed += 1
                 self._hold([message])  # visible again when the pass ends; a rerun tries again
         self._delete_sent()
-
-    def _send(self, batch: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, str]]]:
-        """Send a batch: ids of the entries sent, (id, reason) of those refused.
-
-        When SQS refuses the whole batch for one entry's sake (too large, invalid), each
-        entry is sent alone so that one bad message does not hold back the others.
-        """
-        try:
-            response = self._sqs.send_message_batch(
-                QueueUrl=self.destination_url,
-                Entries=cast("list[SendMessageBatchRequestEntryTypeDef]", batch),
-            )
-        except ClientError as error:
-            if error_code(error) not in _ENTRY_ERRORS:
-                raise
-            return self._send_each(batch)
-        sent = [done["Id"] for done in response.get("Successful", [])]
-        refused = [
-            (failed["Id"], f"{failed.get('Code', '?')}: {failed.get('Message', '')}")
-            for failed in response.get("Failed", [])
-        ]
-        return sent, refused
-
-    def _send_each(self, batch: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, str]]]:
-        sent: list[str] = []
-        refused: list[tuple[str, str]] = []
-        for entry in batch:
-            request = {key: value for key, value in entry.items() if key != "Id"}
-            try:
-                self._sqs.send_message(QueueUrl=self.destination_url, **request)
-            except ClientError as error:
-                if error_code(error) not in _ENTRY_ERRORS:
-                    raise
-                refused.append((entry["Id"], f"{error_code(error)}: {error_message(error)}"))
-            else:
-                sent.append(entry["Id"])
-        return sent, refused
 
     def _delete_sent(self) -> None:
         sent = list(self._undeleted.values())

@@ -1,4 +1,5 @@
-"""The demo workload of `lambda-inbox local`: producers, faults, a webhook receiver.
+"""The demo workload of `lambda-inbox local` for this repository's template: producers, faults,
+the fix.
 
 - orders on the order queue: producer retries (same event, new message ID), logical duplicates
   (a new event_id for an order already placed), an order beyond the stock, poison;
@@ -23,120 +24,20 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from lambda_inbox.sources.values import generated_message
+from lambda_inbox_tools.local.invoker import InProcessInvoker
+from lambda_inbox_tools.local.stack import LocalStack
+from lambda_inbox_tools.local.template import KafkaEventSpec
+from lambda_inbox_tools.redrive import Mover
 
-from .invoker import InjectedCrash, InProcessInvoker, boto_clients
-from .stack import LocalStack
-from .template import KafkaEventSpec
-from .webhook import serve_webhook
+from .crashes import Crashes, CrashPlan
+from .payments import payment_encoder
+from .webhook import REFUSED_TEMPLATE, WebhookReceiver
 
 SKUS = ("SKU-RED-MUG", "SKU-BLUE-CAP", "SKU-GREEN-PEN")
 INITIAL_STOCK = 100
-REFUSED_TEMPLATE = "order-delayed"
-
-
-# ---------------------------------------------------------------------------- webhook
-
-
-class WebhookReceiver:
-    """Counts calls per Idempotency-Key; accepts a key once (its own idempotency)."""
-
-    def __init__(self, transient_keys: set[str]) -> None:
-        self.transient_keys = set(transient_keys)
-        self.refuse_template = True
-        self.calls: Counter[str] = Counter()
-        self.accepted: dict[str, bytes] = {}
-        self.url = ""
-        self._lock = threading.Lock()
-
-    def answer(self, key: str, body: bytes) -> int:
-        with self._lock:
-            self.calls[key] += 1
-            if key in self.transient_keys:
-                self.transient_keys.discard(key)
-                return 500
-            if self.refuse_template and json.loads(body).get("template") == REFUSED_TEMPLATE:
-                return 422
-            self.accepted.setdefault(key, body)
-            return 200
-
-
-@contextmanager
-def running_webhook(
-    receiver: WebhookReceiver, host: str = "127.0.0.1", port: int = 0
-) -> Iterator[WebhookReceiver]:
-    with serve_webhook(receiver.answer, host, port) as url:
-        receiver.url = url
-        yield receiver
-
-
-# ---------------------------------------------------------------------------- crashes
-
-
-@dataclass
-class CrashPlan:
-    """Crash the Nth call of `operation` (a commit unless given) of a function, before the call
-    is sent or after it answered."""
-
-    function: str
-    nth: int
-    when: str  # "before" | "after"
-    operation: str = "dynamodb.TransactWriteItems"
-    fired: bool = False
-
-    def __str__(self) -> str:
-        name = "commit" if self.operation == "dynamodb.TransactWriteItems" else self.operation
-        return f"{self.function} {self.when} {name} #{self.nth}"
-
-
-class Crashes:
-    def __init__(self, plans: list[CrashPlan]) -> None:
-        self.plans = plans
-        self.count: Counter[tuple[str, str]] = Counter()
-        self._lock = threading.Lock()
-
-    def install(self, invoker: InProcessInvoker) -> None:
-        operations = {plan.operation for plan in self.plans}
-        for logical_id, module in invoker.modules.items():
-            for client in boto_clients(module):
-                service = client.meta.service_model.service_name
-                for operation in operations:
-                    if not operation.startswith(f"{service}."):
-                        continue
-                    for when in ("before", "after"):
-                        client.meta.events.register(
-                            f"{when}-call.{operation}", self._hook(logical_id, when, operation)
-                        )
-
-    def _hook(self, function: str, when: str, operation: str) -> Any:
-        def hook(**_: Any) -> None:
-            with self._lock:
-                if when == "before":
-                    self.count[(function, operation)] += 1
-                for plan in self.plans:
-                    if (plan.function, plan.operation, plan.when, plan.fired) == (
-                        function,
-                        operation,
-                        when,
-                        False,
-                    ) and self.count[(function, operation)] == plan.nth:
-                        plan.fired = True
-                        raise InjectedCrash(str(plan))
-
-        return hook
-
-    @property
-    def fired(self) -> list[CrashPlan]:
-        return [plan for plan in self.plans if plan.fired]
-
-
-# ---------------------------------------------------------------------------- producers
 
 
 @dataclass
@@ -345,8 +246,6 @@ class Workload:
     # -- the fix
     def fix_and_redrive(self) -> None:
         """The webhook accepts the refused template; every DLQ goes back to its source."""
-        from ..redrive import Mover
-
         self.webhook.refuse_template = False
         for dlq, source in self.local.stack.redrive_pairs():
             before = self.local.queue_depth(dlq.url)
@@ -355,34 +254,3 @@ class Workload:
             # Poison comes straight back to the DLQ: move each message once.
             Mover(self.local.sqs, dlq.url, source.url, limit=before).run()
             self.redriven[dlq.name] = before
-
-
-def payment_encoder(schemas: Path | None) -> Callable[[int, dict[str, Any]], bytes]:
-    """Payments as MSK teams send them: one in three Avro, one in three Protobuf (both in the
-    Confluent wire format, from the payment function's `schemas/`), the rest JSON; all JSON when
-    the function has no schemas or the codecs are not installed."""
-    avsc = schemas / "payment_captured.avsc" if schemas else None
-    pb2 = schemas / "payment_captured_pb2.py" if schemas else None
-    try:
-        import avro.io  # noqa: F401  (the codecs: extra kafka-codecs)
-        import google.protobuf  # noqa: F401
-
-        from ..testing.values import avro_value, protobuf_value
-    except ImportError:
-        avsc = None
-    if avsc is None or pb2 is None or not avsc.is_file() or not pb2.is_file():
-
-        def json_only(n: int, payment: dict[str, Any]) -> bytes:
-            return json.dumps(payment).encode()
-
-        return json_only
-    proto = generated_message(pb2, "PaymentCaptured")()
-
-    def encode(n: int, payment: dict[str, Any]) -> bytes:
-        if n % 3 == 1:
-            return avro_value(avsc, payment, schema_id=1)
-        if n % 3 == 2:
-            return protobuf_value(proto(**payment), schema_id=2)
-        return json.dumps(payment).encode()
-
-    return encode
