@@ -24,12 +24,10 @@ class Outcome(StrEnum):
 
     @property
     def needs_redelivery(self) -> bool:
-        # Identity, not a set: an Enum member hashes in Python, and this runs for every message.
         return self is Outcome.FAILED or self is Outcome.SKIPPED
 
 
-#: Outcomes logged whatever the log level (a warning each); the others only at DEBUG. A tuple:
-#: `in` finds a member by identity, where a set would hash it in Python.
+#: Outcomes logged whatever the log level (a warning each); the others only at DEBUG.
 ALWAYS_LOGGED = (Outcome.DEAD_LETTERED, Outcome.FAILED)
 
 

@@ -148,7 +148,7 @@ class ReadFirst:
             return "leased"
         if self._mode != "auto":
             return "always" if self._mode == "always" else None
-        for message in messages:  # a loop, not any(...): no generator for every batch
+        for message in messages:
             if message.redelivered:
                 return "redelivered"
         if self.recent_duplicates > RECENT_DUPLICATE_THRESHOLD:
@@ -158,7 +158,7 @@ class ReadFirst:
     def observe(self, results: Sequence[MessageResult]) -> None:
         """Count a finished batch: did it hold a duplicate (found by the read or the commit)?"""
         held = False
-        for result in results:  # a loop, not any(...): no generator for every batch
+        for result in results:
             if result.outcome is Outcome.DUPLICATE:
                 held = True
                 break

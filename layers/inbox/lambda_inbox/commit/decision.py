@@ -94,7 +94,7 @@ class Decision(Generic[M]):
         self.size = INBOX_RECORD_BYTES + uow.size
         items = [self.inbox_item]
         commuting: dict[ItemIdentity, str] = {}
-        for action in actions:  # one loop, no comprehension: this runs for every message
+        for action in actions:
             items.append(action.item_identity)
             if action.merge_shape is not None:
                 commuting[action.item_identity] = action.merge_shape

@@ -37,7 +37,7 @@ def put_action(
 ) -> WriteAction:
     """A `Put` of `item`, the item named by the `key_attributes` it holds; within 400 KB."""
     key = {}
-    for name in key_attributes:  # a loop: a comprehension costs a function call
+    for name in key_attributes:
         if name in item:
             value = key[name] = item[name]
             if type(value) is not str:

@@ -34,8 +34,7 @@ class Transaction(Generic[M]):
         self.decisions = decisions
         self.request = request
         #: For each transact item: the index of its decision, and of its action (or
-        #: INBOX_ACTION). Two lists of integers, not a pair per item: pairs are objects the
-        #: garbage collector scans, and they are asked for only when a transaction is cancelled.
+        #: INBOX_ACTION).
         self._messages = messages
         self._positions = positions
         #: Transact items that merge the commuting updates of several decisions: every owner.

@@ -68,7 +68,7 @@ def is_sqs_event(event: Mapping[str, Any]) -> bool:
     records = event.get("Records")
     if not records or not isinstance(records, list):
         return False
-    for record in records:  # a loop, not all(...): no generator for every batch
+    for record in records:
         if not isinstance(record, dict):
             return False
         source = record.get("eventSource")

@@ -146,14 +146,5 @@ def item_identity(table: str, key: Mapping[str, Any]) -> ItemIdentity:
     """Names the item `key` (Python values: strings, numbers, bytes) designates in `table`, for
     the rule of one action per item: equal for equal keys whatever their attribute order, and
     for numbers DynamoDB holds as one (`1`, `Decimal("1.0")`); distinct otherwise (a number
-    and a string, a string and bytes, a partition key alone and with a sort key).
-
-    One flat tuple: one is made for every action and held until the batch ends, and every
-    object held is scanned by the garbage collector's young collections (a frozenset of
-    pairs is four objects)."""
-    if len(key) == 2:  # a partition and a sort key: most items
-        (first, value), (second, other) = key.items()
-        if first < second:
-            return (table, first, value, second, other)
-        return (table, second, other, first, value)
+    and a string, a string and bytes, a partition key alone and with a sort key)."""
     return (table, *chain.from_iterable(sorted(key.items())))

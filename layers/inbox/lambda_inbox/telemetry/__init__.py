@@ -162,7 +162,7 @@ class Telemetry:
             return
         counts: dict[Outcome, int] = {}
         codes: dict[str, int] = {}
-        for result in results:  # one pass, no Counter: a Counter is a chain of Python calls
+        for result in results:
             counts[result.outcome] = counts.get(result.outcome, 0) + 1
             if result.error_code:
                 codes[result.error_code] = codes.get(result.error_code, 0) + 1
