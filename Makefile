@@ -17,13 +17,16 @@ export DYNAMODB_LOCAL_DIR
 unexport PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX ?= $(CURDIR)/.cache/pycache
 
-.PHONY: help venv dynamodb-local lint template-lint scan build check test test-py313 demo sam-local protobuf dist docs docs-build starter-check clean
+.PHONY: help venv dynamodb-local lint template-lint scan build check check-tests test soak test-py313 demo sam-local protobuf dist docs docs-build starter-check clean
 
 help:
-	@echo "targets: venv dynamodb-local lint template-lint build check test test-py313 demo sam-local"
-	@echo "         dist starter-check docs docs-build scan protobuf clean"
-	@echo "  check: lint and the tests that start no service (no Java, no sam build), in under two minutes"
-	@echo "  test:  everything (what CI runs)"
+	@echo "targets: venv dynamodb-local lint template-lint build check test soak test-py313 demo"
+	@echo "         sam-local dist starter-check docs docs-build scan protobuf clean"
+	@echo "  check: lint beside the tests that start no service (no Java, no sam build), Hypothesis's"
+	@echo "         \"check\" profile; within a minute"
+	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
+	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source,"
+	@echo "         the deadline races on the wall clock (SOAK_* variables raise them; CI runs it)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-build: built with --strict and checked)"
 	@echo "  starter-check: a project of each kind from starter/, its sam validate --lint and its tests"
 	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
@@ -128,16 +131,40 @@ build: venv
 	echo "sam build with $$py313/python3.13"; \
 	PATH="$$py313:$$PATH" $(abspath $(BIN))/sam build --template-file template.yaml
 
-# The inner loop: lint, then the tests that start no service (moto, fakes, in-memory AWS; fuzzing
-# at 100 examples per source), on both cores.
-check: venv lint
-	INBOX_FUZZ_EXAMPLES=100 $(BIN)/pytest -q -n 2 --dist worksteal -m "not integration and not build"
+# The inner loop: lint beside the tests that start no service (moto, fakes, in-memory AWS), on
+# both cores. Hypothesis's "check" profile (tests/conftest.py) caps every property at 30
+# examples; fuzzing runs 50 examples per source in memory, 5 on moto; the zoo of broken
+# consumers plays 20 seeds (tests/unit/test_effectively_once_zoo.py).
+check: venv
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
+
+check-tests: venv
+	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=50 INBOX_FUZZ_MOTO_EXAMPLES=5 ZOO_SEEDS=20 \
+		$(BIN)/pytest -q -n 2 --dist worksteal -m "not integration and not build and not soak"
+
+# The volumes of the long runs in `make test` (smaller, every assertion kept) and `make soak`.
+SUITE_VOLUMES := CHAOS_SUITE_DELIVERIES=1500 CHAOS_SUITE_CRASH_RATE=0.04 INBOX_FUZZ_EXAMPLES=100
+SOAK_CHAOS_DELIVERIES ?= 3000
+SOAK_FUZZ_EXAMPLES ?= 500
+SOAK_FUZZ_MOTO_EXAMPLES ?= 10
+SOAK_STATEFUL_EXAMPLES ?= 30
 
 # The lints side by side, then the whole suite on four workers (each starts its own DynamoDB
 # Local): on two cores, four keep both busy while tests wait on deadlines, subprocesses and Java.
 test: venv dynamodb-local
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint template-lint
-	$(BIN)/pytest -q -n 4 --dist worksteal
+	$(SUITE_VOLUMES) $(BIN)/pytest -q -n 4 --dist worksteal -m "not soak"
+
+# The long runs `make test` keeps short (docs/PERFORMANCE.md, "The test suite's time"): the chaos
+# test at 3,000 deliveries, the fuzzing at 500 examples per source, the stateful model at 30
+# examples, and the tests marked `soak` (the deadline races on the wall clock). Raise them with SOAK_CHAOS_DELIVERIES,
+# SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES and SOAK_STATEFUL_EXAMPLES.
+soak: venv dynamodb-local
+	CHAOS_SUITE_DELIVERIES=$(SOAK_CHAOS_DELIVERIES) INBOX_FUZZ_EXAMPLES=$(SOAK_FUZZ_EXAMPLES) \
+		INBOX_FUZZ_MOTO_EXAMPLES=$(SOAK_FUZZ_MOTO_EXAMPLES) CHAOS_STATEFUL_EXAMPLES=$(SOAK_STATEFUL_EXAMPLES) \
+		$(BIN)/pytest -q -n 4 --dist worksteal \
+		tests/integration/test_chaos.py tests/unit/test_fuzz_events.py \
+		tests/integration/test_stateful_model.py tests/unit/test_deadline.py
 
 # The suite (unit and integration) on the Lambda runtime's Python, in its own virtualenv.
 VENV313 := .venv313

@@ -1,7 +1,10 @@
 """Root fixtures shared by unit and integration tests.
 
 - a fake AWS environment for the whole session (no real credentials or profile can leak in);
-- `local_tables`: a fresh inbox table and domain table on DynamoDB Local (per test).
+- `local_tables`: a fresh inbox table and domain table on DynamoDB Local (per test);
+- Hypothesis profiles, chosen with `HYPOTHESIS_PROFILE`: "default" (each test's own settings,
+  what `make test` and a plain `pytest` run) and "check" (`make check`, the inner loop: at most
+  `CHECK_MAX_EXAMPLES` examples per property, also where a test's `@settings` asks for more).
 
 `dynamodb_local_endpoint`, `moto_server_endpoint`, `local_app` and `lambda_context` are the
 testing kit's fixtures (lambda_inbox_tools.pytest_plugin), which adopters use too.
@@ -15,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from devkit.tables import LocalTables, create_domain_table, create_inbox_table, delete_table
 from lambda_inbox_tools.services.offline import (
@@ -40,6 +44,13 @@ def _apply_fake_aws_env(mp: pytest.MonkeyPatch) -> None:
 
 _session_env = pytest.MonkeyPatch()
 
+#: The inner loop's cap on examples per property (`make check`); `make test` and `make soak` run
+#: every test's own count.
+CHECK_MAX_EXAMPLES = 30
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
+settings.register_profile("check", max_examples=CHECK_MAX_EXAMPLES)
+settings.load_profile(HYPOTHESIS_PROFILE)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # Applied before collection, so modules that read the environment at import time see it.
@@ -52,12 +63,26 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test of tests/integration, and every test that starts DynamoDB Local whatever its
-    folder (directly, or through the kit's `local_app`), is an integration test: `-m "not integration"` (and `make check`) never start Java."""
+    folder (directly, or through the kit's `local_app`), is an integration test: `-m "not integration"` (and `make check`) never start Java.
+
+    Under the "check" profile, a `@given` test whose own `@settings` asks for more examples than
+    the profile runs the profile's count (`@settings` would otherwise win over any profile)."""
+    cap = CHECK_MAX_EXAMPLES if HYPOTHESIS_PROFILE == "check" else None
     for item in items:
         in_folder = item.path.is_relative_to(INTEGRATION_TESTS)
         fixtures = getattr(item, "fixturenames", ())
         if in_folder or "dynamodb_local_endpoint" in fixtures or "local_app" in fixtures:
             item.add_marker(pytest.mark.integration)
+        if cap is not None:
+            _cap_examples(item, cap)
+
+
+def _cap_examples(item: pytest.Item, cap: int) -> None:
+    # Hypothesis reads a `@given` test's settings from this attribute each time the test runs.
+    test = getattr(item, "obj", None)
+    own = getattr(test, "_hypothesis_internal_use_settings", None)
+    if isinstance(own, settings) and own.max_examples > cap:
+        test._hypothesis_internal_use_settings = settings(own, max_examples=cap)  # type: ignore[union-attr]
 
 
 @pytest.fixture(scope="session", autouse=True)

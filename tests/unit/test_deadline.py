@@ -3,13 +3,18 @@
 A poison storm (every record dead-lettered one SendMessage at a time) or a long chain of
 transactions on a hot item must stop at the deadline, answer with a partial batch response, and
 keep what it did: redelivering the reported records finishes the job, each effect once.
-Slowness is injected below the code under test, by a botocore hook that delays each send.
+Slowness is injected below the code under test, by a botocore hook on each send. Each test runs
+on a clock it controls (the hook moves the deadline's clock and the context's on by the delay,
+without waiting: `make check` and `make test`) and, marked `soak` (`make soak`), on the wall
+clock, where the hook sleeps and a send can be abandoned under way.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -19,6 +24,7 @@ from pydantic import BaseModel
 from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, sqs_event, sqs_record
 from lambda_inbox import InboxConsumer, Outcome, RetryPolicy, UnitOfWork
+from lambda_inbox.deadline import SystemClock
 from lambda_inbox.sources.identity import MESSAGE_KEY_ATTRIBUTE
 from lambda_inbox.sources.sqs import parse_sqs_event
 from lambda_inbox_tools.testing.context import FakeLambdaContext
@@ -29,6 +35,51 @@ SEND_DELAY = 0.1
 #: deadline even while the machine is loaded (the suite runs on four workers), never all of them.
 STORM_BUDGET_MS, STORM_LENGTH = 1_600, 32
 CHAIN_BUDGET_MS, CHAIN_LENGTH = 2_000, 40
+
+
+class ControlledClock:
+    """Monotonic seconds that move only when a send is slowed (or the code under test sleeps)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+        self._lock = threading.Lock()
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+
+    def context(self, remaining_millis: int) -> FakeLambdaContext:
+        return FakeLambdaContext(remaining_millis, clock=self.monotonic)
+
+    def slow_sends(self, client: Any, operation: str, seconds: float) -> None:
+        client.meta.events.register(f"before-send.{operation}", lambda **_: self.sleep(seconds))
+
+
+class WallClock:
+    """The wall clock: slowed sends wait (`lambda_inbox_tools.testing.faults.slow_sends`)."""
+
+    def context(self, remaining_millis: int) -> FakeLambdaContext:
+        return FakeLambdaContext(remaining_millis)
+
+    def slow_sends(self, client: Any, operation: str, seconds: float) -> None:
+        slow_sends(client, operation, seconds)
+
+
+@pytest.fixture(params=["controlled", pytest.param("wall", marks=pytest.mark.soak)])
+def clock(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The clock of the deadline, the Lambda context and the slowed sends."""
+    if request.param == "wall":
+        yield WallClock()
+        return
+    controlled = ControlledClock()
+    # Deadline.from_context's default clock is the SystemClock instance: its methods are the
+    # class's attributes.
+    monkeypatch.setattr(SystemClock, "monotonic", staticmethod(controlled.monotonic))
+    monkeypatch.setattr(SystemClock, "sleep", staticmethod(controlled.sleep))
+    yield controlled
 
 
 class Credit(BaseModel):
@@ -59,17 +110,17 @@ def consumer(aws: AppState) -> InboxConsumer[Credit]:
 
 @pytest.mark.parametrize("arn", [None, ORDER_FIFO_QUEUE_ARN], ids=["standard", "fifo"])
 def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
-    aws: AppState, arn: str | None
+    aws: AppState, arn: str | None, clock: Any
 ) -> None:
     inbox = consumer(aws)
-    slow_sends(aws.sqs, "sqs.SendMessage", SEND_DELAY)
+    clock.slow_sends(aws.sqs, "sqs.SendMessage", SEND_DELAY)
     extra: dict[str, Any] = {"arn": arn, "group": "g"} if arn else {}
     records = [
         sqs_record("{not json", dedup=f"d-{n}" if arn else None, **extra)
         for n in range(STORM_LENGTH)
     ]
 
-    first = inbox.process(parse_sqs_event(sqs_event(*records)), FakeLambdaContext(STORM_BUDGET_MS))
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), clock.context(STORM_BUDGET_MS))
 
     outcomes = [result.outcome for result in first]
     sent = outcomes.count(Outcome.DEAD_LETTERED)
@@ -90,7 +141,7 @@ def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
     abandoned = [key for key in landed if key not in keys[:sent]]  # none or the one under way
 
     retried = [records[n] for n, outcome in enumerate(outcomes) if outcome.needs_redelivery]
-    second = inbox.process(parse_sqs_event(sqs_event(*retried)), FakeLambdaContext(60_000))
+    second = inbox.process(parse_sqs_event(sqs_event(*retried)), clock.context(60_000))
     assert {result.outcome for result in second} == {Outcome.DEAD_LETTERED}
     # Every poison in the DLQ in all; only the abandoned send's can be there twice.
     assert sorted(landed + dead_letter_keys(aws)) == sorted(keys + abandoned)
@@ -109,17 +160,17 @@ def dead_letter_keys(aws: AppState) -> list[str]:
 
 
 def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
-    aws: AppState,
+    aws: AppState, clock: Any
 ) -> None:
     inbox = consumer(aws)
-    slow_sends(aws.dynamodb, "dynamodb.TransactWriteItems", SEND_DELAY)
+    clock.slow_sends(aws.dynamodb, "dynamodb.TransactWriteItems", SEND_DELAY)
     bodies = [
         json.dumps({"event_id": f"c-{n}", "account": "hot", "amount": n + 1})
         for n in range(CHAIN_LENGTH)
     ]
     records = [sqs_record(body) for body in bodies]
 
-    first = inbox.process(parse_sqs_event(sqs_event(*records)), FakeLambdaContext(CHAIN_BUDGET_MS))
+    first = inbox.process(parse_sqs_event(sqs_event(*records)), clock.context(CHAIN_BUDGET_MS))
 
     committed = [r for r in first if r.outcome is Outcome.COMMITTED]
     failed = [r for r in first if r.outcome is Outcome.FAILED]
@@ -127,7 +178,7 @@ def test_a_hot_item_chain_stops_at_the_deadline_and_redelivery_finishes_it_once(
     assert {r.error_code for r in failed} == {"deadline"}
 
     retried = [records[r.message.sequence] for r in failed]
-    second = inbox.process(parse_sqs_event(sqs_event(*retried)), FakeLambdaContext(60_000))
+    second = inbox.process(parse_sqs_event(sqs_event(*retried)), clock.context(60_000))
     # A transaction the deadline stopped waiting for may still have committed (its outcome was
     # unknown): its redelivery is then a duplicate. Either way, each amount is applied once.
     assert {r.outcome for r in second} <= {Outcome.COMMITTED, Outcome.DUPLICATE}
