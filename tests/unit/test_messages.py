@@ -1,15 +1,18 @@
-"""`InboundMessage.json`: the body read by `json.loads`, and every invalid body poison in its
-words."""
+"""`InboundMessage.json`: pydantic's JSON reader once pydantic is loaded, with `json.loads`'s
+values and `json.loads` for whatever it refuses."""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
+import pydantic_core
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lambda_inbox import messages
 from lambda_inbox.errors import ErrorCode, UndecodableBody
 from lambda_inbox.messages import InboundMessage
 
@@ -34,6 +37,10 @@ def message(body: str | bytes) -> InboundMessage:
     return InboundMessage("id-1", "id-1", raw, "sqs", 0)
 
 
+def test_the_fast_reader_is_pydantics_once_pydantic_is_loaded() -> None:
+    assert messages._fast_json_reader() is pydantic_core.from_json
+
+
 @settings(max_examples=300, deadline=None)
 @given(DOCUMENTS, st.booleans(), st.sampled_from([None, 2]))
 def test_documents_read_as_json_loads_reads_them(
@@ -43,6 +50,19 @@ def test_documents_read_as_json_loads_reads_them(
     read = message(text).json
     expected = json.loads(text)
     assert repr(read) == repr(expected)  # same values and types (1 and 1.0 differ in repr)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('"\\ud800"', "\ud800"),  # a lone surrogate escape: pydantic refuses it
+        ("[" * 300 + "]" * 300, json.loads("[" * 300 + "]" * 300)),  # deeper than it reads
+    ],
+)
+def test_what_pydantic_refuses_json_loads_reads(text: str, expected: Any) -> None:
+    with pytest.raises(ValueError):
+        pydantic_core.from_json(text)
+    assert repr(message(text).json) == repr(expected)
 
 
 def test_non_finite_numbers_read_as_json_loads_reads_them() -> None:
@@ -63,3 +83,10 @@ def test_invalid_bodies_are_poison_in_json_loads_words(body: str, words: str) ->
     with pytest.raises(UndecodableBody, match=words) as raised:
         _ = message(body).json
     assert raised.value.code == ErrorCode.MALFORMED_JSON
+
+
+def test_without_pydantic_loaded_json_loads_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(messages, "_from_json", None)
+    monkeypatch.delitem(sys.modules, "pydantic_core")
+    assert messages._fast_json_reader() is None
+    assert message('{"b": [1, 2.5, "x"]}').json == {"b": [1, 2.5, "x"]}
