@@ -1,14 +1,18 @@
 """The parameter groups of `InboxConsumer` beside the name, the model and the key: what the
 decision is made of, leased mode, the AWS clients and Powertools' telemetry. Loaded when a
-consumer names one (a consumer that names none never imports this module)."""
+consumer names one. Value types in the settings' style (`config._Settings`: slots, equality, a
+repr), not dataclasses: the order handler imports `Decide` at cold start, where four dataclass
+definitions cost 14 M instructions (docs/PERFORMANCE.md, "The library's shape")."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from lambda_inbox.config import _Settings
+
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
@@ -20,42 +24,61 @@ if TYPE_CHECKING:
 M = TypeVar("M")
 
 
-@dataclass(frozen=True, slots=True)
-class Decide(Generic[M]):
+class Decide(_Settings, Generic[M]):
     """The decision: `decide(payload, uow)` fills the unit of work; `on_condition_failed(payload,
     failed, uow)`, when given, supplies the alternative writes of a business outcome (e.g. a
     rejection record) when a domain condition fails. A plain function passed as
     `InboxConsumer(decide=...)` is `Decide(function)`."""
 
-    decide: DecideFunction[M]
-    on_condition_failed: OnConditionFailed[M] | None = None
+    __slots__ = ("decide", "on_condition_failed")
+
+    def __init__(
+        self, decide: DecideFunction[M], on_condition_failed: OnConditionFailed[M] | None = None
+    ) -> None:
+        self.decide = decide
+        self.on_condition_failed = on_condition_failed
 
 
-@dataclass(frozen=True, slots=True)
-class Leased(Generic[M]):
+class Leased(_Settings, Generic[M]):
     """Leased mode, for effects outside DynamoDB: each message is claimed with an `IN_PROGRESS`
     lease, `side_effect(payload, LeaseContext)` runs (its `message_key` is the provider's
     idempotency key), and the writes of `decide` commit only while the lease is still this
     delivery's. `lease`: a `LeasePolicy`, or its duration (a `timedelta` or seconds)."""
 
-    side_effect: SideEffect[M]
-    lease: LeasePolicy | timedelta | float | None = None
+    __slots__ = ("lease", "side_effect")
+
+    def __init__(
+        self, side_effect: SideEffect[M], lease: LeasePolicy | timedelta | float | None = None
+    ) -> None:
+        self.side_effect = side_effect
+        self.lease = lease
 
 
-@dataclass(frozen=True, slots=True)
-class Clients:
+class Clients(_Settings):
     """The AWS clients a consumer uses; each one not given is made with the library's bounded
     configuration (short timeouts, few attempts, no call past the Lambda deadline)."""
 
-    dynamodb: DynamoDBClient | None = None
-    sqs: SQSClient | None = None
+    __slots__ = ("dynamodb", "sqs")
+
+    def __init__(
+        self, dynamodb: DynamoDBClient | None = None, sqs: SQSClient | None = None
+    ) -> None:
+        self.dynamodb = dynamodb
+        self.sqs = sqs
 
 
-@dataclass(frozen=True, slots=True)
-class Observability:
+class Observability(_Settings):
     """Powertools' `Logger`, `Metrics` and `Tracer` of the function; each one not given is the
     consumer's own (a `Logger` and EMF metrics named after the consumer; no tracing)."""
 
-    logger: Logger | None = None
-    metrics: Metrics | None = None
-    tracer: Tracer | None = None
+    __slots__ = ("logger", "metrics", "tracer")
+
+    def __init__(
+        self,
+        logger: Logger | None = None,
+        metrics: Metrics | None = None,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self.logger = logger
+        self.metrics = metrics
+        self.tracer = tracer
