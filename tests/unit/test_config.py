@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 
-from lambda_inbox import ConfigurationError, InboxConfig, InboxConsumer, RetryPolicy
+from lambda_inbox import (
+    Clients,
+    ConfigurationError,
+    Decide,
+    InboxConfig,
+    InboxConsumer,
+    Leased,
+    RetryPolicy,
+)
 
 
 @pytest.mark.parametrize(
@@ -67,6 +75,42 @@ def test_consumer_name_must_match_its_config() -> None:
             decide=lambda payload, uow: None,
             config=InboxConfig(consumer="b", inbox_table="t"),
         )
+
+
+def decide(payload: Any, uow: Any) -> None:
+    uow.set_result(outcome="decided")
+
+
+def fallback(payload: Any, failed: Any, uow: Any) -> None:
+    uow.set_result(outcome="fallback")
+
+
+def a_consumer(**groups: Any) -> InboxConsumer[Any]:
+    config = InboxConfig(consumer="c", inbox_table="t")
+    clients = Clients(dynamodb=object())  # type: ignore[arg-type]  # never called
+    return InboxConsumer("c", model=dict, config=config, clients=clients, **groups)
+
+
+def test_decide_is_a_function_or_a_decide_and_nothing_else() -> None:
+    plain = a_consumer(decide=decide).pipeline._decider
+    grouped = a_consumer(decide=Decide(decide, on_condition_failed=fallback)).pipeline._decider
+    assert (plain._decide, plain._on_condition_failed) == (decide, None)
+    assert (grouped._decide, grouped._on_condition_failed) == (decide, fallback)
+    with pytest.raises(ConfigurationError, match="decide must be a function or a Decide"):
+        a_consumer(decide=object())
+
+
+def test_leased_mode_needs_a_callable_side_effect() -> None:
+    assert a_consumer(decide=decide).pipeline._leases is None
+    assert a_consumer(decide=decide, leased=Leased(print)).pipeline._leases is not None
+    with pytest.raises(ConfigurationError, match="needs a callable side_effect"):
+        a_consumer(decide=decide, leased=Leased("not callable"))  # type: ignore[arg-type]
+
+
+def test_the_groups_compare_by_value() -> None:
+    assert Decide(decide, on_condition_failed=fallback) == Decide(decide, fallback)
+    assert Decide(decide) != Decide(decide, fallback)
+    assert repr(Clients()) == "Clients(dynamodb=None, sqs=None)"
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,8 @@ DUPLICATE_READS: tuple[DuplicateRead, ...] = ("auto", "always", "never")
 MAX_TRANSACTION_ACTIONS = 100
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 MAX_ITEM_BYTES = 400 * 1024
+#: The key attributes of the tables a handler writes, unless the settings say otherwise.
+DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
 
 
 class _Settings:
@@ -149,7 +151,7 @@ class InboxConfig(_Settings):
         fifo_failure_mode: FifoFailureMode = "stop",
         failed_payload_snapshot_bytes: int = 8 * 1024,
         duplicate_read: DuplicateRead = "auto",
-        key_attributes: tuple[str, ...] = ("pk", "sk"),
+        key_attributes: tuple[str, ...] = DEFAULT_KEY_ATTRIBUTES,
         value_formats: Any = None,  # a `ValueFormats`: the settings know no source
         clock: Callable[[], float] = time.time,
     ) -> None:

@@ -173,8 +173,8 @@ def _decision(
     decide: DecideFunction[M] | Decide[M],
 ) -> tuple[DecideFunction[M], OnConditionFailed[M] | None]:
     """The decide function and the business outcome's, from a function or a `Decide`."""
-    if not callable(decide) and callable(getattr(decide, "decide", None)):  # a `Decide`
+    if callable(decide):
+        return decide, None
+    if callable(getattr(decide, "decide", None)):  # a `Decide`
         return decide.decide, decide.on_condition_failed
-    if not callable(decide):
-        raise ConfigurationError(f"decide must be a function or a Decide, not {decide!r}")
-    return decide, None
+    raise ConfigurationError(f"decide must be a function or a Decide, not {decide!r}")

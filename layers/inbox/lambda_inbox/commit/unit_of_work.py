@@ -11,14 +11,17 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from lambda_inbox.commit.actions import WriteAction
 from lambda_inbox.commit.requests import keyed_action, put_action, update_action
-from lambda_inbox.config import MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES
+from lambda_inbox.config import (
+    DEFAULT_KEY_ATTRIBUTES,
+    MAX_TRANSACTION_ACTIONS,
+    MAX_TRANSACTION_BYTES,
+)
 from lambda_inbox.errors import UnitOfWorkError
 from lambda_inbox.store.attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
     from lambda_inbox.outbox.message import OutboxRequest
 
-DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
 MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1  #: one action of each is the inbox record
 MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024  #: and its bytes, small but not free
 _JSON_SCALARS = frozenset({str, int, bool, type(None)})  #: result values JSON always encodes
