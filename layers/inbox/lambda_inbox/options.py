@@ -1,8 +1,8 @@
 """The parameter groups of `InboxConsumer` beside the name, the model and the key: what the
 decision is made of, leased mode, the AWS clients and Powertools' telemetry. Loaded when a
 consumer names one. Value types in the settings' style (`config._Settings`: slots, equality, a
-repr), not dataclasses: the order handler imports `Decide` at cold start, where four dataclass
-definitions cost 14 M instructions (docs/PERFORMANCE.md, "The library's shape")."""
+repr), not dataclasses: a handler imports `Decide` at cold start, and dataclasses there put the
+handler's cold start over its target (docs/PERFORMANCE.md, "The library's shape")."""
 
 from __future__ import annotations
 

@@ -115,18 +115,20 @@ _DECAY = 0.5 ** (1 / HALF_LIFE_BATCHES)
 class ReadFirst:
     """Decides, batch by batch, whether the inbox keys are read before the commit.
 
-    The read only finds duplicates early: the inbox `Put` of every transaction is the real guard, and
-    a cancelled transaction names each taken key with its stored record, so a batch of new messages
-    commits in one request without it. The read comes first when something suggests a duplicate:
+    The read only finds duplicates early: the inbox `Put` of every transaction is the real
+    guard, and a cancelled transaction names each taken key with its stored record, so a batch
+    of new messages commits in one request without it. The read comes first when something
+    suggests a duplicate:
 
     - a message delivered before (`InboundMessage.redelivered`: an SQS receive count above 1, a
-      Kafka offset this execution environment has already seen for its partition, a dead letter or
-      record replayed);
+      Kafka offset this execution environment has already seen for its partition, a dead letter
+      or record replayed);
     - recent batches of this consumer in this execution environment found duplicates: more than
-      `RECENT_DUPLICATE_THRESHOLD` of them, counted with weight halving every `HALF_LIFE_BATCHES`;
-    - poison in the batch (found while identifying; poison found while deciding has the keys read
-      then, before anything is sent; `pipeline`): a poison message that completed before is a
-      duplicate, and nothing is dead-lettered while the inbox table cannot be read;
+      `RECENT_DUPLICATE_THRESHOLD` of them, counted with weight halving every
+      `HALF_LIFE_BATCHES`;
+    - poison in the batch (found while identifying; poison found while deciding has the keys
+      read then, before anything is sent; `pipeline`): a poison message that completed before
+      is a duplicate, and nothing is dead-lettered while the inbox table cannot be read;
     - leased mode (a lease is claimed per message: its record decides first);
     - `InboxConfig.duplicate_read = "always"`. `"never"` skips it unless leased.
 
@@ -148,18 +150,13 @@ class ReadFirst:
             return "leased"
         if self._mode != "auto":
             return "always" if self._mode == "always" else None
-        for message in messages:
-            if message.redelivered:
-                return "redelivered"
+        if any(message.redelivered for message in messages):
+            return "redelivered"
         if self.recent_duplicates > RECENT_DUPLICATE_THRESHOLD:
             return "recent_duplicates"
         return None
 
     def observe(self, results: Sequence[MessageResult]) -> None:
         """Count a finished batch: did it hold a duplicate (found by the read or the commit)?"""
-        held = False
-        for result in results:
-            if result.outcome is Outcome.DUPLICATE:
-                held = True
-                break
+        held = any(result.outcome is Outcome.DUPLICATE for result in results)
         self.recent_duplicates = self.recent_duplicates * _DECAY + (1 - _DECAY) * held

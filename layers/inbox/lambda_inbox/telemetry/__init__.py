@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
 
 
-class CommitAttempt(Protocol):
+class TransactionAttempt(Protocol):
     """What the metrics read of one `TransactWriteItems` attempt."""
 
     @property
@@ -128,7 +128,7 @@ class Telemetry:
         else:
             self.logger.warning(f"message {outcome.value}: {detail}", extra=extra)
 
-    def transaction_done(self, attempt: CommitAttempt, messages: int) -> None:
+    def transaction_done(self, attempt: TransactionAttempt, messages: int) -> None:
         if attempt.status.value != "committed":
             self.logger.info(
                 "transaction not committed",
@@ -153,7 +153,7 @@ class Telemetry:
     def batch_done(
         self,
         results: Sequence[MessageResult],
-        attempts: Sequence[CommitAttempt],
+        attempts: Sequence[TransactionAttempt],
         read_first: str | None = None,
     ) -> None:
         """Emit the batch's metrics and summary log line; `read_first` says why the inbox keys
