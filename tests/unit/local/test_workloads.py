@@ -98,3 +98,28 @@ def test_a_named_workload_runs_instead_of_the_installed_ones() -> None:
 def test_a_workload_spec_is_module_colon_attribute() -> None:
     with pytest.raises(ValueError, match="MODULE:ATTR"):
         load("devkit.demo.plugin")
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("no_such_module_here:WORKLOAD", "cannot be imported"),
+        ("devkit.demo.plugin:NO_SUCH_WORKLOAD", "has no NO_SUCH_WORKLOAD"),
+    ],
+)
+def test_a_workload_that_cannot_be_loaded_is_said_in_one_line(spec: str, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        load(spec)
+
+
+def test_the_command_refuses_a_bad_workload_before_anything_starts() -> None:
+    from typer.testing import CliRunner
+
+    from lambda_inbox_tools.cli.app import app
+
+    done = CliRunner().invoke(
+        app, ["local", "--template", str(TEMPLATE), "--workload", "no_such_module_here:W"]
+    )
+    assert done.exit_code == 2
+    assert "Invalid value for --workload" in done.output
+    assert "Traceback" not in done.output

@@ -175,6 +175,13 @@ def local(
         )
         raise typer.Exit(2) from None
     from ..local.options import Options
+    from ..local.workloads import load
+
+    if workload is not None:
+        try:
+            load(workload)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--workload") from None
 
     options = Options(
         template=path,

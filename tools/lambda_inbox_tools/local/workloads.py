@@ -84,11 +84,16 @@ class Workload(Protocol):
 
 
 def load(spec: str) -> Workload:
-    """`MODULE:ATTR` -> that object."""
+    """`MODULE:ATTR` -> that object; ValueError saying why when there is none."""
     module, sep, attribute = spec.partition(":")
     if not sep or not module or not attribute:
         raise ValueError(f"{spec!r} is not MODULE:ATTR")
-    workload: Workload = getattr(importlib.import_module(module), attribute)
+    try:
+        workload: Workload = getattr(importlib.import_module(module), attribute)
+    except ImportError as error:
+        raise ValueError(f"{module} cannot be imported: {error}") from None
+    except AttributeError:
+        raise ValueError(f"{module} has no {attribute}") from None
     return workload
 
 
