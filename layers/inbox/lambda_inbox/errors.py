@@ -27,7 +27,7 @@ class ErrorCode(StrEnum):
     WRITE_REJECTED = "write_rejected"
     CONDITION_FAILED = "condition_failed"
     FINGERPRINT_MISMATCH = "fingerprint_mismatch"
-    # Leased mode (see lease.py and reaper.py).
+    # Leased mode (docs/concepts.md, "Leased mode").
     ATTEMPTS_EXHAUSTED = "attempts_exhausted"
     LEASE_EXPIRED = "lease_expired"
     # Failures: reported in batchItemFailures, redelivered by the event source.

@@ -28,7 +28,7 @@ class InboundMessage:
     coordinates); `message_group_id` is the FIFO message group, reused when the dead-letter queue
     is FIFO too. `decode_error` is set by the adapter when the envelope could not be decoded (a
     Kafka value not base64): `body` then holds the raw text as delivered, and the message is
-    poison. `decode` reads a Kafka value in a binary format (kafka_values) into the payload
+    poison. `decode` reads a Kafka value in a binary format (`ValueFormats`) into the payload
     document, raising `UndecodableBody`; None for JSON, which `json` parses. `encoded_record` is
     a binary value's record (Avro or Protobuf, without a Confluent prefix): its hash was the
     fingerprint before fingerprints were of the decoded record, and still matches (identity).

@@ -78,7 +78,7 @@ class Pipeline(Generic[M]):
         self._decider = decider
         self._telemetry = telemetry
         self._now = now
-        #: Leased mode (lease.py): claim and side effect between decide and commit.
+        #: Leased mode (`leases`): claim and side effect between decide and commit.
         self._leases = leases
         self._read_first = ReadFirst(config.duplicate_read, leased=leases is not None)
 
@@ -137,7 +137,7 @@ class Pipeline(Generic[M]):
                 continue
             if decision is not None:
                 decisions.append(decision)
-        if self._leases is not None:  # leased mode: see lease.py
+        if self._leases is not None:  # leased mode
             decisions = self._leases.run(
                 decisions,
                 report=report,

@@ -1,4 +1,4 @@
-"""The actions of a transaction, in DynamoDB's wire format (built by `action_requests`), what a
+"""The actions of a transaction, in DynamoDB's wire format (built by `requests`), what a
 failed condition tells the handler, and the rules for merging commuting updates.
 
 An update *commutes* when its order against other such updates of the item cannot matter: an

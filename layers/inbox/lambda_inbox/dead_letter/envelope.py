@@ -1,6 +1,6 @@
 """The dead-letter envelope, written: the `SendMessage` request that carries a poison message's
 original body and attributes to the dead-letter queue within SQS's limits (`send_message_request`;
-the format: `sqs_envelope`, which also reads it back). Loaded by the first dead letter.
+the format: `sources.redriven`, which also reads it back). Loaded by the first dead letter.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def send_message_request(
     queue_url: str, message: InboundMessage, *, message_key: str, code: str, error: str
 ) -> dict[str, Any]:
     """The `SendMessage` request for `message`: valid and within SQS's limits whatever the
-    message holds (the envelope rules: `sqs_envelope`)."""
+    message holds (the envelope rules: `sources.redriven`)."""
     added: dict[str, AttributeValue] = {
         "inbox-error-code": _string(code),
         "inbox-error": _string(error[:MAX_ERROR_CHARS] or code),

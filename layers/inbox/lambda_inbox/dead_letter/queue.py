@@ -2,7 +2,7 @@
 
 `DeadLettering` is the stage (DLQ first, then the FAILED inbox record, then acknowledge);
 `DeadLetterQueue` is the SQS transport. What a dead letter holds is the envelope's
-(`dead_letter_envelope`, docs/bad-input.md "The dead-letter envelope").
+(`envelope`, docs/bad-input.md "The dead-letter envelope").
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class DeadLetterQueue:
     def request(
         self, message: InboundMessage, *, message_key: str, code: str, error: str
     ) -> dict[str, Any]:
-        """The `SendMessage` request for `message` (`dead_letter_envelope.send_message_request`)."""
+        """The `SendMessage` request for `message` (`envelope.send_message_request`)."""
         from lambda_inbox.dead_letter.envelope import (
             send_message_request,  # loaded by the first poison message
         )

@@ -1,7 +1,7 @@
 """One sweep of the open-records index: reap expired leases, dead-letter what never comes back.
 
 The route of a record, the concurrency rules and the stop before the deadline are in this
-package's docstring; the conditional writes are the store's (`store.reaping`).
+package's docstring; the conditional writes are `claims`'.
 """
 
 from __future__ import annotations

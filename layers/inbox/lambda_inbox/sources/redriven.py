@@ -1,6 +1,6 @@
 """The dead-letter envelope, read back: how the SQS adapter gets a redriven dead letter's
 original body and attributes (`body_bytes`, `original_attributes`), and which text SQS accepts
-(`is_sqs_text`). Writing the envelope is `dead_letter_envelope`, loaded by the first dead letter.
+(`is_sqs_text`). Writing the envelope is `dead_letter.envelope`, loaded by the first dead letter.
 
 The envelope (docs/bad-input.md, "The dead-letter envelope"):
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 EVENT_SOURCE = "aws:sqs"
 #: Set on messages that carry a Kafka record (dead-lettered or replayed from a cluster): their
-#: body is read as that record's value would be (kafka_values).
+#: body is read as that record's value would be (`values`).
 KAFKA_TOPIC_ATTRIBUTE = "kafka-topic"
 #: Set on messages that carry a DynamoDB stream record (dead-lettered or replayed from a stream):
 #: their body is the record's JSON, read as the stream consumer reads it (streams).
