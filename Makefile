@@ -133,13 +133,13 @@ build: venv
 
 # The inner loop: lint beside the tests that start no service (moto, fakes, in-memory AWS), on
 # both cores. Hypothesis's "check" profile (tests/conftest.py) caps every property at 30
-# examples; fuzzing runs 50 examples per source in memory, 5 on moto; the zoo of broken
-# consumers plays 20 seeds (tests/unit/test_effectively_once_zoo.py).
+# examples; fuzzing runs 20 examples per source in memory, 3 on moto; the zoo of broken
+# consumers plays 5 seeds (tests/unit/test_effectively_once_zoo.py; 50 in `make test`).
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
 
 check-tests: venv
-	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=50 INBOX_FUZZ_MOTO_EXAMPLES=5 ZOO_SEEDS=20 \
+	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=5 \
 		$(BIN)/pytest -q -n 2 --dist worksteal -m "not integration and not build and not soak"
 
 # The volumes of the long runs in `make test` (smaller, every assertion kept) and `make soak`.

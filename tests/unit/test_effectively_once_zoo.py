@@ -1,5 +1,5 @@
 """The testing kit's effectively-once check cannot be fooled: a zoo of broken consumers
-(devkit.zoo), each caught for every seed of 0-49 (`ZOO_SEEDS`: `make check` plays 0-19) on SQS standard, SQS FIFO, Kafka, Kinesis and
+(devkit.zoo), each caught for every seed of 0-49 (`ZOO_SEEDS`: `make check` plays 0-4) on SQS standard, SQS FIFO, Kafka, Kinesis and
 DynamoDB Streams (where it is broken there: `SOUND_ON`), while a correct hand-written inbox passes
 all of them; and what the check plays every run, whatever the
 draws. (The example consumers pass it on DynamoDB Local: tests/integration/kit/.)"""
