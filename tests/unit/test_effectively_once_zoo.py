@@ -125,8 +125,9 @@ def test_a_stream_invocation_holds_one_shard_in_order_and_retries_from_the_repor
 
 
 def test_faults_land_on_any_write_of_an_invocation_not_only_the_first() -> None:
+    """Over 20 seeds whatever `ZOO_SEEDS` says: a claim about the spread of the draws."""
     hit: Counter[int] = Counter()
-    for seed in SEEDS:
+    for seed in range(20):
         hit += check(transactional_inbox, "sqs", seed).fault_writes
     assert max(hit) == 4 and all(hit[n] for n in (1, 2, 3, 4)), hit  # 4 writes a batch of 4
 
