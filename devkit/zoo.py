@@ -12,11 +12,8 @@ the check, single-threaded. (The example consumers are checked on DynamoDB Local
 
 from __future__ import annotations
 
-import base64
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -29,106 +26,21 @@ from lambda_inbox_tools.testing import (
     kafka_record,
     kinesis_record,
     payload,
-    record_id,
     sqs_record,
 )
 
-from .memory_aws import MemoryAws
-from .tables import create_domain_table
+from .zoo_ledger import OK, RUN, cancelled_by_condition, deliveries
+from .zoo_ledger import Ledger as Ledger  # the zoo's tests build ledgers of their own
+from .zoo_mapping import (
+    Deployed,
+    big_batch_in_one_transaction,
+    partial_responses_with_the_setting,
+    partial_responses_without_the_setting,
+    small_batch_in_one_transaction,
+)
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-RUN = "RUN"
-OK: dict[str, Any] = {"batchItemFailures": []}
 SOURCES = ("sqs", "fifo", "kafka", "kinesis", "dynamodb")
-
-
-#: One in-memory DynamoDB and client for the process (see `Ledger.in_memory`).
-_SHARED: dict[str, Any] = {}
-
-
-@dataclass
-class Ledger:
-    dynamodb: Any
-    table: str = "ledger"
-
-    @classmethod
-    def in_memory(cls) -> Ledger:
-        """An empty ledger. One client serves every run of the process: making a botocore
-        client costs more than a run of the check."""
-        if not _SHARED:
-            memory = MemoryAws()
-            client = memory.botocore_client("dynamodb")
-            create_domain_table(client, "ledger")
-            _SHARED.update(memory=memory, client=client)
-        _SHARED["memory"].clear_items()
-        return cls(_SHARED["client"])
-
-    def effects(self) -> Counter[str]:
-        """event id -> how many times its effect was applied."""
-        items = self.dynamodb.query(
-            TableName=self.table,
-            KeyConditionExpression="pk = :run",
-            ExpressionAttributeValues={":run": {"S": RUN}},
-        )["Items"]
-        return Counter(
-            {
-                item["sk"]["S"].removeprefix("EFFECT#"): int(item["applied"]["N"])
-                for item in items
-                if item["sk"]["S"].startswith("EFFECT#")
-            }
-        )
-
-    def effect(self, event_id: str) -> dict[str, Any]:
-        """The effect as a transaction action (`Update`)."""
-        return {
-            "TableName": self.table,
-            "Key": {"pk": {"S": RUN}, "sk": {"S": f"EFFECT#{event_id}"}},
-            "UpdateExpression": "ADD applied :one",
-            "ExpressionAttributeValues": {":one": {"N": "1"}},
-        }
-
-    def apply(self, event_id: str) -> None:
-        self.dynamodb.update_item(**self.effect(event_id))
-
-    def mark(self, key: str, *, conditional: bool = True) -> dict[str, Any]:
-        """The inbox record of `key` as a transaction action (`Put`)."""
-        action: dict[str, Any] = {
-            "TableName": self.table,
-            "Item": {"pk": {"S": RUN}, "sk": {"S": f"INBOX#{key}"}},
-        }
-        if conditional:
-            action["ConditionExpression"] = "attribute_not_exists(pk)"
-        return action
-
-    def marked(self, key: str) -> bool:
-        answer = self.dynamodb.get_item(
-            TableName=self.table,
-            Key={"pk": {"S": RUN}, "sk": {"S": f"INBOX#{key}"}},
-            ConsistentRead=True,
-        )
-        return "Item" in answer
-
-
-def deliveries(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(delivery id, payload) of every record of an SQS, Kafka, Kinesis or DynamoDB Streams
-    event, in delivery order."""
-    if "Records" in event:
-        return [(record_id(r), payload(r)) for r in event["Records"]]
-    return [
-        (f"{tp}@{r['offset']}", json.loads(base64.b64decode(r["value"])))
-        for tp, records in event["records"].items()
-        for r in records
-    ]
-
-
-def _cancelled_by_condition(error: ClientError) -> bool:
-    reasons = error.response.get("CancellationReasons") or []
-    code = error.response.get("Error", {}).get("Code")
-    if code == "ConditionalCheckFailedException":
-        return True
-    return code == "TransactionCanceledException" and any(
-        r.get("Code") == "ConditionalCheckFailed" for r in reasons
-    )
 
 
 # ---- the broken ones ----------------------------------------------------------------------------
@@ -166,7 +78,7 @@ def mark_then_effect(ledger: Ledger) -> Handler:
             try:
                 ledger.dynamodb.put_item(**ledger.mark(message["event_id"]))
             except ClientError as error:
-                if _cancelled_by_condition(error):
+                if cancelled_by_condition(error):
                     continue
                 raise
             ledger.apply(message["event_id"])
@@ -225,7 +137,7 @@ def _transactional(ledger: Ledger, key: Callable[[str, dict[str, Any]], str]) ->
             try:
                 ledger.dynamodb.transact_write_items(TransactItems=actions)
             except ClientError as error:
-                if not _cancelled_by_condition(error):
+                if not cancelled_by_condition(error):
                     raise  # the invocation fails: the batch is delivered again
         return OK
 
@@ -250,6 +162,23 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     "acknowledge without writing": acknowledges_without_writing,
     "inbox record outside the domain transaction": inbox_outside_the_transaction,
     "key includes the delivery id": keyed_by_delivery_id,
+    # Broken by their template (devkit.zoo_mapping): the check must play its settings.
+    "partial responses without ReportBatchItemFailures": partial_responses_without_the_setting,
+    "a whole batch of 100 in one transaction": big_batch_in_one_transaction,
+}
+
+#: Correct consumers besides `transactional_inbox`: the same code as a broken one under other
+#: settings.
+CONTROLS: dict[str, Callable[[Ledger], Handler]] = {
+    "transactional inbox": transactional_inbox,
+    "partial responses with ReportBatchItemFailures": partial_responses_with_the_setting,
+    "a whole batch of 10 in one transaction": small_batch_in_one_transaction,
+}
+
+#: How many messages a consumer is played (8 unless named): enough for its mistake to show.
+MESSAGES: dict[Callable[[Ledger], Handler], int] = {
+    big_batch_in_one_transaction: 120,
+    small_batch_in_one_transaction: 40,
 }
 
 
@@ -261,6 +190,9 @@ SOUND_ON: dict[str, dict[str, str]] = {
             "producer retry makes a new record of the same change (an item written again "
             "unchanged makes no stream record)"
         ),
+    },
+    "a whole batch of 100 in one transaction": {
+        "fifo": "Lambda hands a FIFO queue's function at most 10 messages a batch",
     },
 }
 
@@ -291,15 +223,20 @@ def records(source: str, count: int = 8) -> list[dict[str, Any]]:
 
 def check(consumer: Callable[[Ledger], Handler], source: str, seed: int) -> Report:
     """One run of the check on a fresh ledger (raises what the check raises)."""
-    ledger = Ledger.in_memory()
+    return run(consumer, source, seed, Ledger.in_memory())
+
+
+def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: Ledger) -> Report:
+    """One run of the check on `ledger`: batches of 4, or what the consumer's template says."""
+    handler = consumer(ledger)
     return check_effectively_once(
-        consumer(ledger),
-        records(source),
+        handler,
+        records(source, MESSAGES.get(consumer, 8)),
         effects=ledger.effects,
         key=lambda record: payload(record)["event_id"],
         clients=[ledger.dynamodb],
         seed=seed,
-        batch_size=4,
+        batch_size=None if isinstance(handler, Deployed) else 4,
     )
 
 
@@ -309,7 +246,7 @@ def verdict(consumer: Callable[[Ledger], Handler], source: str, seed: int) -> st
     try:
         check(consumer, source, seed)
     except NotEffectivelyOnce as finding:
-        return str(finding).split(":", 1)[0]
+        return str(finding).split(":", 1)[0].split(";", 1)[0]
     return None
 
 

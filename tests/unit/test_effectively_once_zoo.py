@@ -17,6 +17,7 @@ import pytest
 
 from devkit.zoo import (
     BROKEN,
+    CONTROLS,
     SOUND_ON,
     SOURCES,
     Ledger,
@@ -25,8 +26,10 @@ from devkit.zoo import (
     transactional_inbox,
     verdict,
 )
+from devkit.zoo_mapping import deployed
 from lambda_inbox_tools.testing import (
     NotEffectivelyOnce,
+    Report,
     check_effectively_once,
     kafka_record,
     payload,
@@ -55,12 +58,74 @@ def test_a_dynamodb_stream_consumer_keyed_by_event_id_is_sound() -> None:
     and the check, which plays every redelivery a stream makes, passes it."""
     keyed_by_event_id = BROKEN["key includes the delivery id"]
     assert [seed for seed in SEEDS if verdict(keyed_by_event_id, "dynamodb", seed)] == []
-    assert len(BROKEN_PAIRS) == len(BROKEN) * len(SOURCES) - 1
+    assert len(BROKEN_PAIRS) == len(BROKEN) * len(SOURCES) - 2
 
 
+@pytest.mark.parametrize("control", CONTROLS)
 @pytest.mark.parametrize("source", SOURCES)
-def test_a_correct_inbox_passes_every_seed(source: str) -> None:
-    assert [seed for seed in SEEDS if verdict(transactional_inbox, source, seed)] == []
+def test_a_correct_consumer_passes_every_seed(control: str, source: str) -> None:
+    """The transactional inbox, and the code of the consumers broken by their template under
+    a template that suits it."""
+    assert [seed for seed in SEEDS if verdict(CONTROLS[control], source, seed)] == []
+
+
+def test_the_report_names_the_settings_played_and_where_they_came_from() -> None:
+    templated = check(CONTROLS["a whole batch of 10 in one transaction"], "sqs", 0)
+    assert str(templated.settings) == (
+        "BatchSize 10 (template ZooFunction.Queue), "
+        "ReportBatchItemFailures on (template ZooFunction.Queue)"
+    )
+    assert str(templated.settings) in str(templated)
+    plain = check(transactional_inbox, "sqs", 0)  # no template: batch_size=4 given
+    assert str(plain.settings) == (
+        "BatchSize 4 (argument), ReportBatchItemFailures on (default (no template))"
+    )
+
+
+def test_arguments_override_the_template() -> None:
+    """The consumer that reports failures without the setting passes when the test says the
+    mapping reads its responses: what the template says is what makes it broken."""
+    broken = BROKEN["partial responses without ReportBatchItemFailures"]
+    for seed in range(3):
+        ledger = Ledger.in_memory()
+        report = check_effectively_once(
+            broken(ledger),
+            records("sqs"),
+            effects=ledger.effects,
+            key=lambda record: payload(record)["event_id"],
+            clients=[ledger.dynamodb],
+            seed=seed,
+            report_batch_item_failures=True,
+        )
+        assert report.settings is not None and report.settings.report_from == "argument"
+
+
+@pytest.mark.parametrize(
+    ("properties", "says"),
+    [
+        ({"BatchSize": 100}, "without MaximumBatchingWindowInSeconds"),
+        ({"BatchSize": 11, "MaximumBatchingWindowInSeconds": 1}, None),
+    ],
+)
+def test_a_mapping_lambda_refuses_is_refused(properties: dict[str, Any], says: str | None) -> None:
+    ledger = Ledger.in_memory()
+    handler = deployed(transactional_inbox(ledger), **properties)
+
+    def run() -> Report:
+        return check_effectively_once(
+            handler,
+            records("sqs"),
+            effects=ledger.effects,
+            key=lambda record: payload(record)["event_id"],
+            clients=[ledger.dynamodb],
+        )
+
+    if says is None:
+        settings = run().settings
+        assert settings is not None and settings.batch_size == 11
+    else:
+        with pytest.raises(ValueError, match=says):
+            run()
 
 
 @pytest.mark.parametrize("source", SOURCES)

@@ -15,7 +15,7 @@ from devkit.paths import REPO_ROOT
 from devkit.payloads import order, payment
 from devkit.tables import create_domain_table
 from devkit.zoo import BROKEN, SOUND_ON, SOURCES, Ledger
-from devkit.zoo import records as zoo_records
+from devkit.zoo import run as run_zoo
 from lambda_inbox_tools.services.offline import local_client
 from lambda_inbox_tools.testing import (
     NotEffectivelyOnce,
@@ -226,12 +226,4 @@ def test_the_zoo_is_caught_on_dynamodb_local_too(dynamodb_local_endpoint: str, s
         create_domain_table(client, table)
         ledger = Ledger(client, table)
         with pytest.raises(NotEffectivelyOnce):
-            check_effectively_once(
-                consumer(ledger),
-                zoo_records(source),
-                effects=ledger.effects,
-                key=lambda record: payload(record)["event_id"],
-                clients=[client],
-                seed=7,
-                batch_size=4,
-            )
+            run_zoo(consumer, source, 7, ledger)

@@ -46,10 +46,13 @@ from typing import Any
 
 from .crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When, uncovered_writes
 from .events import record_id
+from .mapping import Played, played_settings
 from .players import Draws, play_fifo, play_kafka, play_sqs, play_stream
 
 Record = Mapping[str, Any]
 Effects = Callable[[], Iterable[Hashable] | Mapping[Hashable, int]]
+#: Invocations failing in a row after which a run stops: the handler fails on its own.
+FAILING_IN_A_ROW = 50
 #: The faults every run injects first, in this order, each at the first write of an invocation.
 OWED_FAULTS: tuple[When, ...] = ("error", "after", "before")
 
@@ -65,6 +68,8 @@ class Report:
 
     seed: int
     messages: int
+    #: The event source mapping settings played (`mapping`): the template's unless overridden.
+    settings: Played | None = None
     invocations: int = 0
     deliveries: int = 0
     duplicates: int = 0
@@ -85,7 +90,7 @@ class Report:
         return (
             f"{self.messages} messages in {self.invocations} invocations ({self.deliveries} "
             f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
-            f"{self.replays} rewinds; faults: {faults}; seed {self.seed})"
+            f"{self.replays} rewinds; faults: {faults}; {self.settings}; seed {self.seed})"
         )
 
 
@@ -110,20 +115,26 @@ class _Driver:
         self.last_error: BaseException | None = None
         #: The kind of the fault that fired in the last invocation, if one did.
         self.last_fault: str | None = None
+        self.failing_in_a_row = 0
 
     def invoke(self, event: dict[str, Any], size: int) -> Any:
         report = self.report
         report.invocations += 1
         report.deliveries += size
         if report.invocations > self.limit:
-            raise NotEffectivelyOnce(self._unfinished())
+            raise NotEffectivelyOnce(self._unfinished(f"after {self.limit} invocations"))
+        if self.failing_in_a_row >= FAILING_IN_A_ROW:
+            raise NotEffectivelyOnce(
+                self._unfinished(f"after {FAILING_IN_A_ROW} invocations failing in a row")
+            )
         fault = self._fault()
         if self.switch is not None:
             self.switch.start()
             if fault is not None:
                 self.switch.arm(*fault)
+        self.failing_in_a_row += 1
         try:
-            return self.call(event)
+            response = self.call(event)
         except UncoveredWrite:
             raise
         except InjectedCrash:  # the runtime died: no response
@@ -134,6 +145,8 @@ class _Driver:
             return None
         finally:
             self._settle(fault)
+        self.failing_in_a_row = 0
+        return response
 
     def _fault(self) -> tuple[When, int] | None:
         if self.switch is None:
@@ -160,8 +173,8 @@ class _Driver:
             self.most_writes = max(self.most_writes, self.switch.writes)
         self.switch.fired.clear()
 
-    def _unfinished(self) -> str:
-        text = f"messages still unacknowledged after {self.limit} invocations"
+    def _unfinished(self, when: str) -> str:
+        text = f"messages still unacknowledged {when}"
         if self.last_error is not None:
             frame = traceback.extract_tb(self.last_error.__traceback__)[-1:]
             where = f" ({frame[0].filename}:{frame[0].lineno} in {frame[0].name})" if frame else ""
@@ -180,22 +193,32 @@ def check_effectively_once(
     key: Callable[[Record], Hashable | None],
     clients: Iterable[Any] | None = None,
     seed: int = 0,
-    batch_size: int = 10,
+    batch_size: int | None = None,
+    report_batch_item_failures: bool | None = None,
     duplicate_rate: float = 0.3,
     crash_rate: float = 0.25,
     max_invocations: int | None = None,
 ) -> Report:
     """Drive `handler` through `records` (all SQS, Kafka, Kinesis or DynamoDB stream records, as
     the kit's `events` and `stream_events` build them) with what the event source and Lambda do
-    (see the module), then check the effects. `clients`: the DynamoDB clients the handler writes through (a `LocalFunction`'s
-    own unless given). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
+    (see the module), then check the effects. `clients`: the DynamoDB clients the handler
+    writes through (a `LocalFunction`'s own unless given). `batch_size` and
+    `report_batch_item_failures`: the event source mapping's `BatchSize` and
+    `FunctionResponseTypes`, a `LocalFunction`'s template's unless given (`mapping`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
     applied twice, or unexpected, and `ValueError` for records or clients it cannot play."""
     source = _source(records)
     if clients is None:
         clients = getattr(handler, "clients", None)
     context = getattr(handler, "context", None)
     switch = CrashSwitch(clients) if clients else None
-    report = Report(seed=seed, messages=len(records))
+    played = played_settings(
+        handler,
+        source,
+        records,
+        batch_size=batch_size,
+        report_batch_item_failures=report_batch_item_failures,
+    )
+    report = Report(seed=seed, messages=len(records), settings=played)
     # A seeded generator that reproduces a run, for a test's schedule: no secret here (B311).
     rng = random.Random(seed)  # nosec B311
     draws = Draws(rng, duplicate_rate, has_effect=lambda record: key(record) is not None)
@@ -217,7 +240,7 @@ def check_effectively_once(
         with contextlib.ExitStack() as watching:
             if crash_rate > 0:  # faults in writes are played: every write must be reachable
                 watching.enter_context(uncovered_writes(switch.covered if switch else set()))
-            play(records, driver, draws, batch_size)
+            play(records, driver, draws, played)
     except UncoveredWrite as uncovered:
         raise ValueError(str(uncovered)) from None
     finally:

@@ -24,6 +24,7 @@ from ..local.invoker import Invocation
 from ..local.kafka_poller import KafkaRecord, next_positions
 from ..local.sqs_poller import messages_to_delete
 from .events import kafka_event, record_id, redeliver, sqs_event
+from .mapping import Played
 from .stream_events import (
     acknowledged_count,
     dynamodb_stream_event,
@@ -69,6 +70,9 @@ class Draws:
     rewound: set[str] = field(default_factory=set)
     #: The delivery ids (`events.record_id`) under observation (see above).
     observed: set[str] = field(default_factory=set)
+    #: Delivery ids delivered again under a new id, and those new ids: a message is sent again
+    #: once, and a copy is not copied (else a lane that rewinds could grow without end).
+    copied: set[str] = field(default_factory=set)
 
     def observe(self, driver: Driver, acknowledged: Sequence[Record]) -> None:
         if driver.last_fault == "error":
@@ -91,21 +95,30 @@ class Draws:
         return False
 
     def new_id(self, record: Record) -> bool:
-        if not self.has_effect(record) or record_id(record) in self.observed:
+        delivery = record_id(record)
+        if not self.has_effect(record) or delivery in self.observed or delivery in self.copied:
             return False
         if self.owed_new_id or self.rng.random() < self.duplicate_rate / 3:
             self.owed_new_id = False
             self.new_ids += 1
+            self.copied.add(delivery)
             return True
         return False
 
+    def copy(self, again: dict[str, Any]) -> dict[str, Any]:
+        """`again`, a message delivered again under a new id, noted as a copy."""
+        self.copied.add(record_id(again))
+        return again
 
-def _acknowledged(batch: Sequence[Record], response: Any) -> set[str]:
+
+def _acknowledged(batch: Sequence[Record], response: Any, played: Played) -> set[str]:
+    """The messages of `batch` the SQS mapping deletes after `response` (None: the invocation
+    failed or crashed), by the local stack's own reader (`sqs_poller.messages_to_delete`)."""
     ids = [str(r["messageId"]) for r in batch]
     invocation = Invocation(response, None if response is not None else "failed", 0.0)
     if response is None:
         return set()
-    return set(messages_to_delete(ids, invocation, report_batch_item_failures=True))
+    return set(messages_to_delete(ids, invocation, played.report_batch_item_failures))
 
 
 def new_sqs_id(record: Record) -> dict[str, Any]:
@@ -119,14 +132,14 @@ def new_sqs_id(record: Record) -> dict[str, Any]:
     return again
 
 
-def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
+def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, played: Played) -> None:
     """A standard queue: any order, batches of up to `batch_size`, at-least-once."""
-    rng = draws.rng
+    rng, batch_size = draws.rng, played.batch_size
     queue = list(records)
     rng.shuffle(queue)
     while queue:
         batch, queue = queue[:batch_size], queue[batch_size:]
-        acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)))
+        acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)), played)
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for record in batch:
             if str(record["messageId"]) not in acked:  # visible again after its timeout
@@ -135,14 +148,14 @@ def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, batch_size
             if draws.duplicate(record):  # delivered once more, later (at-least-once delivery)
                 queue.insert(rng.randint(0, len(queue)), redeliver(record))
             if draws.new_id(record):
-                queue.insert(rng.randint(0, len(queue)), new_sqs_id(record))
+                queue.insert(rng.randint(0, len(queue)), draws.copy(new_sqs_id(record)))
 
 
-def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
+def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: Played) -> None:
     """A FIFO queue: each message group in order, one batch of a group in flight at a time;
     a message not acknowledged, and the rest of its group, come first again. An acknowledged
     batch whose deletion was lost comes back whole, before the rest of its group."""
-    rng = draws.rng
+    rng, batch_size = draws.rng, played.batch_size
     groups: dict[str, deque[dict[str, Any]]] = {}
     for record in records:
         groups.setdefault(record["attributes"]["MessageGroupId"], deque()).append(dict(record))
@@ -158,7 +171,7 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, batch_siz
             count = rng.randint(1, min(room, len(groups[group])))
             batch += [groups[group].popleft() for _ in range(count)]
             taken[group] = count
-        acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)))
+        acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)), played)
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for group in taken:
             mine = [r for r in batch if r["attributes"]["MessageGroupId"] == group]
@@ -168,7 +181,7 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, batch_siz
             groups[group].extendleft(reversed(back))
             for record in mine:
                 if str(record["messageId"]) in acked and draws.new_id(record):
-                    groups[group].append(new_sqs_id(record))
+                    groups[group].append(draws.copy(new_sqs_id(record)))
 
 
 Lanes = dict[str, list[dict[str, Any]]]
@@ -211,14 +224,14 @@ def _finished(lanes: Lanes, position: dict[str, int], draws: Draws) -> bool:
     return not owed
 
 
-def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
+def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, played: Played) -> None:
     """Kinesis or DynamoDB Streams: shards interleaved, one shard an invocation (Lambda's rule),
     each in sequence order, at most `batch_size` records; a failed invocation again whole, a
     partial response from the lowest sequence number it names; every shard rewound at least once
     to an earlier checkpoint; an acknowledged Kinesis record put again by its producer at the end
     of its shard under a new sequence number. (A DynamoDB stream has no such retry: an item
     written again unchanged makes no stream record.)"""
-    rng = draws.rng
+    rng, batch_size = draws.rng, played.batch_size
     lanes: Lanes = {}
     for record in records:
         lanes.setdefault(shard_of(record), []).append(dict(record))
@@ -236,21 +249,24 @@ def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, batch_s
         batch = lanes[name][position[name] : position[name] + batch_size]
         build = kinesis_event if "kinesis" in batch[0] else dynamodb_stream_event
         response = driver.invoke(build(batch), len(batch))
-        done = batch[: acknowledged_count(batch, response)]
+        if played.report_batch_item_failures or response is None:
+            done = batch[: acknowledged_count(batch, response)]
+        else:  # Lambda does not read the response: the whole batch is checkpointed
+            done = batch
         draws.observe(driver, done)
         position[name] += len(done)
         for record in done:
             if "kinesis" in record and draws.new_id(record):
                 last = int(record_sequence(lanes[name][-1]))
-                lanes[name].append(produced_again(record, str(last + 1)))
+                lanes[name].append(draws.copy(produced_again(record, str(last + 1))))
 
 
-def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, batch_size: int) -> None:
+def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, played: Played) -> None:
     """Partitions interleaved, each in offset order, at most `batch_size` records an
     invocation; a failed batch again from its first reported offset; every partition rewound at
     least once to an earlier committed offset (a rebalance); an acknowledged record produced
     again at the end of its partition under a new offset (a producer retry)."""
-    rng = draws.rng
+    rng, batch_size = draws.rng, played.batch_size
     lanes: Lanes = {}
     for record in records:
         lanes.setdefault(f"{record['topic']}-{record['partition']}", []).append(dict(record))
@@ -266,7 +282,10 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, batch_si
             continue
         rng.shuffle(pending)
         taken: dict[str, list[dict[str, Any]]] = {}
-        for name in pending[: rng.randint(1, len(pending))]:
+        # With a batching window, records waiting fill the batch; without, a poll takes what
+        # has arrived: some of the partitions.
+        polled = len(pending) if played.batching_window > 0 else rng.randint(1, len(pending))
+        for name in pending[:polled]:
             room = batch_size - sum(len(t) for t in taken.values())
             if room <= 0:
                 break
@@ -278,7 +297,7 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, batch_si
             KafkaRecord(r["topic"], int(r["partition"]), int(r["offset"]), 0, None, b"", [])
             for r in batch
         ]
-        following = next_positions(as_records, invocation, report_batch_item_failures=True)
+        following = next_positions(as_records, invocation, played.report_batch_item_failures)
         done = {
             name: [
                 r for r in mine if int(r["offset"]) < following[(r["topic"], int(r["partition"]))]
@@ -292,4 +311,4 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, batch_si
                 if draws.new_id(record):
                     again = copy.deepcopy(record)
                     again["offset"] = int(lanes[name][-1]["offset"]) + 1
-                    lanes[name].append(again)
+                    lanes[name].append(draws.copy(again))
