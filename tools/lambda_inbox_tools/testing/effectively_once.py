@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When, uncovered_writes
-from .events import record_id
+from .events import record_id, redeliver
 from .mapping import Played, played_settings
 from .players import Draws, play_fifo, play_kafka, play_sqs, play_stream
 
@@ -71,6 +71,8 @@ class Report:
     #: The event source mapping settings played (`mapping`): the template's unless overridden.
     settings: Played | None = None
     invocations: int = 0
+    #: Times every message was delivered again at the end for a fault the run still owed.
+    owed_rounds: int = 0
     deliveries: int = 0
     duplicates: int = 0
     #: Kafka partitions rewound to an earlier committed offset.
@@ -83,6 +85,8 @@ class Report:
     fault_writes: Counter[int] = field(default_factory=Counter)
     #: Invocations that ended with an exception of the handler's own.
     raised: int = 0
+    #: Keys found without their effect before an owed redelivery repeated their messages.
+    lost_early: set[str] = field(default_factory=set)
     effects: Counter[Hashable] = field(default_factory=Counter)
 
     def __str__(self) -> str:
@@ -90,7 +94,7 @@ class Report:
         return (
             f"{self.messages} messages in {self.invocations} invocations ({self.deliveries} "
             f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
-            f"{self.replays} rewinds; faults: {faults}; {self.settings}; seed {self.seed})"
+            f"{self.replays} rewinds, {self.owed_rounds} rounds for owed faults; faults: {faults}; {self.settings}; seed {self.seed})"
         )
 
 
@@ -116,6 +120,12 @@ class _Driver:
         #: The kind of the fault that fired in the last invocation, if one did.
         self.last_fault: str | None = None
         self.failing_in_a_row = 0
+        #: Whether any invocation wrote (a fault can fire only in one that does).
+        self.wrote = False
+
+    @property
+    def faults_owed(self) -> int:
+        return len(self.owed) if self.switch is not None else 0
 
     def invoke(self, event: dict[str, Any], size: int) -> Any:
         report = self.report
@@ -171,6 +181,7 @@ class _Driver:
                 self.owed.pop(0)
         elif fault is None or not fired:
             self.most_writes = max(self.most_writes, self.switch.writes)
+        self.wrote = self.wrote or self.switch.writes > 0 or fired
         self.switch.fired.clear()
 
     def _unfinished(self, when: str) -> str:
@@ -223,6 +234,13 @@ def check_effectively_once(
     rng = random.Random(seed)  # nosec B311
     draws = Draws(rng, duplicate_rate, has_effect=lambda record: key(record) is not None)
 
+    def witness(acknowledged: Sequence[Record]) -> None:
+        now = Counter(effects())
+        keys = (key(record) for record in acknowledged)
+        report.lost_early.update(str(k) for k in keys if k is not None and now[k] == 0)
+
+    draws.witness = witness
+
     def call(event: dict[str, Any]) -> Any:
         return handler(event, context() if callable(context) else None)
 
@@ -241,6 +259,7 @@ def check_effectively_once(
             if crash_rate > 0:  # faults in writes are played: every write must be reachable
                 watching.enter_context(uncovered_writes(switch.covered if switch else set()))
             play(records, driver, draws, played)
+            _play_what_is_owed(records, driver, draws, played, play, report)
     except UncoveredWrite as uncovered:
         raise ValueError(str(uncovered)) from None
     finally:
@@ -254,6 +273,32 @@ def check_effectively_once(
     report.effects = Counter(effects())  # a mapping key -> count, or one entry per effect
     _verdict(records, key, report)
     return report
+
+
+#: Rounds of delivering everything again at the end, for the faults a run still owes.
+OWED_ROUNDS = 3
+
+
+def _play_what_is_owed(
+    records: Sequence[Record],
+    driver: _Driver,
+    draws: Draws,
+    played: Played,
+    play: Callable[[Sequence[Record], _Driver, Draws, Played], None],
+    report: Report,
+) -> None:
+    """A run whose invocations ended before every owed fault fired (few, full batches) is given
+    the chance: every message delivered again (a duplicate of each SQS message, a rewind of
+    each Kafka partition and shard to its start), the effects of the messages under observation
+    witnessed first, so the redelivery cannot hide a loss."""
+    for _ in range(OWED_ROUNDS):
+        if not (driver.owed and driver.wrote):
+            return
+        observed = [r for r in records if record_id(r) in draws.observed]
+        draws.witness(observed)
+        again = Draws(draws.rng, 0.0, draws.has_effect, witness=draws.witness)
+        report.owed_rounds += 1
+        play([redeliver(r) if "messageId" in r else r for r in records], driver, again, played)
 
 
 def _source(records: Sequence[Record]) -> str:
@@ -290,7 +335,7 @@ def _verdict(
     records: Sequence[Record], key: Callable[[Record], Hashable | None], report: Report
 ) -> None:
     expected = {k for k in (key(r) for r in records) if k is not None}
-    lost = sorted(str(k) for k in expected if report.effects[k] == 0)
+    lost = sorted({str(k) for k in expected if report.effects[k] == 0} | report.lost_early)
     twice = sorted(f"{k} x{n}" for k, n in report.effects.items() if k in expected and n > 1)
     unexpected = sorted(str(k) for k, n in report.effects.items() if k not in expected and n)
     problems = [

@@ -41,6 +41,11 @@ class Driver(Protocol):
     #: The kind of fault that fired in the last invocation ("before", "after", "error"), if any.
     last_fault: str | None
 
+    @property
+    def faults_owed(self) -> int:
+        """How many of the faults every run owes have not fired yet."""
+        ...
+
     def invoke(self, event: dict[str, Any], size: int) -> Any:
         """The handler's response, or None when the invocation crashed or raised."""
         ...
@@ -73,6 +78,9 @@ class Draws:
     #: Delivery ids delivered again under a new id, and those new ids: a message is sent again
     #: once, and a copy is not copied (else a lane that rewinds could grow without end).
     copied: set[str] = field(default_factory=set)
+    #: Called with observed records before an owed redelivery repeats them: the check looks at
+    #: their effects then, so that the redelivery cannot hide a loss.
+    witness: Callable[[Sequence[Record]], None] = lambda records: None
 
     def observe(self, driver: Driver, acknowledged: Sequence[Record]) -> None:
         if driver.last_fault == "error":
@@ -105,6 +113,23 @@ class Draws:
             return True
         return False
 
+    #: Whether a batch as full as the records allowed was acknowledged whole.
+    full_batch_done: bool = False
+
+    def room(self, driver: Driver, played: Played, available: int) -> int:
+        """The most records the next batch holds: `BatchSize` (played whole first: a consumer
+        that cannot take a full batch is caught there); once a full batch went through, fewer
+        while faults are owed, so that each owed fault finds a batch of first deliveries."""
+        owed = driver.faults_owed
+        if owed and self.full_batch_done:
+            return max(1, min(played.batch_size, available // (owed + 1)))
+        return played.batch_size
+
+    def delivered(self, size: int, acknowledged: int, played: Played, available: int) -> None:
+        """After an invocation of `size` records (of `available`), `acknowledged` of them."""
+        if size >= min(played.batch_size, available) and acknowledged == size:
+            self.full_batch_done = True
+
     def copy(self, again: dict[str, Any]) -> dict[str, Any]:
         """`again`, a message delivered again under a new id, noted as a copy."""
         self.copied.add(record_id(again))
@@ -134,12 +159,14 @@ def new_sqs_id(record: Record) -> dict[str, Any]:
 
 def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, played: Played) -> None:
     """A standard queue: any order, batches of up to `batch_size`, at-least-once."""
-    rng, batch_size = draws.rng, played.batch_size
+    rng = draws.rng
     queue = list(records)
     rng.shuffle(queue)
     while queue:
-        batch, queue = queue[:batch_size], queue[batch_size:]
+        available, room = len(queue), draws.room(driver, played, len(queue))
+        batch, queue = queue[:room], queue[room:]
         acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)), played)
+        draws.delivered(len(batch), len(acked), played, available)
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for record in batch:
             if str(record["messageId"]) not in acked:  # visible again after its timeout
@@ -155,7 +182,7 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
     """A FIFO queue: each message group in order, one batch of a group in flight at a time;
     a message not acknowledged, and the rest of its group, come first again. An acknowledged
     batch whose deletion was lost comes back whole, before the rest of its group."""
-    rng, batch_size = draws.rng, played.batch_size
+    rng = draws.rng
     groups: dict[str, deque[dict[str, Any]]] = {}
     for record in records:
         groups.setdefault(record["attributes"]["MessageGroupId"], deque()).append(dict(record))
@@ -164,6 +191,8 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
         rng.shuffle(open_groups)
         batch: list[dict[str, Any]] = []
         taken: dict[str, int] = {}
+        available = sum(len(lane) for lane in groups.values())
+        batch_size = draws.room(driver, played, available)
         for group in open_groups:
             room = batch_size - len(batch)
             if room <= 0:
@@ -172,6 +201,7 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
             batch += [groups[group].popleft() for _ in range(count)]
             taken[group] = count
         acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)), played)
+        draws.delivered(len(batch), len(acked), played, available)
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for group in taken:
             mine = [r for r in batch if r["attributes"]["MessageGroupId"] == group]
@@ -187,17 +217,17 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
 Lanes = dict[str, list[dict[str, Any]]]
 
 
-def _rewind(lanes: Lanes, position: dict[str, int], name: str, draws: Draws) -> None:
+def _rewind(lanes: Lanes, position: dict[str, int], name: str, draws: Draws, owed: bool) -> None:
     """Back to an earlier committed position of a partition or shard (a rebalance, a lost
-    checkpoint), never before a record under observation."""
-    floor = max(
-        (
-            i + 1
-            for i, r in enumerate(lanes[name][: position[name]])
-            if record_id(r) in draws.observed
-        ),
-        default=0,
-    )
+    checkpoint), never before a record under observation, unless the rewind is owed and there
+    is no other way: those records' effects are witnessed first."""
+    lane = lanes[name][: position[name]]
+    floor = max((i + 1 for i, r in enumerate(lane) if record_id(r) in draws.observed), default=0)
+    if owed and floor >= position[name] > 0:
+        watched = [r for r in lane if record_id(r) in draws.observed]
+        draws.witness(watched)
+        draws.observed.difference_update(record_id(r) for r in watched)
+        floor = 0
     if floor < position[name]:
         position[name] = draws.rng.randint(floor, position[name] - 1)
         draws.rewinds += 1
@@ -212,7 +242,7 @@ def _draw_rewinds(lanes: Lanes, position: dict[str, int], draws: Draws) -> None:
         if position[name] > 0 and (
             (owed and rng.random() < 0.5) or rng.random() < draws.duplicate_rate / 2
         ):
-            _rewind(lanes, position, name, draws)
+            _rewind(lanes, position, name, draws, owed)
 
 
 def _finished(lanes: Lanes, position: dict[str, int], draws: Draws) -> bool:
@@ -220,7 +250,7 @@ def _finished(lanes: Lanes, position: dict[str, int], draws: Draws) -> bool:
     rewound now (False: there is more to play)."""
     owed = [name for name in lanes if draws.owes_rewind(name) and position[name] > 0]
     for name in owed:
-        _rewind(lanes, position, name, draws)
+        _rewind(lanes, position, name, draws, True)
     return not owed
 
 
@@ -231,7 +261,7 @@ def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, played:
     to an earlier checkpoint; an acknowledged Kinesis record put again by its producer at the end
     of its shard under a new sequence number. (A DynamoDB stream has no such retry: an item
     written again unchanged makes no stream record.)"""
-    rng, batch_size = draws.rng, played.batch_size
+    rng = draws.rng
     lanes: Lanes = {}
     for record in records:
         lanes.setdefault(shard_of(record), []).append(dict(record))
@@ -246,6 +276,8 @@ def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, played:
                 return
             continue
         name = rng.choice(pending)
+        available = len(lanes[name]) - position[name]
+        batch_size = draws.room(driver, played, available)
         batch = lanes[name][position[name] : position[name] + batch_size]
         build = kinesis_event if "kinesis" in batch[0] else dynamodb_stream_event
         response = driver.invoke(build(batch), len(batch))
@@ -253,6 +285,7 @@ def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, played:
             done = batch[: acknowledged_count(batch, response)]
         else:  # Lambda does not read the response: the whole batch is checkpointed
             done = batch
+        draws.delivered(len(batch), len(done), played, available)
         draws.observe(driver, done)
         position[name] += len(done)
         for record in done:
@@ -266,7 +299,7 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, played: 
     invocation; a failed batch again from its first reported offset; every partition rewound at
     least once to an earlier committed offset (a rebalance); an acknowledged record produced
     again at the end of its partition under a new offset (a producer retry)."""
-    rng, batch_size = draws.rng, played.batch_size
+    rng = draws.rng
     lanes: Lanes = {}
     for record in records:
         lanes.setdefault(f"{record['topic']}-{record['partition']}", []).append(dict(record))
@@ -281,6 +314,8 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, played: 
                 return
             continue
         rng.shuffle(pending)
+        available = sum(len(lanes[p]) - position[p] for p in pending)
+        batch_size = draws.room(driver, played, available)
         taken: dict[str, list[dict[str, Any]]] = {}
         # With a batching window, records waiting fill the batch; without, a poll takes what
         # has arrived: some of the partitions.
@@ -304,7 +339,9 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, played: 
             ]
             for name, mine in taken.items()
         }
-        draws.observe(driver, [r for records_done in done.values() for r in records_done])
+        acknowledged = [r for records_done in done.values() for r in records_done]
+        draws.delivered(len(batch), len(acknowledged), played, available)
+        draws.observe(driver, acknowledged)
         for name, records_done in done.items():
             position[name] += len(records_done)
             for record in records_done:
