@@ -300,3 +300,58 @@ def test_a_kafka_record_delivered_again_under_a_new_offset_keeps_its_bytes() -> 
     for _, offset, value in seen:
         by_value.setdefault(value, set()).add(offset)
     assert any(len(offsets) > 1 for offsets in by_value.values())
+
+
+@pytest.mark.parametrize(
+    ("source", "lanes"), [(s, {"kafka": 3, "kinesis": 2}.get(s, 1)) for s in SOURCES]
+)
+def test_every_run_keeps_its_promises_with_the_templates_big_batches(
+    source: str, lanes: int
+) -> None:
+    """Few invocations (the template's BatchSize 100 takes a lane whole) still play every owed
+    fault, a duplicate or a rewind of every lane, and a message under a new id: smaller batches
+    while faults are owed, and what is still owed at the end."""
+    for seed in range(10):
+        ledger = Ledger.in_memory()
+        handler = deployed(
+            transactional_inbox(ledger),
+            BatchSize=100,
+            MaximumBatchingWindowInSeconds=1,
+            FunctionResponseTypes=["ReportBatchItemFailures"],
+        )
+        report = check_effectively_once(
+            handler,
+            records(source, 30),
+            effects=ledger.effects,
+            key=lambda record: payload(record)["event_id"],
+            clients=[ledger.dynamodb],
+            seed=seed,
+        )
+        assert {kind for kind, n in report.crashes.items() if n} == {"after", "before", "error"}
+        assert report.new_ids >= 1 or source == "dynamodb", report
+        if source in ("sqs", "fifo"):
+            assert report.duplicates >= 1, report
+        else:
+            assert report.replays >= lanes, report
+
+
+def test_a_loss_is_witnessed_before_an_owed_redelivery_repairs_it() -> None:
+    """A consumer that acknowledges a batch whose write failed loses it; the duplicate the run
+    owes would write it after all, so the check looks at the effects before playing it."""
+    for seed in range(10):
+        ledger = Ledger.in_memory()
+        handler = deployed(
+            BROKEN["acknowledge without writing"](ledger),
+            BatchSize=100,
+            MaximumBatchingWindowInSeconds=1,
+            FunctionResponseTypes=["ReportBatchItemFailures"],
+        )
+        with pytest.raises(NotEffectivelyOnce, match="^lost: "):
+            check_effectively_once(
+                handler,
+                records("sqs", 8),
+                effects=ledger.effects,
+                key=lambda record: payload(record)["event_id"],
+                clients=[ledger.dynamodb],
+                seed=seed,
+            )

@@ -47,7 +47,7 @@ from typing import Any
 from .crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When, uncovered_writes
 from .events import record_id, redeliver
 from .mapping import Played, played_settings
-from .players import Draws, play_fifo, play_kafka, play_sqs, play_stream
+from .players import Draws, owed_deliveries, play_fifo, play_kafka, play_sqs, play_stream
 
 Record = Mapping[str, Any]
 Effects = Callable[[], Iterable[Hashable] | Mapping[Hashable, int]]
@@ -290,7 +290,15 @@ def _play_what_is_owed(
     """A run whose invocations ended before every owed fault fired (few, full batches) is given
     the chance: every message delivered again (a duplicate of each SQS message, a rewind of
     each Kafka partition and shard to its start), the effects of the messages under observation
-    witnessed first, so the redelivery cannot hide a loss."""
+    witnessed first, so the redelivery cannot hide a loss. Before that, the duplicate and the
+    new-id delivery the draws never found room for (`players.owed_deliveries`)."""
+    if draws.observed and (draws.owed_duplicate or draws.owed_new_id):
+        draws.witness([r for r in records if record_id(r) in draws.observed])
+        draws.observed.clear()
+    owed = owed_deliveries(records, draws)
+    if owed:
+        report.owed_rounds += 1
+        play(owed, driver, Draws(draws.rng, 0.0, draws.has_effect, witness=draws.witness), played)
     for _ in range(OWED_ROUNDS):
         if not (driver.owed and driver.wrote):
             return
