@@ -29,6 +29,11 @@ from lambda_inbox_tools.testing import (
     sqs_record,
 )
 
+from .zoo_dynamodb import (
+    every_cancellation_a_duplicate,
+    ignores_unprocessed_items,
+    retries_unprocessed_items,
+)
 from .zoo_ledger import OK, RUN, cancelled_by_condition, deliveries
 from .zoo_ledger import Ledger as Ledger  # the zoo's tests build ledgers of their own
 from .zoo_mapping import (
@@ -165,6 +170,9 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     # Broken by their template (devkit.zoo_mapping): the check must play its settings.
     "partial responses without ReportBatchItemFailures": partial_responses_without_the_setting,
     "a whole batch of 100 in one transaction": big_batch_in_one_transaction,
+    # Misreading DynamoDB's own failures (devkit.zoo_dynamodb).
+    "every cancelled transaction taken for a duplicate": every_cancellation_a_duplicate,
+    "UnprocessedItems ignored": ignores_unprocessed_items,
 }
 
 #: Correct consumers besides `transactional_inbox`: the same code as a broken one under other
@@ -173,6 +181,7 @@ CONTROLS: dict[str, Callable[[Ledger], Handler]] = {
     "transactional inbox": transactional_inbox,
     "partial responses with ReportBatchItemFailures": partial_responses_with_the_setting,
     "a whole batch of 10 in one transaction": small_batch_in_one_transaction,
+    "UnprocessedItems sent again": retries_unprocessed_items,
 }
 
 #: How many messages a consumer is played (8 unless named): enough for its mistake to show.

@@ -13,7 +13,9 @@ What it answers, and how far:
 - DynamoDB: `CreateTable` / `DescribeTable` / `DeleteTable` / `UpdateTimeToLive` (key schema
   only; indexes and TTL accepted and ignored), `GetItem`, `PutItem`, `DeleteItem` (with
   `ConditionExpression`), `UpdateItem` (`SET a = :v` and `ADD n :v`, with a condition),
-  `BatchGetItem` (top-level `ProjectionExpression`), `Scan` (one page, no filter), `Query` (the
+  `BatchGetItem` (top-level `ProjectionExpression`), `BatchWriteItem` (puts and deletes, at
+  most 25, every one processed: what its request body holds, so that a hook may leave some
+  out), `Scan` (one page, no filter), `Query` (the
   hash key's equality, one page) and `TransactWriteItems` (`Put`, `Delete`, `ConditionCheck`,
   `Update`; all or nothing, one action per item, at most 100). Condition expressions: `attribute_exists`,
   `attribute_not_exists`, `=`, `<>`, `<`, `<=`, `>`, `>=` on top-level attributes, `AND`, `OR`,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -12,6 +13,7 @@ import boto3
 from botocore.awsrequest import AWSResponse
 
 from lambda_inbox_tools.services.offline import ACCOUNT, REGION
+from lambda_inbox_tools.testing.dynamodb_answers import as_client_values
 from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 
 from .client import _http, _MemoryClient, _metadata
@@ -22,6 +24,7 @@ from .values import (
     _PARAMS,
     FIFO_DEDUPLICATION_SECONDS,
     MAX_BATCH_GET_KEYS,
+    MAX_BATCH_WRITE_REQUESTS,
     MAX_TRANSACTION_ACTIONS,
     Item,
     MemoryAwsError,
@@ -67,9 +70,13 @@ class MemoryAws:
             context[_PARAMS] = params
 
         def respond(
-            model: Any, context: dict[str, Any], **_: Any
+            model: Any, context: dict[str, Any], params: dict[str, Any], **_: Any
         ) -> tuple[AWSResponse, dict[str, Any]]:
-            return self._respond(service, str(model.name), context[_PARAMS])
+            operation, kept = str(model.name), context[_PARAMS]
+            if operation == "BatchWriteItem":  # what is sent (a hook may leave some out)
+                sent = json.loads(params["body"])["RequestItems"]
+                kept = {**kept, "RequestItems": as_client_values(sent)}
+            return self._respond(service, operation, kept)
 
         if service == "dynamodb":
             enforce_dynamodb_key_limits(real)
@@ -173,6 +180,8 @@ class MemoryAws:
             return {}
         if operation == "BatchGetItem":
             return self._batch_get(params["RequestItems"])
+        if operation == "BatchWriteItem":
+            return self._batch_write(params["RequestItems"])
         if operation == "Scan":
             if set(params) - {"TableName", "ConsistentRead"}:
                 raise NotImplementedError(f"memory DynamoDB: Scan with {sorted(params)}")
@@ -212,6 +221,28 @@ class MemoryAws:
                 _project(table.items[key], entry) for key in keys if key in table.items
             ]
         return {"Responses": responses, "UnprocessedKeys": {}}
+
+    def _batch_write(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Every put and delete of the batch (at most 25, one per item), all processed."""
+        if sum(len(entries) for entries in request.values()) > MAX_BATCH_WRITE_REQUESTS:
+            raise _validation("Too many items requested for the BatchWriteItem call")
+        for name, entries in request.items():
+            table = self._table(name)
+            keys = [
+                table.key_of(e["PutRequest"]["Item"])
+                if "PutRequest" in e
+                else table.key_of(e["DeleteRequest"]["Key"], what="key")
+                for e in entries
+            ]
+            if len(set(keys)) != len(keys):
+                raise _validation("Provided list of item keys contains duplicates")
+            for key, entry in zip(keys, entries, strict=True):
+                if "PutRequest" in entry:
+                    _check_item(entry["PutRequest"]["Item"])
+                    table.items[key] = dict(entry["PutRequest"]["Item"])
+                else:
+                    table.items.pop(key, None)
+        return {"UnprocessedItems": {}}
 
     def _transact(self, actions: list[dict[str, Any]]) -> dict[str, Any]:
         if len(actions) > MAX_TRANSACTION_ACTIONS:

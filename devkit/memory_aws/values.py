@@ -14,6 +14,7 @@ MAX_ITEM_BYTES = 400 * 1024
 #: DynamoDB: actions per TransactWriteItems; keys per BatchGetItem.
 MAX_TRANSACTION_ACTIONS = 100
 MAX_BATCH_GET_KEYS = 100
+MAX_BATCH_WRITE_REQUESTS = 25
 #: SQS: how long a FIFO queue remembers a deduplication id, in seconds.
 FIFO_DEDUPLICATION_SECONDS = 300
 

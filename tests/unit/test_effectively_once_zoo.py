@@ -138,7 +138,9 @@ def test_every_run_plays_duplicates_new_ids_and_each_fault(source: str) -> None:
             "after": True,
             "before": True,
             "error": True,
+            "dynamodb": True,
         }, report
+        assert sum(report.dynamodb.values()) == report.crashes["dynamodb"], report
 
 
 @pytest.mark.parametrize(("source", "lanes"), [("kafka", 3), ("kinesis", 2), ("dynamodb", 1)])
@@ -327,7 +329,12 @@ def test_every_run_keeps_its_promises_with_the_templates_big_batches(
             clients=[ledger.dynamodb],
             seed=seed,
         )
-        assert {kind for kind, n in report.crashes.items() if n} == {"after", "before", "error"}
+        assert {kind for kind, n in report.crashes.items() if n} == {
+            "after",
+            "before",
+            "error",
+            "dynamodb",
+        }, report
         assert report.new_ids >= 1 or source == "dynamodb", report
         if source in ("sqs", "fifo"):
             assert report.duplicates >= 1, report
@@ -346,7 +353,7 @@ def test_a_loss_is_witnessed_before_an_owed_redelivery_repairs_it() -> None:
             MaximumBatchingWindowInSeconds=1,
             FunctionResponseTypes=["ReportBatchItemFailures"],
         )
-        with pytest.raises(NotEffectivelyOnce, match="^lost: "):
+        with pytest.raises(NotEffectivelyOnce, match=r"^lost: "):
             check_effectively_once(
                 handler,
                 records("sqs", 8),

@@ -109,7 +109,7 @@ def test_award_points_is_effectively_once_through_redeliveries_rewinds_and_crash
     )
 
     assert report.replays >= 2 and report.new_ids >= 1
-    assert {kind for kind, n in report.crashes.items() if n} == {"after", "before", "error"}
+    assert {kind for kind, n in report.crashes.items() if n} >= {"after", "before", "error"}
 
 
 def points_change(position: int, customer: str, old: int | None, new: int) -> dict[str, Any]:

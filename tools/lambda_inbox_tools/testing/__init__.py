@@ -11,12 +11,14 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
   DynamoDB Streams; `values`: Kafka values in Avro and Protobuf, with or
   without the Confluent prefix (extra `kafka-codecs`);
 - `delivery`: redeliver until acknowledged, concurrent invocations;
-- `crashes`: the runtime dying just before or after a DynamoDB write, and a write failing after
-  the SDK's retries; `faults`: throttling, cancelled transactions, lost answers, stale reads,
-  slow sends;
+- `crashes`: the runtime dying just before or after a DynamoDB write, a write failing after
+  the SDK's retries, and DynamoDB's own failures of a write (`dynamodb_answers`: cancelled
+  transactions with their reasons, transaction conflicts, unprocessed batch items); `faults`:
+  throttling, cancelled transactions, lost answers, stale reads, slow sends;
 - `effectively_once`: `check_effectively_once`, which plays the event source against a handler
-  (`players`: duplicates, redeliveries, messages under a new id, rewinds, reordering) with
-  faults in its writes, and checks the effects happened once per message key;
+  (`players`: duplicates, redeliveries, messages under a new id, rewinds, reordering; `mapping`:
+  the function's own event source mapping settings) with faults in its writes, and checks the
+  effects happened once per message key;
 - `limits`: what SQS and DynamoDB refuse and moto accepts, as client hooks;
 - `context`: a Lambda context.
 

@@ -9,8 +9,12 @@ then on:
 
 - `"before"`: raises `InjectedCrash` before it is sent (nothing written);
 - `"after"`: raises `InjectedCrash` after DynamoDB answered (written, the answer never used);
-- `"error"`: raises botocore's `ClientError` (`ProvisionedThroughputExceededException`) before
-  it is sent, as the SDK does once its retries are spent; the handler sees an ordinary error.
+- `"error"`: raises botocore's modelled `ProvisionedThroughputExceededException` before it is
+  sent, as the SDK does once its retries are spent; the handler sees an ordinary error;
+- `"dynamodb"`: DynamoDB's own failure of that write, as the service answers it
+  (`dynamodb_answers`: a transaction cancelled for `TransactionConflict` or `ThrottlingError`,
+  `TransactionConflictException`, a batch write partly unprocessed), drawn with the switch's
+  `rng`; `answered` names each.
 
 Like a killed execution environment, a crash is a `BaseException`: no `except Exception` in the
 handler absorbs it, and the invocation ends with no response.
@@ -23,14 +27,15 @@ cannot fail is a write the check cannot prove anything about.
 from __future__ import annotations
 
 import contextlib
+import random
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
 from botocore.client import BaseClient
-from botocore.exceptions import ClientError
 
 from ..local.invoker import InjectedCrash
+from .dynamodb_answers import answer_for
 
 __all__ = [
     "WRITE_OPERATIONS",
@@ -43,7 +48,7 @@ __all__ = [
 
 #: The DynamoDB operations that commit something.
 WRITE_OPERATIONS = ("TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem")
-When = Literal["before", "after", "error"]
+When = Literal["before", "after", "error", "dynamodb"]
 #: What an injected write error says (a code every SDK retries, then gives up on).
 ERROR_CODE = "ProvisionedThroughputExceededException"
 
@@ -55,8 +60,12 @@ class UncoveredWrite(BaseException):
 class CrashSwitch:
     """Faults armed one at a time on the DynamoDB writes of `clients` (see the module)."""
 
-    def __init__(self, clients: Iterable[Any]) -> None:
+    def __init__(self, clients: Iterable[Any], rng: random.Random | None = None) -> None:
         self._lock = threading.Lock()
+        # Seeded: which DynamoDB failure a "dynamodb" fault answers, reproducibly (B311).
+        self._rng = rng or random.Random(0)  # nosec B311
+        #: The requests of a batch write left unprocessed, for its `after-call` (per thread).
+        self._unprocessed = threading.local()
         self._armed: tuple[When, int] | None = None
         self._seen = 0
         #: DynamoDB writes since `start()` (counted whether armed or not).
@@ -73,7 +82,7 @@ class CrashSwitch:
                 for when in ("before", "after"):
                     event = f"{when}-call.dynamodb.{operation}"
                     unique = f"lambda-inbox-crash-{id(self)}-{event}"
-                    client.meta.events.register(event, self._hook(when), unique_id=unique)
+                    client.meta.events.register(event, self._hook(when, client), unique_id=unique)
                     self._hooked.append((client, event, unique))
         if not self._hooked:
             raise ValueError("no DynamoDB client to crash on: pass the clients the handler uses")
@@ -100,36 +109,63 @@ class CrashSwitch:
             client.meta.events.unregister(event, unique_id=unique)
         self._hooked.clear()
 
-    def _hook(self, when: str) -> Any:
-        def hook(model: Any = None, **_: Any) -> None:
+    def _hook(self, when: str, client: Any) -> Any:
+        def hook(model: Any = None, params: Any = None, parsed: Any = None, **_: Any) -> Any:
             name = getattr(model, "name", "a write")
+            if when == "after":
+                self._add_unprocessed(parsed)
             with self._lock:
                 if when == "before":
                     self.writes += 1
                 if self._armed is None:
-                    return
+                    return None
                 armed_when, nth = self._armed
                 if when == "before":
                     self._seen += 1
                 fires_now = "after" if armed_when == "after" else "before"
                 if fires_now != when or self._seen != nth:
-                    return
+                    return None
                 self._armed = None
-                self.fired.append(f"{armed_when} {name}")
-            if armed_when == "error":
-                raise ClientError(
+                answer = (
+                    answer_for(client, model, params, self._rng)
+                    if armed_when == "dynamodb"
+                    else None
+                )
+                self.fired.append(f"{armed_when} {answer.name if answer else name}")
+            if answer is not None:
+                if answer.body is not None:
+                    params["body"] = answer.body
+                self._unprocessed.items = answer.unprocessed
+                return answer.response
+            if armed_when in ("error", "dynamodb"):
+                error_class = client.exceptions.from_code(ERROR_CODE)
+                raise error_class(
                     {
                         "Error": {
                             "Code": ERROR_CODE,
                             "Message": f"injected: write #{nth} of the invocation failed "
                             "after the SDK's retries",
-                        }
+                        },
+                        "ResponseMetadata": {"HTTPStatusCode": 400},
                     },
                     name,
                 )
             raise InjectedCrash(f"crashed {when} {name} (write #{nth} of the invocation)")
 
         return hook
+
+    def _add_unprocessed(self, parsed: Any) -> None:
+        unprocessed = getattr(self._unprocessed, "items", None)
+        self._unprocessed.items = None
+        if unprocessed and isinstance(parsed, dict):
+            merged = parsed.setdefault("UnprocessedItems", {})
+            for table, requests in unprocessed.items():
+                merged.setdefault(table, []).extend(requests)
+
+    @property
+    def answered(self) -> list[str]:
+        """The DynamoDB failures the "dynamodb" faults answered, by name."""
+        return [f.split(" ", 1)[1] for f in self.fired if f.startswith("dynamodb ")]
 
 
 @contextlib.contextmanager

@@ -54,7 +54,7 @@ Effects = Callable[[], Iterable[Hashable] | Mapping[Hashable, int]]
 #: Invocations failing in a row after which a run stops: the handler fails on its own.
 FAILING_IN_A_ROW = 50
 #: The faults every run injects first, in this order, each at the first write of an invocation.
-OWED_FAULTS: tuple[When, ...] = ("error", "after", "before")
+OWED_FAULTS: tuple[When, ...] = ("error", "dynamodb", "before", "after")
 
 
 class NotEffectivelyOnce(AssertionError):
@@ -79,8 +79,12 @@ class Report:
     replays: int = 0
     #: Acknowledged messages delivered again under a new id.
     new_ids: int = 0
-    #: Faults that fired: "before" / "after" (crashes) and "error" (a failed write).
+    #: Faults that fired: "before" / "after" (crashes), "error" (a write failed after the SDK's
+    #: retries) and "dynamodb" (DynamoDB's own failure of a write, named in `dynamodb`).
     crashes: Counter[str] = field(default_factory=Counter)
+    #: DynamoDB's failures answered, by name ("TransactionCanceledException[TransactionConflict]",
+    #: "TransactionConflictException", "UnprocessedItems", ...).
+    dynamodb: Counter[str] = field(default_factory=Counter)
     #: Which write of its invocation each fault hit (1: the first).
     fault_writes: Counter[int] = field(default_factory=Counter)
     #: Invocations that ended with an exception of the handler's own.
@@ -90,7 +94,9 @@ class Report:
     effects: Counter[Hashable] = field(default_factory=Counter)
 
     def __str__(self) -> str:
-        faults = ", ".join(f"{n} {kind}" for kind, n in sorted(self.crashes.items())) or "none"
+        answered = (*self.crashes.items(), *self.dynamodb.items())
+        faults = ", ".join(f"{n} {kind}" for kind, n in sorted(answered) if kind != "dynamodb")
+        faults = faults or "none"
         return (
             f"{self.messages} messages in {self.invocations} invocations ({self.deliveries} "
             f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
@@ -122,12 +128,14 @@ class _Driver:
         self.failing_in_a_row = 0
         #: Whether any invocation wrote (a fault can fire only in one that does).
         self.wrote = False
+        #: Set for the rounds played at the end for owed faults: no first deliveries are left.
+        self.last_round = False
 
     @property
     def faults_owed(self) -> int:
         return len(self.owed) if self.switch is not None else 0
 
-    def invoke(self, event: dict[str, Any], size: int) -> Any:
+    def invoke(self, event: dict[str, Any], size: int, fresh: bool = True) -> Any:
         report = self.report
         report.invocations += 1
         report.deliveries += size
@@ -137,7 +145,7 @@ class _Driver:
             raise NotEffectivelyOnce(
                 self._unfinished(f"after {FAILING_IN_A_ROW} invocations failing in a row")
             )
-        fault = self._fault()
+        fault = self._fault(fresh or self.last_round)
         if self.switch is not None:
             self.switch.start()
             if fault is not None:
@@ -158,10 +166,12 @@ class _Driver:
         self.failing_in_a_row = 0
         return response
 
-    def _fault(self) -> tuple[When, int] | None:
+    def _fault(self, fresh: bool) -> tuple[When, int] | None:
+        """The owed faults first, each at the first write of a batch that starts with a first
+        delivery (a duplicate may make no write, or one that changes nothing); then drawn."""
         if self.switch is None:
             return None
-        if self.owed:
+        if self.owed and fresh:
             return self.owed[0], 1
         if self.crash_rate and self.rng.random() < self.crash_rate:
             kind: When = self.rng.choice(OWED_FAULTS)
@@ -173,6 +183,7 @@ class _Driver:
         if self.switch is None:
             return
         fired = fault is not None and self.switch.disarm()
+        self.report.dynamodb.update(self.switch.answered)
         if fired and fault is not None:
             self.last_fault = fault[0]
             self.report.crashes[fault[0]] += 1
@@ -221,7 +232,9 @@ def check_effectively_once(
     if clients is None:
         clients = getattr(handler, "clients", None)
     context = getattr(handler, "context", None)
-    switch = CrashSwitch(clients) if clients else None
+    # A seeded generator that reproduces a run, for a test's schedule: no secret here (B311).
+    rng = random.Random(seed)  # nosec B311
+    switch = CrashSwitch(clients, random.Random(rng.random())) if clients else None  # nosec B311
     played = played_settings(
         handler,
         source,
@@ -230,9 +243,9 @@ def check_effectively_once(
         report_batch_item_failures=report_batch_item_failures,
     )
     report = Report(seed=seed, messages=len(records), settings=played)
-    # A seeded generator that reproduces a run, for a test's schedule: no secret here (B311).
-    rng = random.Random(seed)  # nosec B311
-    draws = Draws(rng, duplicate_rate, has_effect=lambda record: key(record) is not None)
+    draws = Draws(
+        rng, duplicate_rate, has_effect=lambda record: key(record) is not None, identity=key
+    )
 
     def witness(acknowledged: Sequence[Record]) -> None:
         now = Counter(effects())
@@ -304,6 +317,7 @@ def _play_what_is_owed(
             return
         observed = [r for r in records if record_id(r) in draws.observed]
         draws.witness(observed)
+        driver.last_round = True
         again = Draws(draws.rng, 0.0, draws.has_effect, witness=draws.witness)
         report.owed_rounds += 1
         play([redeliver(r) if "messageId" in r else r for r in records], driver, again, played)

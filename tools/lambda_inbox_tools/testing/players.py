@@ -16,7 +16,7 @@ import copy
 import random
 import uuid
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -46,8 +46,9 @@ class Driver(Protocol):
         """How many of the faults every run owes have not fired yet."""
         ...
 
-    def invoke(self, event: dict[str, Any], size: int) -> Any:
-        """The handler's response, or None when the invocation crashed or raised."""
+    def invoke(self, event: dict[str, Any], size: int, fresh: bool) -> Any:
+        """The handler's response, or None when the invocation crashed or raised. `fresh`: the
+        batch starts with a first delivery (where an owed fault lands on new work)."""
         ...
 
 
@@ -83,7 +84,8 @@ class Draws:
     witness: Callable[[Sequence[Record]], None] = lambda records: None
 
     def observe(self, driver: Driver, acknowledged: Sequence[Record]) -> None:
-        if driver.last_fault == "error":
+        self.done.update(self.identity(r) for r in acknowledged)
+        if driver.last_fault in ("error", "dynamodb"):  # the handler saw a failed write
             self.observed.update(record_id(r) for r in acknowledged)
 
     def __post_init__(self) -> None:
@@ -112,6 +114,18 @@ class Draws:
             self.copied.add(delivery)
             return True
         return False
+
+    #: What a message is, whatever its delivery (the check's `key`): a copy under a new id is
+    #: no first delivery.
+    identity: Callable[[Record], Hashable | None] = record_id
+    #: The identities of the messages acknowledged so far.
+    done: set[Hashable] = field(default_factory=set)
+
+    def fresh(self, batch: Sequence[Record]) -> bool:
+        """Whether `batch` starts with a message that causes an effect and was never
+        acknowledged: new work, where a fault shows what it costs."""
+        first = self.identity(batch[0])
+        return first is not None and first not in self.done
 
     #: Whether a batch as full as the records allowed was acknowledged whole.
     full_batch_done: bool = False
@@ -165,7 +179,9 @@ def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, played: Pl
     while queue:
         available, room = len(queue), draws.room(driver, played, len(queue))
         batch, queue = queue[:room], queue[room:]
-        acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)), played)
+        acked = _acknowledged(
+            batch, driver.invoke(sqs_event(*batch), len(batch), draws.fresh(batch)), played
+        )
         draws.delivered(len(batch), len(acked), played, available)
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for record in batch:
@@ -200,7 +216,9 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
             count = rng.randint(1, min(room, len(groups[group])))
             batch += [groups[group].popleft() for _ in range(count)]
             taken[group] = count
-        acked = _acknowledged(batch, driver.invoke(sqs_event(*batch), len(batch)), played)
+        acked = _acknowledged(
+            batch, driver.invoke(sqs_event(*batch), len(batch), draws.fresh(batch)), played
+        )
         draws.delivered(len(batch), len(acked), played, available)
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for group in taken:
@@ -316,7 +334,7 @@ def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, played:
         batch_size = draws.room(driver, played, available)
         batch = lanes[name][position[name] : position[name] + batch_size]
         build = kinesis_event if "kinesis" in batch[0] else dynamodb_stream_event
-        response = driver.invoke(build(batch), len(batch))
+        response = driver.invoke(build(batch), len(batch), draws.fresh(batch))
         if played.report_batch_item_failures or response is None:
             done = batch[: acknowledged_count(batch, response)]
         else:  # Lambda does not read the response: the whole batch is checkpointed
@@ -362,7 +380,7 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, played: 
                 break
             taken[name] = lanes[name][position[name] : position[name] + room]
         batch = [r for name in taken for r in taken[name]]
-        response = driver.invoke(kafka_event(batch), len(batch))
+        response = driver.invoke(kafka_event(batch), len(batch), draws.fresh(batch))
         invocation = Invocation(response, None if response is not None else "failed", 0.0)
         as_records = [
             KafkaRecord(r["topic"], int(r["partition"]), int(r["offset"]), 0, None, b"", [])
