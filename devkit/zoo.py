@@ -43,6 +43,12 @@ from .zoo_mapping import (
     partial_responses_without_the_setting,
     small_batch_in_one_transaction,
 )
+from .zoo_producers import (
+    VOLATILE,
+    keyed_by_body_hash,
+    keyed_by_event_hash,
+    keyed_by_event_hash_without_volatile_fields,
+)
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 SOURCES = ("sqs", "fifo", "kafka", "kinesis", "dynamodb")
@@ -173,6 +179,9 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     # Misreading DynamoDB's own failures (devkit.zoo_dynamodb).
     "every cancelled transaction taken for a duplicate": every_cancellation_a_duplicate,
     "UnprocessedItems ignored": ignores_unprocessed_items,
+    # Keyed by something a producer's retry changes (devkit.zoo_producers).
+    "key is a hash of the body's bytes": keyed_by_body_hash,
+    "key is a hash of the event with its sent_at": keyed_by_event_hash,
 }
 
 #: Correct consumers besides `transactional_inbox`: the same code as a broken one under other
@@ -182,6 +191,7 @@ CONTROLS: dict[str, Callable[[Ledger], Handler]] = {
     "partial responses with ReportBatchItemFailures": partial_responses_with_the_setting,
     "a whole batch of 10 in one transaction": small_batch_in_one_transaction,
     "UnprocessedItems sent again": retries_unprocessed_items,
+    "key is a hash of the event without its sent_at": keyed_by_event_hash_without_volatile_fields,
 }
 
 #: How many messages a consumer is played (8 unless named): enough for its mistake to show.
@@ -191,6 +201,9 @@ MESSAGES: dict[Callable[[Ledger], Handler], int] = {
 }
 
 
+_NO_PRODUCER_RETRY = (
+    "a DynamoDB stream has no producer retry: an item written again unchanged makes no record"
+)
 #: Sources on which a consumer of BROKEN is not broken, and why.
 SOUND_ON: dict[str, dict[str, str]] = {
     "key includes the delivery id": {
@@ -203,13 +216,18 @@ SOUND_ON: dict[str, dict[str, str]] = {
     "a whole batch of 100 in one transaction": {
         "fifo": "Lambda hands a FIFO queue's function at most 10 messages a batch",
     },
+    "key is a hash of the body's bytes": {"dynamodb": _NO_PRODUCER_RETRY},
+    "key is a hash of the event with its sent_at": {"dynamodb": _NO_PRODUCER_RETRY},
 }
 
 
 def records(source: str, count: int = 8) -> list[dict[str, Any]]:
     """`count` messages as `source` (one of SOURCES) delivers them: Kafka on 3 partitions,
     Kinesis on 2 shards."""
-    bodies: list[dict[str, Any]] = [{"event_id": f"E-{n}", "points": n + 1} for n in range(count)]
+    bodies: list[dict[str, Any]] = [
+        {"event_id": f"E-{n}", "points": n + 1, "sent_at": f"2024-11-21T12:{n % 60:02d}:00Z"}
+        for n in range(count)
+    ]
     if source == "sqs":
         return [sqs_record(body) for body in bodies]
     if source == "fifo":
@@ -246,6 +264,7 @@ def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: L
         clients=[ledger.dynamodb],
         seed=seed,
         batch_size=None if isinstance(handler, Deployed) else 4,
+        volatile=VOLATILE,
     )
 
 

@@ -58,7 +58,7 @@ def test_a_dynamodb_stream_consumer_keyed_by_event_id_is_sound() -> None:
     and the check, which plays every redelivery a stream makes, passes it."""
     keyed_by_event_id = BROKEN["key includes the delivery id"]
     assert [seed for seed in SEEDS if verdict(keyed_by_event_id, "dynamodb", seed)] == []
-    assert len(BROKEN_PAIRS) == len(BROKEN) * len(SOURCES) - 2
+    assert len(BROKEN_PAIRS) == len(BROKEN) * len(SOURCES) - sum(map(len, SOUND_ON.values()))
 
 
 @pytest.mark.parametrize("control", CONTROLS)
@@ -284,9 +284,10 @@ def test_fifo_records_need_fifo_names_and_arns(build: Callable[[], Any], says: s
         )
 
 
-def test_a_kafka_record_delivered_again_under_a_new_offset_keeps_its_bytes() -> None:
-    """What a producer retry looks like to the consumer: the same value, key and headers, at a
-    later offset of the same partition."""
+def test_a_kafka_record_delivered_again_under_a_new_offset_is_its_event_sent_again() -> None:
+    """What a producer retry looks like to the consumer: the same event serialized again
+    (other bytes), its volatile `sent_at` a second later, at a later offset of the same
+    partition."""
     ledger = Ledger.in_memory()
     seen: list[tuple[str, int, bytes]] = []
     inner = transactional_inbox(ledger)
@@ -298,10 +299,18 @@ def test_a_kafka_record_delivered_again_under_a_new_offset_keeps_its_bytes() -> 
 
     report = check(lambda _: handler, "kafka", 3)
     assert report.new_ids >= 1
-    by_value: dict[bytes, set[int]] = {}
-    for _, offset, value in seen:
-        by_value.setdefault(value, set()).add(offset)
-    assert any(len(offsets) > 1 for offsets in by_value.values())
+    by_event: dict[str, set[tuple[str, int, bytes]]] = {}
+    for tp, offset, value in seen:
+        by_event.setdefault(json.loads(value)["event_id"], set()).add((tp, offset, value))
+    again = [sends for sends in by_event.values() if len({o for _, o, _ in sends}) > 1]
+    assert again, by_event
+    for sends in again:
+        assert len({tp for tp, _, _ in sends}) == 1  # the same partition
+        assert len({value for _, _, value in sends}) > 1  # other bytes
+        events = [json.loads(value) for _, _, value in sends]
+        assert len({e["event_id"] for e in events}) == 1
+        assert len({e["points"] for e in events}) == 1
+        assert len({e["sent_at"] for e in events}) > 1  # stamped anew
 
 
 @pytest.mark.parametrize(

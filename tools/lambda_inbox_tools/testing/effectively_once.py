@@ -217,6 +217,7 @@ def check_effectively_once(
     seed: int = 0,
     batch_size: int | None = None,
     report_batch_item_failures: bool | None = None,
+    volatile: Sequence[str] = (),
     duplicate_rate: float = 0.3,
     crash_rate: float = 0.25,
     max_invocations: int | None = None,
@@ -226,7 +227,9 @@ def check_effectively_once(
     (see the module), then check the effects. `clients`: the DynamoDB clients the handler
     writes through (a `LocalFunction`'s own unless given). `batch_size` and
     `report_batch_item_failures`: the event source mapping's `BatchSize` and
-    `FunctionResponseTypes`, a `LocalFunction`'s template's unless given (`mapping`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
+    `FunctionResponseTypes`, a `LocalFunction`'s template's unless given (`mapping`).
+    `volatile`: the payload fields the producer stamps anew on every send (dotted paths, such
+    as "sent_at"), changed in a message delivered under a new id (`producers`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
     applied twice, or unexpected, and `ValueError` for records or clients it cannot play."""
     source = _source(records)
     if clients is None:
@@ -244,7 +247,11 @@ def check_effectively_once(
     )
     report = Report(seed=seed, messages=len(records), settings=played)
     draws = Draws(
-        rng, duplicate_rate, has_effect=lambda record: key(record) is not None, identity=key
+        rng,
+        duplicate_rate,
+        has_effect=lambda record: key(record) is not None,
+        identity=key,
+        volatile=tuple(volatile),
     )
 
     def witness(acknowledged: Sequence[Record]) -> None:
@@ -288,6 +295,19 @@ def check_effectively_once(
     return report
 
 
+def _again(draws: Draws) -> Draws:
+    """Draws for a last round: no chance duplicates, new ids or rewinds; the rest as `draws`."""
+    return Draws(
+        draws.rng,
+        0.0,
+        draws.has_effect,
+        identity=draws.identity,
+        done=draws.done,
+        witness=draws.witness,
+        volatile=draws.volatile,
+    )
+
+
 #: Rounds of delivering everything again at the end, for the faults a run still owes.
 OWED_ROUNDS = 3
 
@@ -311,14 +331,19 @@ def _play_what_is_owed(
     owed = owed_deliveries(records, draws)
     if owed:
         report.owed_rounds += 1
-        play(owed, driver, Draws(draws.rng, 0.0, draws.has_effect, witness=draws.witness), played)
+        again = Draws(
+            draws.rng, 0.0, draws.has_effect, witness=draws.witness, volatile=draws.volatile
+        )
+        play(owed, driver, again, played)
     for _ in range(OWED_ROUNDS):
         if not (driver.owed and driver.wrote):
             return
         observed = [r for r in records if record_id(r) in draws.observed]
         draws.witness(observed)
         driver.last_round = True
-        again = Draws(draws.rng, 0.0, draws.has_effect, witness=draws.witness)
+        again = Draws(
+            draws.rng, 0.0, draws.has_effect, witness=draws.witness, volatile=draws.volatile
+        )
         report.owed_rounds += 1
         play([redeliver(r) if "messageId" in r else r for r in records], driver, again, played)
 

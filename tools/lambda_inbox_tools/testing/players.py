@@ -25,6 +25,7 @@ from ..local.kafka_poller import KafkaRecord, next_positions
 from ..local.sqs_poller import messages_to_delete
 from .events import kafka_event, record_id, redeliver, sqs_event
 from .mapping import Played
+from .producers import retried
 from .stream_events import (
     acknowledged_count,
     dynamodb_stream_event,
@@ -144,8 +145,13 @@ class Draws:
         if size >= min(played.batch_size, available) and acknowledged == size:
             self.full_batch_done = True
 
+    #: The fields a producer stamps anew on every send (`producers.retried`).
+    volatile: Sequence[str] = ()
+
     def copy(self, again: dict[str, Any]) -> dict[str, Any]:
-        """`again`, a message delivered again under a new id, noted as a copy."""
+        """`again`, a message delivered again under a new id, as its producer sends it again
+        (`producers.retried`), noted as a copy."""
+        again = retried(again, self.rng, self.volatile)
         self.copied.add(record_id(again))
         return again
 
