@@ -118,6 +118,26 @@ def reports_failures(ledger: Ledger) -> Handler:
     return handler
 
 
+def goes_on_after_a_failure(ledger: Ledger) -> Handler:
+    """A transactional inbox that reports a failed message and goes on with the rest of the
+    batch, as a processor built for standard queues does: on a FIFO queue it acknowledges a
+    group's later messages after an earlier one failed."""
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        failed = []
+        for identifier, message in _items(event):
+            event_id = str(message["event_id"])
+            actions = [{"Put": ledger.mark(event_id)}, {"Update": ledger.effect(event_id)}]
+            try:
+                ledger.dynamodb.transact_write_items(TransactItems=actions)
+            except ClientError as error:
+                if not cancelled_by_condition(error):
+                    failed.append({"itemIdentifier": identifier})
+        return {"batchItemFailures": failed}
+
+    return handler
+
+
 def partial_responses_without_the_setting(ledger: Ledger) -> Deployed:
     """`reports_failures`, deployed without `FunctionResponseTypes`: Lambda ignores what it
     reports and deletes (checkpoints) the whole batch."""

@@ -1,6 +1,6 @@
 """The effectively-once check against the zoo of broken consumers (devkit.zoo): how many seeds
 of 0-49 it catches each, on SQS standard, SQS FIFO, Kafka, Kinesis and DynamoDB Streams, and
-the control that must pass.
+the controls that must pass.
 
     .venv/bin/python scripts/effectively_once_zoo.py [--seeds 50]
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from devkit.zoo import SOURCES, table, transactional_inbox, verdict
+from devkit.zoo import CONTROLS, SOURCES, table, verdict
 
 
 def main() -> None:
@@ -24,12 +24,12 @@ def main() -> None:
     for name, source, caught, said in rows:
         how = ", ".join(f"{finding} {n}" for finding, n in said.most_common())
         print(f"| {name} | {source} | {caught} | {how} |")
-    for source in SOURCES:
-        failed = [seed for seed in seeds if verdict(transactional_inbox, source, seed)]
-        print(
-            f"| transactional inbox (control) | {source} | {len(failed)} | passes {len(seeds) - len(failed)} |"
-        )
-    runs = len(seeds) * (len(rows) + len(SOURCES))
+    for name, control in CONTROLS.items():
+        for source in SOURCES:
+            failed = [seed for seed in seeds if verdict(control, source, seed)]
+            passed = len(seeds) - len(failed)
+            print(f"| {name} (control) | {source} | {len(failed)} | passes {passed} |")
+    runs = len(seeds) * (len(rows) + len(CONTROLS) * len(SOURCES))
     print(f"\n{runs} runs in {time.monotonic() - started:.1f} s")
 
 

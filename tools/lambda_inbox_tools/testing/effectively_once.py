@@ -89,6 +89,10 @@ class Report:
     fault_writes: Counter[int] = field(default_factory=Counter)
     #: Invocations that ended with an exception of the handler's own.
     raised: int = 0
+    #: FIFO responses judged for order (`order`), and the messages they acknowledged after an
+    #: earlier message of their group failed ("GROUP: LATER after FAILED").
+    order_checks: int = 0
+    out_of_order: list[str] = field(default_factory=list)
     #: Keys found without their effect before an owed redelivery repeated their messages.
     lost_early: set[str] = field(default_factory=set)
     effects: Counter[Hashable] = field(default_factory=Counter)
@@ -100,7 +104,8 @@ class Report:
         return (
             f"{self.messages} messages in {self.invocations} invocations ({self.deliveries} "
             f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
-            f"{self.replays} rewinds, {self.owed_rounds} rounds for owed faults; faults: {faults}; {self.settings}; seed {self.seed})"
+            f"{self.replays} rewinds, {self.owed_rounds} rounds for owed faults, "
+            f"{self.order_checks} responses judged for order; faults: {faults}; {self.settings}; seed {self.seed})"
         )
 
 
@@ -290,6 +295,7 @@ def check_effectively_once(
         draws.new_ids,
         draws.rewinds,
     )
+    report.order_checks, report.out_of_order = draws.order_checks, draws.out_of_order
     report.effects = Counter(effects())  # a mapping key -> count, or one entry per effect
     _verdict(records, key, report)
     return report
@@ -305,6 +311,7 @@ def _again(draws: Draws) -> Draws:
         done=draws.done,
         witness=draws.witness,
         volatile=draws.volatile,
+        out_of_order=draws.out_of_order,
     )
 
 
@@ -331,21 +338,19 @@ def _play_what_is_owed(
     owed = owed_deliveries(records, draws)
     if owed:
         report.owed_rounds += 1
-        again = Draws(
-            draws.rng, 0.0, draws.has_effect, witness=draws.witness, volatile=draws.volatile
-        )
+        again = _again(draws)
         play(owed, driver, again, played)
+        draws.order_checks += again.order_checks
     for _ in range(OWED_ROUNDS):
         if not (driver.owed and driver.wrote):
             return
         observed = [r for r in records if record_id(r) in draws.observed]
         draws.witness(observed)
         driver.last_round = True
-        again = Draws(
-            draws.rng, 0.0, draws.has_effect, witness=draws.witness, volatile=draws.volatile
-        )
+        again = _again(draws)
         report.owed_rounds += 1
         play([redeliver(r) if "messageId" in r else r for r in records], driver, again, played)
+        draws.order_checks += again.order_checks
 
 
 def _source(records: Sequence[Record]) -> str:
@@ -385,9 +390,15 @@ def _verdict(
     lost = sorted({str(k) for k in expected if report.effects[k] == 0} | report.lost_early)
     twice = sorted(f"{k} x{n}" for k, n in report.effects.items() if k in expected and n > 1)
     unexpected = sorted(str(k) for k, n in report.effects.items() if k not in expected and n)
+    labelled = (
+        ("lost", lost),
+        ("applied twice", twice),
+        ("unexpected", unexpected),
+        ("acknowledged out of order", report.out_of_order),
+    )
     problems = [
         f"{label}: {', '.join(keys[:20])}{' ...' if len(keys) > 20 else ''}"
-        for label, keys in (("lost", lost), ("applied twice", twice), ("unexpected", unexpected))
+        for label, keys in labelled
         if keys
     ]
     if problems:

@@ -25,6 +25,7 @@ from ..local.kafka_poller import KafkaRecord, next_positions
 from ..local.sqs_poller import messages_to_delete
 from .events import kafka_event, record_id, redeliver, sqs_event
 from .mapping import Played
+from .order import acknowledged_after_a_failure
 from .producers import retried
 from .stream_events import (
     acknowledged_count,
@@ -145,6 +146,9 @@ class Draws:
         if size >= min(played.batch_size, available) and acknowledged == size:
             self.full_batch_done = True
 
+    #: FIFO responses judged for order, and what they acknowledged out of order (`order`).
+    order_checks: int = 0
+    out_of_order: list[str] = field(default_factory=list)
     #: The fields a producer stamps anew on every send (`producers.retried`).
     volatile: Sequence[str] = ()
 
@@ -200,6 +204,10 @@ def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, played: Pl
                 queue.insert(rng.randint(0, len(queue)), draws.copy(new_sqs_id(record)))
 
 
+def _group(record: Record) -> str:
+    return str(record["attributes"]["MessageGroupId"])
+
+
 def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: Played) -> None:
     """A FIFO queue: each message group in order, one batch of a group in flight at a time;
     a message not acknowledged, and the rest of its group, come first again. An acknowledged
@@ -219,12 +227,20 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
             room = batch_size - len(batch)
             if room <= 0:
                 break
-            count = rng.randint(1, min(room, len(groups[group])))
+            most = min(room, len(groups[group]))
+            # While faults are owed, a group brings two messages at least: an owed fault lands
+            # on the batch's first write, before a later message of the same group.
+            least = min(2, most) if driver.faults_owed and not batch else 1
+            count = rng.randint(least, most)
             batch += [groups[group].popleft() for _ in range(count)]
             taken[group] = count
-        acked = _acknowledged(
-            batch, driver.invoke(sqs_event(*batch), len(batch), draws.fresh(batch)), played
-        )
+        response = driver.invoke(sqs_event(*batch), len(batch), draws.fresh(batch))
+        acked = _acknowledged(batch, response, played)
+        if response is not None and played.report_batch_item_failures:
+            draws.order_checks += 1
+            draws.out_of_order += acknowledged_after_a_failure(
+                batch, acked, _group, lambda r: str(r["messageId"])
+            )
         draws.delivered(len(batch), len(acked), played, available)
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for group in taken:
