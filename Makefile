@@ -26,7 +26,7 @@ help:
 	@echo "         \"check\" profile; within a minute"
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
 	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source,"
-	@echo "         the deadline races on the wall clock (SOAK_* variables raise them; CI runs it)"
+	@echo "         the zoo of broken consumers on 50 seeds, the deadline races on the wall clock (SOAK_* variables raise them; CI runs it)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-build: built with --strict and checked)"
 	@echo "  starter-check: a project of each kind from starter/, its sam validate --lint and its tests"
 	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
@@ -134,7 +134,7 @@ build: venv
 # The inner loop: lint beside the tests that start no service (moto, fakes, in-memory AWS), on
 # both cores. Hypothesis's "check" profile (tests/conftest.py) caps every property at 30
 # examples; fuzzing runs 20 examples per source in memory, 3 on moto; the zoo of broken
-# consumers plays 5 seeds (tests/unit/test_effectively_once_zoo.py; 50 in `make test`).
+# consumers plays 5 seeds (tests/unit/test_effectively_once_zoo.py; 50 in `make soak`).
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
 
@@ -148,6 +148,7 @@ SOAK_CHAOS_DELIVERIES ?= 3000
 SOAK_FUZZ_EXAMPLES ?= 500
 SOAK_FUZZ_MOTO_EXAMPLES ?= 10
 SOAK_STATEFUL_EXAMPLES ?= 30
+SOAK_ZOO_SEEDS ?= 50
 
 # The lints side by side, then the whole suite on four workers (each starts its own DynamoDB
 # Local): on two cores, four keep both busy while tests wait on deadlines, subprocesses and Java.
@@ -157,14 +158,16 @@ test: venv dynamodb-local
 
 # The long runs `make test` keeps short (docs/PERFORMANCE.md, "The test suite's time"): the chaos
 # test at 3,000 deliveries, the fuzzing at 500 examples per source, the stateful model at 30
-# examples, and the tests marked `soak` (the deadline races on the wall clock). Raise them with SOAK_CHAOS_DELIVERIES,
+# examples, the zoo of broken consumers on 50 seeds, and the tests marked `soak` (the deadline
+# races on the wall clock). Raise them with SOAK_CHAOS_DELIVERIES,
 # SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES and SOAK_STATEFUL_EXAMPLES.
 soak: venv dynamodb-local
 	CHAOS_SUITE_DELIVERIES=$(SOAK_CHAOS_DELIVERIES) INBOX_FUZZ_EXAMPLES=$(SOAK_FUZZ_EXAMPLES) \
 		INBOX_FUZZ_MOTO_EXAMPLES=$(SOAK_FUZZ_MOTO_EXAMPLES) CHAOS_STATEFUL_EXAMPLES=$(SOAK_STATEFUL_EXAMPLES) \
-		$(BIN)/pytest -q -n 4 --dist worksteal \
+		ZOO_SEEDS=$(SOAK_ZOO_SEEDS) $(BIN)/pytest -q -n 4 --dist worksteal \
 		tests/integration/test_chaos.py tests/unit/test_fuzz_events.py \
-		tests/integration/test_stateful_model.py tests/unit/test_deadline.py
+		tests/integration/test_stateful_model.py tests/unit/test_deadline.py \
+		tests/unit/test_effectively_once_zoo.py
 
 # The suite (unit and integration) on the Lambda runtime's Python, in its own virtualenv.
 VENV313 := .venv313
