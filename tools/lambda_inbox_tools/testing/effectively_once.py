@@ -327,8 +327,8 @@ def _play_what_is_owed(
     play: Callable[[Sequence[Record], _Driver, Draws, Played], None],
     report: Report,
 ) -> None:
-    """A run whose invocations ended before every owed fault fired (few, full batches) is given
-    the chance: every message delivered again (a duplicate of each SQS message, a rewind of
+    """A run whose invocations ended before every owed fault fired, or before a batch as full as
+    the source can hand over, is given the chance: every message delivered again (a duplicate of each SQS message, a rewind of
     each Kafka partition and shard to its start), the effects of the messages under observation
     witnessed first, so the redelivery cannot hide a loss. Before that, the duplicate and the
     new-id delivery the draws never found room for (`players.owed_deliveries`)."""
@@ -342,7 +342,7 @@ def _play_what_is_owed(
         play(owed, driver, again, played)
         draws.order_checks += again.order_checks
     for _ in range(OWED_ROUNDS):
-        if not (driver.owed and driver.wrote):
+        if not (driver.owed and driver.wrote) and draws.full_batch_done:
             return
         observed = [r for r in records if record_id(r) in draws.observed]
         draws.witness(observed)
@@ -351,6 +351,7 @@ def _play_what_is_owed(
         report.owed_rounds += 1
         play([redeliver(r) if "messageId" in r else r for r in records], driver, again, played)
         draws.order_checks += again.order_checks
+        draws.full_batch_done = draws.full_batch_done or again.full_batch_done
 
 
 def _source(records: Sequence[Record]) -> str:

@@ -131,19 +131,22 @@ class Draws:
 
     #: Whether a batch as full as the records allowed was acknowledged whole.
     full_batch_done: bool = False
+    #: The fullest batch the source can hand over (the player sets it): `BatchSize`, or fewer
+    #: when the records (of a shard, a partition) are fewer.
+    full_size: int = 1
 
     def room(self, driver: Driver, played: Played, available: int) -> int:
-        """The most records the next batch holds: `BatchSize` (played whole first: a consumer
-        that cannot take a full batch is caught there); once a full batch went through, fewer
-        while faults are owed, so that each owed fault finds a batch of first deliveries."""
+        """The most records the next batch holds: fewer than `BatchSize` while faults are owed,
+        so that each owed fault finds new work; then `BatchSize`. (A full batch is owed too:
+        `full_batch_done`, played at the end if the run gave none.)"""
         owed = driver.faults_owed
-        if owed and self.full_batch_done:
+        if owed:
             return max(1, min(played.batch_size, available // (owed + 1)))
         return played.batch_size
 
-    def delivered(self, size: int, acknowledged: int, played: Played, available: int) -> None:
-        """After an invocation of `size` records (of `available`), `acknowledged` of them."""
-        if size >= min(played.batch_size, available) and acknowledged == size:
+    def delivered(self, size: int, acknowledged: int) -> None:
+        """After an invocation of `size` records, `acknowledged` of them."""
+        if size >= self.full_size and acknowledged == size:
             self.full_batch_done = True
 
     #: FIFO responses judged for order, and what they acknowledged out of order (`order`).
@@ -186,13 +189,14 @@ def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, played: Pl
     rng = draws.rng
     queue = list(records)
     rng.shuffle(queue)
+    draws.full_size = min(played.batch_size, len(queue))
     while queue:
-        available, room = len(queue), draws.room(driver, played, len(queue))
+        room = draws.room(driver, played, len(queue))
         batch, queue = queue[:room], queue[room:]
         acked = _acknowledged(
             batch, driver.invoke(sqs_event(*batch), len(batch), draws.fresh(batch)), played
         )
-        draws.delivered(len(batch), len(acked), played, available)
+        draws.delivered(len(batch), len(acked))
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for record in batch:
             if str(record["messageId"]) not in acked:  # visible again after its timeout
@@ -216,6 +220,7 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
     groups: dict[str, deque[dict[str, Any]]] = {}
     for record in records:
         groups.setdefault(record["attributes"]["MessageGroupId"], deque()).append(dict(record))
+    draws.full_size = min(played.batch_size, max(len(lane) for lane in groups.values()))
     while any(groups.values()):
         open_groups = [g for g, lane in groups.items() if lane]
         rng.shuffle(open_groups)
@@ -241,7 +246,7 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
             draws.out_of_order += acknowledged_after_a_failure(
                 batch, acked, _group, lambda r: str(r["messageId"])
             )
-        draws.delivered(len(batch), len(acked), played, available)
+        draws.delivered(len(batch), len(acked))
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for group in taken:
             mine = [r for r in batch if r["attributes"]["MessageGroupId"] == group]
@@ -343,6 +348,7 @@ def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, played:
         lanes.setdefault(shard_of(record), []).append(dict(record))
     for lane in lanes.values():
         lane.sort(key=lambda r: int(record_sequence(r)))
+    draws.full_size = min(played.batch_size, max(map(len, lanes.values())))
     position = dict.fromkeys(lanes, 0)
     while True:
         _draw_rewinds(lanes, position, draws)
@@ -361,7 +367,7 @@ def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, played:
             done = batch[: acknowledged_count(batch, response)]
         else:  # Lambda does not read the response: the whole batch is checkpointed
             done = batch
-        draws.delivered(len(batch), len(done), played, available)
+        draws.delivered(len(batch), len(done))
         draws.observe(driver, done)
         position[name] += len(done)
         for record in done:
@@ -381,6 +387,8 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, played: 
         lanes.setdefault(f"{record['topic']}-{record['partition']}", []).append(dict(record))
     for lane in lanes.values():
         lane.sort(key=lambda r: int(r["offset"]))
+    fullest = len(records) if played.batching_window > 0 else max(map(len, lanes.values()))
+    draws.full_size = min(played.batch_size, fullest)
     position = dict.fromkeys(lanes, 0)
     while True:
         _draw_rewinds(lanes, position, draws)
@@ -416,7 +424,7 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, played: 
             for name, mine in taken.items()
         }
         acknowledged = [r for records_done in done.values() for r in records_done]
-        draws.delivered(len(batch), len(acknowledged), played, available)
+        draws.delivered(len(batch), len(acknowledged))
         draws.observe(driver, acknowledged)
         for name, records_done in done.items():
             position[name] += len(records_done)
