@@ -32,6 +32,7 @@ from lambda_inbox_tools.testing import (
 from .zoo_dynamodb import (
     every_cancellation_a_duplicate,
     ignores_unprocessed_items,
+    reads_then_writes,
     retries_unprocessed_items,
 )
 from .zoo_ledger import OK, RUN, cancelled_by_condition, deliveries
@@ -183,6 +184,8 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     # Keyed by something a producer's retry changes (devkit.zoo_producers).
     "key is a hash of the body's bytes": keyed_by_body_hash,
     "key is a hash of the event with its sent_at": keyed_by_event_hash,
+    # Two invocations holding the same message (tools/lambda_inbox_tools/testing/overlap.py).
+    "reads, then writes without a condition": reads_then_writes,
     # Order (tools/lambda_inbox_tools/testing/order.py).
     "goes on after a failure in its group": goes_on_after_a_failure,
 }
@@ -214,6 +217,10 @@ MESSAGES: dict[Callable[[Ledger], Handler], int] = {
 }
 
 
+_ONE_AT_A_TIME = (
+    "one invocation holds a FIFO group, a partition or a shard at a time: no two hold the same "
+    "message (the check plays overlapping invocations on standard queues only)"
+)
 _NO_PRODUCER_RETRY = (
     "a DynamoDB stream has no producer retry: an item written again unchanged makes no record"
 )
@@ -231,6 +238,12 @@ SOUND_ON: dict[str, dict[str, str]] = {
     },
     "goes on after a failure in its group": {
         "sqs": "a standard queue promises no order",
+    },
+    "reads, then writes without a condition": {
+        "fifo": _ONE_AT_A_TIME,
+        "kafka": _ONE_AT_A_TIME,
+        "kinesis": _ONE_AT_A_TIME,
+        "dynamodb": _ONE_AT_A_TIME,
     },
     "key is a hash of the body's bytes": {"dynamodb": _NO_PRODUCER_RETRY},
     "key is a hash of the event with its sent_at": {"dynamodb": _NO_PRODUCER_RETRY},

@@ -67,3 +67,23 @@ def ignores_unprocessed_items(ledger: Ledger) -> Handler:
 def retries_unprocessed_items(ledger: Ledger) -> Handler:
     """The same, sending `UnprocessedItems` again until none are left (the control)."""
     return _batch_writer(ledger, retry_unprocessed=True)
+
+
+def reads_then_writes(ledger: Ledger) -> Handler:
+    """Reads whether the message is marked, then commits the mark and the effect in one
+    transaction whose mark has no condition: sound one invocation at a time, but two
+    invocations holding the same message both read "not marked" and both apply it."""
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        for _, message in deliveries(event):
+            event_id = str(message["event_id"])
+            if ledger.marked(event_id):
+                continue
+            actions = [
+                {"Put": ledger.mark(event_id, conditional=False)},
+                {"Update": ledger.effect(event_id)},
+            ]
+            ledger.dynamodb.transact_write_items(TransactItems=actions)
+        return OK
+
+    return handler

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -49,6 +50,8 @@ class MemoryAws:
         self.queues: dict[str, MemoryQueue] = {}
         self._clock = clock
         self._session = boto3.session.Session()
+        #: One request answered at a time: each is atomic, as DynamoDB's and SQS's are.
+        self._lock = threading.Lock()
 
     @overload
     def client(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
@@ -99,7 +102,8 @@ class MemoryAws:
         """The HTTP status and the parsed answer botocore would return."""
         answer = self._dynamodb if service == "dynamodb" else self._sqs
         try:
-            parsed = answer(operation, params)
+            with self._lock:
+                parsed = answer(operation, params)
         except MemoryAwsError as error:
             body = {"Error": {"Code": error.code, "Message": error.message}, **error.extra}
             return _http(400), {**body, "ResponseMetadata": _metadata(400)}

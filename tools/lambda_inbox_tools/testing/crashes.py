@@ -74,10 +74,13 @@ class CrashSwitch:
         self._hooked: list[tuple[Any, str, str]] = []
         #: The event systems of the hooked clients (a client and its wrappers share one).
         self.covered: set[int] = set()
+        #: The DynamoDB clients hooked.
+        self.clients: list[Any] = []
         for client in clients:
             if client.meta.service_model.service_name != "dynamodb":
                 continue
             self.covered.add(id(client.meta.events))
+            self.clients.append(client)
             for operation in WRITE_OPERATIONS:
                 for when in ("before", "after"):
                     event = f"{when}-call.dynamodb.{operation}"

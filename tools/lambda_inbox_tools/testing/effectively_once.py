@@ -47,6 +47,7 @@ from typing import Any
 from .crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When, uncovered_writes
 from .events import record_id, redeliver
 from .mapping import Played, played_settings
+from .overlap import overlapping
 from .players import Draws, owed_deliveries, play_fifo, play_kafka, play_sqs, play_stream
 
 Record = Mapping[str, Any]
@@ -71,6 +72,8 @@ class Report:
     #: The event source mapping settings played (`mapping`): the template's unless overridden.
     settings: Played | None = None
     invocations: int = 0
+    #: Times two invocations held the same SQS message at once (`overlap`).
+    overlaps: int = 0
     #: Times every message was delivered again at the end for a fault the run still owed.
     owed_rounds: int = 0
     deliveries: int = 0
@@ -105,7 +108,8 @@ class Report:
             f"{self.messages} messages in {self.invocations} invocations ({self.deliveries} "
             f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
             f"{self.replays} rewinds, {self.owed_rounds} rounds for owed faults, "
-            f"{self.order_checks} responses judged for order; faults: {faults}; {self.settings}; seed {self.seed})"
+            f"{self.order_checks} responses judged for order, {self.overlaps} overlapping "
+            f"invocations; faults: {faults}; {self.settings}; seed {self.seed})"
         )
 
 
@@ -139,6 +143,36 @@ class _Driver:
     @property
     def faults_owed(self) -> int:
         return len(self.owed) if self.switch is not None else 0
+
+    @property
+    def can_overlap(self) -> bool:
+        """Whether two invocations can be played at once (the clients are known)."""
+        return self.switch is not None
+
+    def invoke_overlapping(self, events: list[tuple[dict[str, Any], int]]) -> list[Any]:
+        """Invocations at once on threads of their own, no fault armed (`overlap`); each one's
+        response, None where it raised."""
+        if self.switch is None:
+            raise ValueError("overlapping invocations need the handler's clients")
+        self.report.invocations += len(events)
+        self.report.deliveries += sum(size for _, size in events)
+        self.report.overlaps += 1
+        self.failing_in_a_row = 0
+
+        def invocation(event: dict[str, Any]) -> Callable[[], Any]:
+            def run() -> Any:
+                try:
+                    return self.call(event)
+                except UncoveredWrite:
+                    raise
+                except Exception as error:  # a failed invocation
+                    self.last_error = error
+                    return None
+
+            return run
+
+        self.last_fault = None
+        return overlapping([invocation(event) for event, _ in events], self.switch.clients)
 
     def invoke(self, event: dict[str, Any], size: int, fresh: bool = True) -> Any:
         report = self.report

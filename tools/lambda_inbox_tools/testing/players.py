@@ -48,6 +48,15 @@ class Driver(Protocol):
         """How many of the faults every run owes have not fired yet."""
         ...
 
+    @property
+    def can_overlap(self) -> bool:
+        """Whether `invoke_overlapping` can be played."""
+        ...
+
+    def invoke_overlapping(self, events: list[tuple[dict[str, Any], int]]) -> list[Any]:
+        """Invocations at once, on threads; each one's response (None: it failed)."""
+        ...
+
     def invoke(self, event: dict[str, Any], size: int, fresh: bool) -> Any:
         """The handler's response, or None when the invocation crashed or raised. `fresh`: the
         batch starts with a first delivery (where an owed fault lands on new work)."""
@@ -152,6 +161,8 @@ class Draws:
     #: FIFO responses judged for order, and what they acknowledged out of order (`order`).
     order_checks: int = 0
     out_of_order: list[str] = field(default_factory=list)
+    #: Two invocations holding the same SQS message at once, owed once a run (`overlap`).
+    owed_overlap: bool = True
     #: The fields a producer stamps anew on every send (`producers.retried`).
     volatile: Sequence[str] = ()
 
@@ -193,6 +204,9 @@ def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, played: Pl
     while queue:
         room = draws.room(driver, played, len(queue))
         batch, queue = queue[:room], queue[room:]
+        if _overlap_now(batch, driver, draws):
+            queue[:0] = _play_overlap(batch, driver, draws, played)
+            continue
         acked = _acknowledged(
             batch, driver.invoke(sqs_event(*batch), len(batch), draws.fresh(batch)), played
         )
@@ -210,6 +224,33 @@ def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, played: Pl
 
 def _group(record: Record) -> str:
     return str(record["attributes"]["MessageGroupId"])
+
+
+def _overlap_now(batch: Sequence[Record], driver: Driver, draws: Draws) -> bool:
+    """The owed overlap, once the owed faults fired, on a batch that starts with new work."""
+    return (
+        draws.owed_overlap
+        and draws.duplicate_rate > 0
+        and driver.can_overlap
+        and not driver.faults_owed
+        and draws.fresh(batch)
+    )
+
+
+def _play_overlap(
+    batch: Sequence[Record], driver: Driver, draws: Draws, played: Played
+) -> list[dict[str, Any]]:
+    """`batch`, and its first message again in a second invocation at once (its visibility
+    timeout lapsed). Only the later receipt deletes it (SQS: an older receipt handle may not);
+    what is not acknowledged comes back (returned, first in the queue)."""
+    draws.owed_overlap = False
+    shared = redeliver(batch[0])
+    first, second = driver.invoke_overlapping(
+        [(sqs_event(*batch), len(batch)), (sqs_event(shared), 1)]
+    )
+    acked = _acknowledged(batch[1:], first, played) | _acknowledged([shared], second, played)
+    draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
+    return [redeliver(r) for r in batch if str(r["messageId"]) not in acked]
 
 
 def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: Played) -> None:

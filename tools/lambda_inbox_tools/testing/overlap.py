@@ -1,0 +1,85 @@
+"""Two invocations holding the same SQS message at once, as when its visibility timeout lapses
+while the first invocation still runs: on real threads, each invocation's first DynamoDB write
+held until the other has reached its own (or finished, or `MEET_SECONDS` passed), so both have
+read what they read before either writes: the interleaving a read-then-write without a
+condition does not survive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .crashes import WRITE_OPERATIONS
+
+__all__ = ["MEET_SECONDS", "overlapping"]
+
+#: How long a first write waits for the other invocation's before going on alone.
+MEET_SECONDS = 2.0
+
+
+class _Meeting:
+    """The first writes of the threads that `join` wait for one another."""
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties, timeout=MEET_SECONDS)
+        self.local = threading.local()
+
+    def join(self) -> None:
+        self.local.member = True
+
+    def leave(self) -> None:
+        """A thread done: the others no longer wait for its first write."""
+        if not getattr(self.local, "met", False):
+            self.barrier.abort()
+
+    def hook(self, **_: Any) -> None:
+        if not getattr(self.local, "member", False) or getattr(self.local, "met", False):
+            return
+        self.local.met = True
+        with contextlib.suppress(threading.BrokenBarrierError):
+            self.barrier.wait()
+
+
+def overlapping(calls: Sequence[Callable[[], Any]], clients: Iterable[Any]) -> list[Any]:
+    """Run `calls` each on a thread of its own, released together, their first DynamoDB writes
+    through `clients` meeting; their results, in order. An exception in a thread is raised here
+    once all have ended."""
+    meeting = _Meeting(len(calls))
+    hooked: list[tuple[Any, str, str]] = []
+    for client in clients:
+        for operation in WRITE_OPERATIONS:
+            event = f"before-call.dynamodb.{operation}"
+            unique = f"lambda-inbox-overlap-{id(meeting)}-{operation}"
+            client.meta.events.register_first(event, meeting.hook, unique_id=unique)
+            hooked.append((client, event, unique))
+    start = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+    errors: list[BaseException] = []
+
+    def run(index: int) -> None:
+        meeting.join()
+        try:
+            start.wait()
+            results[index] = calls[index]()
+        except BaseException as error:  # raised again by the calling thread
+            errors.append(error)
+        finally:
+            meeting.leave()
+
+    threads = [
+        threading.Thread(target=run, args=(n,), name=f"overlap-{n}") for n in range(len(calls))
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        for client, event, unique in hooked:
+            client.meta.events.unregister(event, unique_id=unique)
+    if errors:
+        raise errors[0]
+    return results
