@@ -4,27 +4,38 @@ It plays the event source against the handler (`players`) with what brokers and 
 do, drawn from a seeded random generator (a failure names its seed, so it reproduces). Every run,
 whatever the draws:
 
+- **The function's own event source mapping** (`mapping`): its template's `BatchSize` and
+  `FunctionResponseTypes` (without `ReportBatchItemFailures` the response is not read and the
+  batch is deleted or checkpointed whole), the arguments overriding them.
 - **SQS standard**: messages in any order, at least one acknowledged message delivered again
   (same `messageId`), every message a response reports or a failed invocation leaves delivered
-  again with its receive count raised. **SQS FIFO** (records with a `MessageGroupId`, from a
-  `.fifo` queue): each group in order, a message not acknowledged and the rest of its group first
-  again, an acknowledged batch whose deletion was lost delivered whole again.
-- **Kafka**: partitions interleaved, each in offset order, at most `batch_size` records an
+  again with its receive count raised; two invocations holding one message at once (`overlap`).
+  **SQS FIFO** (records with a `MessageGroupId`, from a `.fifo` queue): each group in order, a
+  message not acknowledged and the rest of its group first again, an acknowledged batch whose
+  deletion was lost delivered whole again; a response acknowledging a message after an earlier
+  one of its group failed is named (`order`).
+- **Kafka**: partitions interleaved, each in offset order, at most `BatchSize` records an
   invocation; a failed batch again from its first reported offset; every partition rewound at
   least once to an earlier committed offset (a rebalance).
 - **Kinesis and DynamoDB Streams**: shards interleaved, one shard an invocation (Lambda's rule),
-  each in sequence order, at most `batch_size` records; a failed invocation again whole; a
+  each in sequence order, at most `BatchSize` records; a failed invocation again whole; a
   partial response from the lowest sequence number it names; every shard rewound at least once
   to an earlier checkpoint.
 - **A new id**: at least one acknowledged message (that causes an effect) delivered again under
-  a new id, a new SQS `messageId`, a new Kafka offset or a new Kinesis sequence number, as a
-  producer retry or a redrive after a commit whose acknowledgement was lost does. A consumer
-  keyed by its delivery id fails here. (DynamoDB Streams have no such retry: an item written
-  again unchanged makes no stream record, so the `eventID` is a sound key there.)
-- **Faults in writes** (`crashes.CrashSwitch`), at the first write of an invocation and then at
-  any write, drawn over all of them: the runtime dies just before a DynamoDB write, or just after
-  it (the event source then delivers the whole batch again), and a write fails with an error
-  after the SDK's retries (the handler sees it). Each kind at least once, if the handler writes.
+  a new id, a new SQS `messageId`, a new Kafka offset or a new Kinesis sequence number, its
+  payload serialized again with its `volatile` fields restamped (`producers`), as a producer
+  retry or a redrive after a commit whose acknowledgement was lost does. (DynamoDB Streams have
+  no such retry: an item written again unchanged makes no stream record.)
+- **Faults in writes** (`crashes.CrashSwitch`), each owed kind at the first write of an
+  invocation of new work, then drawn at any write: the runtime dies just before a DynamoDB write
+  or just after it, a write fails after the SDK's retries, and DynamoDB's own failure of a write
+  (`dynamodb_answers`: cancellations for `TransactionConflict` or `ThrottlingError`,
+  `TransactionConflictException`, `UnprocessedItems`).
+- **What is owed, kept**: batches smaller while faults are owed; a batch as full as the source
+  can hand over; what a run still owes played at its end, the effects of the messages under
+  observation witnessed first.
+
+See docs/testing.md, "The effectively-once check", for what it cannot see.
 
 A handler whose DynamoDB writes the check cannot reach (a plain function without `clients`) is
 refused at its first write, naming `clients`; one that writes nothing needs none. When every
@@ -45,10 +56,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When, uncovered_writes
-from .events import record_id, redeliver
+from .events import record_id
 from .mapping import Played, played_settings
 from .overlap import overlapping
-from .players import Draws, owed_deliveries, play_fifo, play_kafka, play_sqs, play_stream
+from .owed import play_what_is_owed
+from .players import Draws, play_fifo, play_kafka, play_sqs, play_stream
 
 Record = Mapping[str, Any]
 Effects = Callable[[], Iterable[Hashable] | Mapping[Hashable, int]]
@@ -318,7 +330,7 @@ def check_effectively_once(
             if crash_rate > 0:  # faults in writes are played: every write must be reachable
                 watching.enter_context(uncovered_writes(switch.covered if switch else set()))
             play(records, driver, draws, played)
-            _play_what_is_owed(records, driver, draws, played, play, report)
+            play_what_is_owed(records, driver, draws, played, play, report)
     except UncoveredWrite as uncovered:
         raise ValueError(str(uncovered)) from None
     finally:
@@ -333,59 +345,6 @@ def check_effectively_once(
     report.effects = Counter(effects())  # a mapping key -> count, or one entry per effect
     _verdict(records, key, report)
     return report
-
-
-def _again(draws: Draws) -> Draws:
-    """Draws for a last round: no chance duplicates, new ids or rewinds; the rest as `draws`."""
-    return Draws(
-        draws.rng,
-        0.0,
-        draws.has_effect,
-        identity=draws.identity,
-        done=draws.done,
-        witness=draws.witness,
-        volatile=draws.volatile,
-        out_of_order=draws.out_of_order,
-    )
-
-
-#: Rounds of delivering everything again at the end, for the faults a run still owes.
-OWED_ROUNDS = 3
-
-
-def _play_what_is_owed(
-    records: Sequence[Record],
-    driver: _Driver,
-    draws: Draws,
-    played: Played,
-    play: Callable[[Sequence[Record], _Driver, Draws, Played], None],
-    report: Report,
-) -> None:
-    """A run whose invocations ended before every owed fault fired, or before a batch as full as
-    the source can hand over, is given the chance: every message delivered again (a duplicate of each SQS message, a rewind of
-    each Kafka partition and shard to its start), the effects of the messages under observation
-    witnessed first, so the redelivery cannot hide a loss. Before that, the duplicate and the
-    new-id delivery the draws never found room for (`players.owed_deliveries`)."""
-    if draws.observed and (draws.owed_duplicate or draws.owed_new_id):
-        draws.witness([r for r in records if record_id(r) in draws.observed])
-        draws.observed.clear()
-    owed = owed_deliveries(records, draws)
-    if owed:
-        report.owed_rounds += 1
-        again = _again(draws)
-        play(owed, driver, again, played)
-        draws.order_checks += again.order_checks
-    for _ in range(OWED_ROUNDS):
-        if not (driver.owed and driver.wrote) and draws.full_batch_done:
-            return
-        observed = [r for r in records if record_id(r) in draws.observed]
-        draws.witness(observed)
-        driver.last_round = True
-        again = _again(draws)
-        report.owed_rounds += 1
-        play([redeliver(r) if "messageId" in r else r for r in records], driver, again, played)
-        draws.order_checks += again.order_checks
-        draws.full_batch_done = draws.full_batch_done or again.full_batch_done
 
 
 def _source(records: Sequence[Record]) -> str:

@@ -300,42 +300,6 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
                     groups[group].append(draws.copy(new_sqs_id(record)))
 
 
-#: How far past a partition's or shard's last position an owed copy goes (gaps are normal).
-OWED_COPY_GAP = 1000
-
-
-def owed_deliveries(records: Sequence[Record], draws: Draws) -> list[dict[str, Any]]:
-    """What a run still owes at its end, when every acknowledged message was under
-    observation: a duplicate of an SQS message, and a message under a new id (not on a
-    DynamoDB stream). Counted as played."""
-    owed: list[dict[str, Any]] = []
-    rng = draws.rng
-    if draws.owed_duplicate and "messageId" in records[0]:
-        owed.append(redeliver(rng.choice(list(records))))
-        draws.owed_duplicate, draws.duplicates = False, draws.duplicates + 1
-    with_effect = [r for r in records if draws.has_effect(r)]
-    if draws.owed_new_id and with_effect and "dynamodb" not in records[0]:
-        record = rng.choice(with_effect)
-        gap = OWED_COPY_GAP + len(draws.copied)
-        if "messageId" in record:
-            again = new_sqs_id(record)
-        elif "kinesis" in record:
-            shard = shard_of(record)
-            last = max(int(record_sequence(r)) for r in records if shard_of(r) == shard)
-            again = produced_again(record, str(last + gap))
-        else:
-            again = copy.deepcopy(dict(record))
-            same = [
-                r
-                for r in records
-                if (r["topic"], r["partition"]) == (again["topic"], again["partition"])
-            ]
-            again["offset"] = max(int(r["offset"]) for r in same) + gap
-        owed.append(draws.copy(again))
-        draws.owed_new_id, draws.new_ids = False, draws.new_ids + 1
-    return owed
-
-
 Lanes = dict[str, list[dict[str, Any]]]
 
 
