@@ -184,9 +184,9 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     # Keyed by something a producer's retry changes (devkit.zoo_producers).
     "key is a hash of the body's bytes": keyed_by_body_hash,
     "key is a hash of the event with its sent_at": keyed_by_event_hash,
-    # Two invocations holding the same message (tools/lambda_inbox_tools/testing/overlap.py).
+    # Two invocations holding the same message (tools/lambda_inbox_tools/testing/check/overlap.py).
     "reads, then writes without a condition": reads_then_writes,
-    # Order (tools/lambda_inbox_tools/testing/order.py).
+    # Order (tools/lambda_inbox_tools/testing/check/order.py).
     "goes on after a failure in its group": goes_on_after_a_failure,
 }
 

@@ -386,7 +386,7 @@ def test_a_fifo_response_acknowledging_after_a_failure_in_its_group_is_named() -
 
 
 def test_acknowledged_after_a_failure_names_each_later_message_of_the_failed_group() -> None:
-    from lambda_inbox_tools.testing.order import acknowledged_after_a_failure
+    from lambda_inbox_tools.testing.check.order import acknowledged_after_a_failure
 
     batch = [{"g": g, "id": i} for g, i in [("A", "a1"), ("B", "b1"), ("A", "a2"), ("A", "a3")]]
     found = acknowledged_after_a_failure(

@@ -16,9 +16,9 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
   transactions with their reasons, transaction conflicts, unprocessed batch items); `faults`:
   throttling, cancelled transactions, lost answers, stale reads, slow sends;
 - `effectively_once`: `check_effectively_once`, which plays the event source against a handler
-  (`players`: duplicates, redeliveries, messages under a new id, rewinds, reordering; `mapping`:
-  the function's own event source mapping settings) with faults in its writes, and checks the
-  effects happened once per message key;
+  (`check`: duplicates, redeliveries, messages under a new id, rewinds, reordering, the
+  function's own event source mapping settings, overlapping invocations, order) with faults in
+  its writes, and checks the effects happened once per message key;
 - `limits`: what SQS and DynamoDB refuse and moto accepts, as client hooks;
 - `context`: a Lambda context.
 

@@ -1,19 +1,19 @@
 """One check that a consumer is effectively-once: `check_effectively_once`.
 
-It plays the event source against the handler (`players`) with what brokers and Lambda really
+It plays the event source against the handler (`check.players`) with what brokers and Lambda really
 do, drawn from a seeded random generator (a failure names its seed, so it reproduces). Every run,
 whatever the draws:
 
-- **The function's own event source mapping** (`mapping`): its template's `BatchSize` and
+- **The function's own event source mapping** (`check.mapping`): its template's `BatchSize` and
   `FunctionResponseTypes` (without `ReportBatchItemFailures` the response is not read and the
   batch is deleted or checkpointed whole), the arguments overriding them.
 - **SQS standard**: messages in any order, at least one acknowledged message delivered again
   (same `messageId`), every message a response reports or a failed invocation leaves delivered
-  again with its receive count raised; two invocations holding one message at once (`overlap`).
+  again with its receive count raised; two invocations holding one message at once (`check.overlap`).
   **SQS FIFO** (records with a `MessageGroupId`, from a `.fifo` queue): each group in order, a
   message not acknowledged and the rest of its group first again, an acknowledged batch whose
   deletion was lost delivered whole again; a response acknowledging a message after an earlier
-  one of its group failed is named (`order`).
+  one of its group failed is named (`check.order`).
 - **Kafka**: partitions interleaved, each in offset order, at most `BatchSize` records an
   invocation; a failed batch again from its first reported offset; every partition rewound at
   least once to an earlier committed offset (a rebalance).
@@ -23,7 +23,7 @@ whatever the draws:
   to an earlier checkpoint.
 - **A new id**: at least one acknowledged message (that causes an effect) delivered again under
   a new id, a new SQS `messageId`, a new Kafka offset or a new Kinesis sequence number, its
-  payload serialized again with its `volatile` fields restamped (`producers`), as a producer
+  payload serialized again with its `volatile` fields restamped (`check.producers`), as a producer
   retry or a redrive after a commit whose acknowledgement was lost does. (DynamoDB Streams have
   no such retry: an item written again unchanged makes no stream record.)
 - **Faults in writes** (`crashes.CrashSwitch`), each owed kind at the first write of an
@@ -55,12 +55,12 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .check.mapping import Played, played_settings
+from .check.overlap import overlapping
+from .check.owed import play_what_is_owed
+from .check.players import Draws, play_fifo, play_kafka, play_sqs, play_stream
 from .crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When, uncovered_writes
 from .events import record_id
-from .mapping import Played, played_settings
-from .overlap import overlapping
-from .owed import play_what_is_owed
-from .players import Draws, play_fifo, play_kafka, play_sqs, play_stream
 
 Record = Mapping[str, Any]
 Effects = Callable[[], Iterable[Hashable] | Mapping[Hashable, int]]
@@ -81,10 +81,10 @@ class Report:
 
     seed: int
     messages: int
-    #: The event source mapping settings played (`mapping`): the template's unless overridden.
+    #: The event source mapping settings played (`check.mapping`): the template's unless overridden.
     settings: Played | None = None
     invocations: int = 0
-    #: Times two invocations held the same SQS message at once (`overlap`).
+    #: Times two invocations held the same SQS message at once (`check.overlap`).
     overlaps: int = 0
     #: Times every message was delivered again at the end for a fault the run still owed.
     owed_rounds: int = 0
@@ -104,7 +104,7 @@ class Report:
     fault_writes: Counter[int] = field(default_factory=Counter)
     #: Invocations that ended with an exception of the handler's own.
     raised: int = 0
-    #: FIFO responses judged for order (`order`), and the messages they acknowledged after an
+    #: FIFO responses judged for order (`check.order`), and the messages they acknowledged after an
     #: earlier message of their group failed ("GROUP: LATER after FAILED").
     order_checks: int = 0
     out_of_order: list[str] = field(default_factory=list)
@@ -162,7 +162,7 @@ class _Driver:
         return self.switch is not None
 
     def invoke_overlapping(self, events: list[tuple[dict[str, Any], int]]) -> list[Any]:
-        """Invocations at once on threads of their own, no fault armed (`overlap`); each one's
+        """Invocations at once on threads of their own, no fault armed (`check.overlap`); each one's
         response, None where it raised."""
         if self.switch is None:
             raise ValueError("overlapping invocations need the handler's clients")
@@ -278,9 +278,9 @@ def check_effectively_once(
     (see the module), then check the effects. `clients`: the DynamoDB clients the handler
     writes through (a `LocalFunction`'s own unless given). `batch_size` and
     `report_batch_item_failures`: the event source mapping's `BatchSize` and
-    `FunctionResponseTypes`, a `LocalFunction`'s template's unless given (`mapping`).
+    `FunctionResponseTypes`, a `LocalFunction`'s template's unless given (`check.mapping`).
     `volatile`: the payload fields the producer stamps anew on every send (dotted paths, such
-    as "sent_at"), changed in a message delivered under a new id (`producers`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
+    as "sent_at"), changed in a message delivered under a new id (`check.producers`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
     applied twice, or unexpected, and `ValueError` for records or clients it cannot play."""
     source = _source(records)
     if clients is None:

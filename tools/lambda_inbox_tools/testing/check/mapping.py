@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..local.event_specs import KafkaEventSpec, KinesisEventSpec, SqsEventSpec, StreamEventSpec
+from ...local.event_specs import KafkaEventSpec, KinesisEventSpec, SqsEventSpec, StreamEventSpec
 
 __all__ = ["DEFAULT_BATCH_SIZE", "Played", "played_settings"]
 

@@ -20,14 +20,11 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..local.invoker import Invocation
-from ..local.kafka_poller import KafkaRecord, next_positions
-from ..local.sqs_poller import messages_to_delete
-from .events import kafka_event, record_id, redeliver, sqs_event
-from .mapping import Played
-from .order import acknowledged_after_a_failure
-from .producers import retried
-from .stream_events import (
+from ...local.invoker import Invocation
+from ...local.kafka_poller import KafkaRecord, next_positions
+from ...local.sqs_poller import messages_to_delete
+from ..events import kafka_event, record_id, redeliver, sqs_event
+from ..stream_events import (
     acknowledged_count,
     dynamodb_stream_event,
     kinesis_event,
@@ -35,6 +32,9 @@ from .stream_events import (
     record_sequence,
     shard_of,
 )
+from .mapping import Played
+from .order import acknowledged_after_a_failure
+from .producers import retried
 
 Record = Mapping[str, Any]
 

@@ -9,10 +9,10 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from .events import record_id, redeliver
+from ..events import record_id, redeliver
+from ..stream_events import produced_again, record_sequence, shard_of
 from .mapping import Played
 from .players import Draws, new_sqs_id
-from .stream_events import produced_again, record_sequence, shard_of
 
 __all__ = ["OWED_ROUNDS", "owed_deliveries", "play_what_is_owed"]
 

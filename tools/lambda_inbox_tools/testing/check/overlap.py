@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .crashes import WRITE_OPERATIONS
+from ..crashes import WRITE_OPERATIONS
 
 __all__ = ["MEET_SECONDS", "overlapping"]
 
