@@ -401,9 +401,8 @@ def test_acknowledged_after_a_failure_names_each_later_message_of_the_failed_gro
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_every_standard_queue_run_plays_two_invocations_holding_one_message(source: str) -> None:
-    """Once the owed faults fired, a batch of new work and its first message again in a second
-    invocation at once, on threads (`overlap`); one invocation a group, partition or shard
-    elsewhere."""
+    """The first batch of new work and its first message again in a second invocation at once,
+    on threads (`check.overlap`); one invocation a group, partition or shard elsewhere."""
     for seed in range(5):
         report = check(CONTROLS["transactional inbox"], source, seed)
         assert report.overlaps == (1 if source == "sqs" else 0), report

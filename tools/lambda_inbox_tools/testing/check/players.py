@@ -227,12 +227,11 @@ def _group(record: Record) -> str:
 
 
 def _overlap_now(batch: Sequence[Record], driver: Driver, draws: Draws) -> bool:
-    """The owed overlap, once the owed faults fired, on a batch that starts with new work."""
+    """The owed overlap, on the first batch that starts with new work."""
     return (
         draws.owed_overlap
         and draws.duplicate_rate > 0
         and driver.can_overlap
-        and not driver.faults_owed
         and draws.fresh(batch)
     )
 
