@@ -124,6 +124,14 @@ class Aws:
         `AWS_ENDPOINT_URL_KINESIS` (a local stack's moto server)."""
         return self._client("kinesis", 5)
 
+    def sns(self) -> Any:
+        """An SNS client (replay publishes outbox items to a topic)."""
+        return self._client("sns", 5)
+
+    def events(self) -> Any:
+        """An EventBridge client (replay puts outbox items on a bus)."""
+        return self._client("events", 5)
+
     def s3(self) -> Any:
         """An S3 client (replay reads an S3 on-failure destination)."""
         return self._client("s3", 5)
