@@ -15,7 +15,7 @@ from moto import mock_aws
 
 from lambda_inbox import OutboxRelay, UnitOfWork, UnitOfWorkError
 from lambda_inbox.outbox.destinations import destination_of, resolve
-from lambda_inbox.outbox.eventbridge import message_id_of
+from lambda_inbox.sources.identity import outbox_message_id_of
 from lambda_inbox_tools.testing import FakeLambdaContext
 
 REGION = "us-east-1"
@@ -309,7 +309,7 @@ def test_a_bus_gets_the_body_as_detail_and_the_id_in_resources(
     assert relay.handle(event, FakeLambdaContext()) == {"batchItemFailures": []}
 
     delivered = {
-        message_id_of(document["resources"]): document
+        outbox_message_id_of(document["resources"]): document
         for document in (json.loads(m["Body"]) for m in received(aws["sqs"], queue))
     }
     assert set(delivered) == {"m-1", "m-2"}

@@ -20,13 +20,15 @@ from typing import Any
 
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.message import OutboxMessage, is_json_object
-from lambda_inbox.outbox.sending import MESSAGE_ID_ATTRIBUTE, Refusal
+from lambda_inbox.outbox.sending import Refusal
+from lambda_inbox.sources.identity import OUTBOX_RESOURCE_PREFIX, outbox_message_id_of
 
-__all__ = ["RESOURCE_PREFIX", "EventBridgeSender", "event_entry", "message_id_of"]
+__all__ = ["RESOURCE_PREFIX", "EventBridgeSender", "event_entry", "outbox_message_id_of"]
 
 MAX_BYTES = 256 * 1024
-#: `resources` entry of an event that carries its outbox message id: this prefix, then the id.
-RESOURCE_PREFIX = f"{MESSAGE_ID_ATTRIBUTE}:"
+#: `resources` entry of an event that carries its outbox message id: this prefix, then the id
+#: (the receiving side reads it with `outbox_message_id_of`).
+RESOURCE_PREFIX = OUTBOX_RESOURCE_PREFIX
 #: Refused entries worth sending again (the others are the sender's fault).
 RETRYABLE_CODES = frozenset({"ThrottlingException", "InternalFailure", "NoResult"})
 
@@ -40,16 +42,6 @@ def event_entry(message: OutboxMessage, bus: str) -> dict[str, Any]:
         "Resources": [RESOURCE_PREFIX + message.message_id],
         "EventBusName": bus,
     }
-
-
-def message_id_of(resources: object) -> str | None:
-    """The outbox message id an event's `resources` carry (None: it carries none)."""
-    if not isinstance(resources, list):
-        return None
-    for resource in resources:
-        if isinstance(resource, str) and resource.startswith(RESOURCE_PREFIX):
-            return resource[len(RESOURCE_PREFIX) :] or None
-    return None
 
 
 @dataclass(frozen=True, slots=True)

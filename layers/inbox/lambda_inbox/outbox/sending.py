@@ -23,11 +23,12 @@ from lambda_inbox.deadline import Deadline
 from lambda_inbox.errors import DeadlineReached
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.message import OutboxMessage
+from lambda_inbox.sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE
 
 __all__ = ["MESSAGE_ID_ATTRIBUTE", "Delivered", "Refusal", "Sender", "chunks", "deliver"]
 
 #: The message attribute (SQS, SNS) that carries the outbox message id to the receiver.
-MESSAGE_ID_ATTRIBUTE = "outbox-message-id"
+MESSAGE_ID_ATTRIBUTE = OUTBOX_MESSAGE_ID_ATTRIBUTE
 #: Error codes of a whole call worth sending again: throttling and the service's own faults.
 TRANSIENT_CODES = frozenset(
     {
