@@ -12,6 +12,7 @@ from typing import Any
 
 import boto3
 import pytest
+from boto3.dynamodb.types import TypeDeserializer
 from botocore.stub import Stubber
 
 from lambda_inbox import OutboxRelay, RetryPolicy, UnitOfWork
@@ -28,8 +29,6 @@ def written(message_id: str, destination: str) -> tuple[dict[str, Any], OutboxMe
     uow = UnitOfWork()
     uow.outbox("domain", destination=destination, body='{"n":1}', message_id=message_id)
     item: dict[str, Any] = uow.actions[0].request["Item"]
-    from boto3.dynamodb.types import TypeDeserializer
-
     plain = {k: TypeDeserializer().deserialize(v) for k, v in item.items()}
     message = OutboxMessage.from_item(plain)
     assert message is not None
@@ -241,3 +240,61 @@ def test_throttling_backs_off_only_as_long_as_the_deadline_allows(
     assert time.monotonic() - started < 3.0  # the deadline, not the 200 attempts, ended it
     assert response == {"batchItemFailures": [{"itemIdentifier": "1"}, {"itemIdentifier": "2"}]}
     assert 1 < len(calls) < 200  # attempts were made, and the deadline cut them off
+
+
+def fifo_batch(groups: list[str]) -> tuple[dict[str, Any], list[OutboxMessage]]:
+    records, messages = [], []
+    for n, group in enumerate(groups, start=1):
+        uow = UnitOfWork()
+        uow.outbox(
+            "domain", destination="fifo", body='{"n":1}', message_id=f"m-{n}", group_id=group
+        )
+        item = uow.actions[0].request["Item"]
+        change = {"SequenceNumber": str(n), "Keys": {}, "NewImage": item}
+        records.append({"eventName": "INSERT", "dynamodb": change})
+        message = OutboxMessage.from_item(
+            {k: TypeDeserializer().deserialize(v) for k, v in item.items()}
+        )
+        assert message is not None
+        messages.append(message)
+    return {"Records": records}, messages
+
+
+def test_a_fifo_groups_later_messages_wait_for_its_failed_one(clients: dict[str, Any]) -> None:
+    """m-1 (group g1) is refused: m-3 (g1, later) is not published before it, so the stream's
+    retry sends both again in order; m-2 (g2) is published."""
+    event, messages = fifo_batch(["g1", "g2", "g1"])
+    stub = clients["stub"]["sns"]
+    stub.add_response(
+        "publish_batch",
+        {
+            "Successful": [{"Id": "1", "MessageId": "b"}],
+            "Failed": [{"Id": "0", "Code": "KMSDisabled", "Message": "no", "SenderFault": True}],
+        },
+        publish([("0", messages[0]), ("1", messages[1])], FIFO_TOPIC),
+    )
+
+    response = relay(clients).handle(event, FakeLambdaContext())
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": "1"}, {"itemIdentifier": "3"}]}
+    stub.assert_no_pending_responses()  # m-3 never published
+
+
+def test_a_fifo_batch_holds_one_message_per_group(clients: dict[str, Any]) -> None:
+    """A refused message retried in the same call as a later one of its group would arrive
+    after it: a group is never twice in one call."""
+    event, messages = fifo_batch(["g1", "g1", "g2"])
+    stub = clients["stub"]["sns"]
+    stub.add_response(
+        "publish_batch",
+        {"Successful": [{"Id": "0", "MessageId": "a"}]},
+        publish([("0", messages[0])], FIFO_TOPIC),
+    )
+    stub.add_response(
+        "publish_batch",
+        {"Successful": [{"Id": "0", "MessageId": "b"}, {"Id": "1", "MessageId": "c"}]},
+        publish([("0", messages[1]), ("1", messages[2])], FIFO_TOPIC),
+    )
+
+    assert relay(clients).handle(event, FakeLambdaContext()) == {"batchItemFailures": []}
+    stub.assert_no_pending_responses()

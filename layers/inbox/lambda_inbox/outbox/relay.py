@@ -38,7 +38,7 @@ from lambda_inbox.deadline import Deadline
 from lambda_inbox.outbox.destinations import Destination, resolve
 from lambda_inbox.outbox.message import OutboxMessage
 from lambda_inbox.outbox.metrics import RelayTally
-from lambda_inbox.outbox.sending import MESSAGE_ID_ATTRIBUTE, Sender, chunks, deliver
+from lambda_inbox.outbox.sending import MESSAGE_ID_ATTRIBUTE, Sender, deliver
 from lambda_inbox.outbox.sqs import sqs_entry
 
 if TYPE_CHECKING:
@@ -150,34 +150,79 @@ class OutboxRelay:
         deadline: Deadline,
         tally: RelayTally,
     ) -> list[str]:
-        """Send `messages` to `destination`; the sequence numbers of the records not sent."""
+        """Send `messages` to `destination`, in stream order; the sequence numbers of the
+        records not sent.
+
+        On a FIFO queue or topic a batch holds one message per group, and a group whose message
+        failed sends none of its later ones in this invocation (they fail too): the stream's
+        retry sends them again in order, so a group's order holds through refusals and retries.
+        """
         sender = sender_for(destination, self.client(destination))
         failed: list[str] = []
-        sendable: list[tuple[str, OutboxMessage]] = []
+        broken: set[str] = set()  # FIFO groups with a failed message
+        batch: list[tuple[str, OutboxMessage]] = []
+        used = 0
+
+        def group(message: OutboxMessage) -> str | None:
+            return (message.group_id or message.message_id) if destination.fifo else None
+
+        def flush() -> None:
+            nonlocal batch, used
+            if batch:
+                failed.extend(self._deliver(sender, batch, deadline, tally, broken, group))
+            batch, used = [], 0
+
         for sequence, message in messages:
             problem = sender.problem(message)
-            if problem is None:
-                sendable.append((sequence, message))
+            if problem is not None:
+                self.logger.error(
+                    "outbox message cannot be sent",
+                    destination=destination.target,
+                    message_id=message.message_id,
+                    error=problem,
+                )
+            size = sender.size(message)
+            in_batch = {group(m) for _, m in batch} - {None}
+            if problem is None and (
+                len(batch) == sender.max_entries
+                or used + size > sender.max_bytes
+                or group(message) in in_batch
+            ):
+                flush()
+            held = group(message) in broken
+            if problem is not None or held:
+                failed.append(sequence)
+                if group(message) is not None:
+                    broken.add(str(group(message)))
                 continue
-            self.logger.error(
-                "outbox message cannot be sent",
-                destination=destination.target,
-                message_id=message.message_id,
-                error=problem,
-            )
-            failed.append(sequence)
-        for chunk in chunks(
-            sendable, lambda item: sender.size(item[1]), sender.max_entries, sender.max_bytes
-        ):
-            outcome = deliver(sender, [m for _, m in chunk], deadline, self.retry, self.logger)
-            tally.retried_by_kind[destination.kind] += outcome.retried
-            for index, (sequence, message) in enumerate(chunk):
-                if index in outcome.failed:
-                    failed.append(sequence)
-                else:
-                    tally.sent_created.append(message.created_at)
-                    tally.sent_by_kind[destination.kind] += 1
+            batch.append((sequence, message))
+            used += size
+        flush()
         tally.failed_by_kind[destination.kind] += len(failed)
+        return failed
+
+    def _deliver(
+        self,
+        sender: Sender,
+        batch: list[tuple[str, OutboxMessage]],
+        deadline: Deadline,
+        tally: RelayTally,
+        broken: set[str],
+        group: Callable[[OutboxMessage], str | None],
+    ) -> list[str]:
+        kind = sender.destination.kind
+        outcome = deliver(sender, [m for _, m in batch], deadline, self.retry, self.logger)
+        tally.retried_by_kind[kind] += outcome.retried
+        failed = []
+        for index, (sequence, message) in enumerate(batch):
+            if index in outcome.failed:
+                failed.append(sequence)
+                name = group(message)
+                if name is not None:
+                    broken.add(name)
+            else:
+                tally.sent_created.append(message.created_at)
+                tally.sent_by_kind[kind] += 1
         return failed
 
     def _message(self, record: Mapping[str, Any], sequence: str) -> OutboxMessage | str | None:
