@@ -94,13 +94,16 @@ class OutboxRelay:
         self.retry = retry or RetryPolicy()
         self.clock = clock
         self.sqs: SQSClient = bounded(sqs) if sqs is not None else sqs_client()
-        self._clients: dict[str, Any] = {"sqs": self.sqs}
+        self._clients: dict[str, Any] = {}
         for kind, client in (("sns", sns), ("eventbridge", events)):
             if client is not None:
                 self._clients[kind] = bounded(client)
 
     def client(self, destination: Destination) -> Any:
-        """The client of `destination`'s kind (built on first use)."""
+        """The client of `destination`'s kind (built on first use; `sqs` read at each use, so
+        a harness may swap it)."""
+        if destination.kind == "sqs":
+            return self.sqs
         if destination.kind not in self._clients:
             import boto3
 
