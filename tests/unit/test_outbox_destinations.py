@@ -5,20 +5,27 @@ are counted on the calls themselves."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
+from boto3.dynamodb.types import TypeDeserializer
+from botocore.stub import Stubber
 from moto import mock_aws
 
+from devkit.aws_documents import aws_document, shape_problems
 from lambda_inbox import OutboxRelay, UnitOfWork, UnitOfWorkError
 from lambda_inbox.outbox.destinations import destination_of, resolve
+from lambda_inbox.outbox.eventbridge import EventBridgeSender, event_entry
+from lambda_inbox.outbox.message import OutboxMessage
 from lambda_inbox.sources.identity import outbox_message_id_of
 from lambda_inbox_tools.testing import FakeLambdaContext
 
 REGION = "us-east-1"
+DESERIALIZER = TypeDeserializer()
 
 
 def image(message_id: str, destination: str, body: str = '{"n":1}', **fields: Any) -> Any:
@@ -363,3 +370,37 @@ def test_what_a_bus_cannot_take_fails_its_record_without_a_call(
         "batchItemFailures": [{"itemIdentifier": "1"}]
     }
     assert calls == []
+
+
+# ---------------------------------------------------------------------- AWS's own samples
+
+
+def test_an_event_entry_has_the_shape_of_aws_sample_request() -> None:
+    sample = aws_document("eventbridge-put-events-request.json")
+    item = image("m-1", "orders", '{"a":1}', event_source="shop", detail_type="Shipped")
+    message = OutboxMessage.from_item({k: DESERIALIZER.deserialize(v) for k, v in item.items()})
+    assert message is not None
+    ours = {"Entries": [event_entry(message, "orders")]}
+    assert shape_problems(sample, ours) == []
+    assert all(not r.startswith("arn:") for e in sample["Entries"] for r in e["Resources"])
+
+
+def test_aws_sample_answer_is_read_as_every_entry_sent() -> None:
+    sample_request = aws_document("eventbridge-put-events-request.json")
+    sample_answer = aws_document("eventbridge-put-events-response.json")
+    client = boto3.client("events", region_name=REGION)
+    sender = EventBridgeSender(destination_of("orders"), client)
+    messages = [
+        OutboxMessage(f"m-{n}", "orders", entry["Detail"], event_source=entry["Source"])
+        for n, entry in enumerate(sample_request["Entries"])
+    ]
+    with Stubber(client) as stub:
+        stub.add_response("put_events", sample_answer)
+        assert sender.send([(str(n), m) for n, m in enumerate(messages)]) == []
+    broken = copy.deepcopy(sample_answer)
+    broken["FailedEntryCount"] = 1
+    broken["Entries"][1] = {"ErrorCode": "ThrottlingException", "ErrorMessage": "slow"}
+    with Stubber(client) as stub:
+        stub.add_response("put_events", broken)
+        (refusal,) = sender.send([(str(n), m) for n, m in enumerate(messages)])
+    assert (refusal.entry_id, refusal.code, refusal.retryable) == ("1", "ThrottlingException", True)
