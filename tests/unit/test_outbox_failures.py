@@ -18,6 +18,7 @@ from botocore.stub import Stubber
 from lambda_inbox import OutboxRelay, RetryPolicy, UnitOfWork
 from lambda_inbox.outbox.eventbridge import event_entry
 from lambda_inbox.outbox.message import OutboxMessage
+from lambda_inbox.outbox.sending import chunks
 from lambda_inbox.outbox.sns import sns_entry
 from lambda_inbox_tools.testing import FakeLambdaContext
 
@@ -298,3 +299,20 @@ def test_a_fifo_batch_holds_one_message_per_group(clients: dict[str, Any]) -> No
 
     assert relay(clients).handle(event, FakeLambdaContext()) == {"batchItemFailures": []}
     stub.assert_no_pending_responses()
+
+
+@pytest.mark.parametrize(
+    ("sizes", "batches"),
+    [
+        ([1] * 23, [10, 10, 3]),
+        ([60, 60, 60, 10], [1, 1, 2]),  # 100 bytes a call: 60 + 60 would not fit
+        ([150, 1, 1], [1, 2]),  # larger than a call on its own: alone, for the sender to refuse
+        ([], []),
+    ],
+)
+def test_chunks_keep_to_the_entries_and_bytes_of_a_call(
+    sizes: list[int], batches: list[int]
+) -> None:
+    cut = list(chunks(sizes, lambda size: size, 10, 100))
+    assert [len(batch) for batch in cut] == batches
+    assert [size for batch in cut for size in batch] == sizes  # in order, nothing dropped
