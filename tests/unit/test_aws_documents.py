@@ -175,6 +175,7 @@ def test_the_stream_adapters_read_the_kinesis_and_dynamodb_streams_samples() -> 
         "Keys": {"Id": 101},
         "NewImage": {"Message": "New item!", "Id": 101},
         "OldImage": None,
+        "userIdentity": None,
     }
     assert modify.json["OldImage"] == {"Message": "New item!", "Id": 101}
     assert modify.json["NewImage"]["Message"] == "This item has changed"

@@ -8,7 +8,8 @@ its original bytes and coordinates, and the shard goes on.
 
 Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats`; a DynamoDB
 Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
-(numbers as int or Decimal, sets as sets, binary, which the event carries as base64, as bytes).
+(numbers as Decimal, sets as sets, binary, which the event carries as base64, as bytes; each
+value checked, `store.attribute_values.read_attribute_value`) and its `userIdentity`.
 The delivery id, and so the default message key, is the record's `eventID`. Decoding never
 raises here: what cannot be read becomes a message the inbox dead-letters. Only a record without
 a sequence number (which no response could name) fails the invocation, as `MalformedRecord`.
@@ -16,7 +17,6 @@ a sequence number (which no response could name) fails the invocation, as `Malfo
 
 from __future__ import annotations
 
-import base64
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -163,10 +163,11 @@ def _stream_document_of(body: bytes) -> dict[str, Any]:
 
 
 def stream_document(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload of a DynamoDB stream record: its `eventName` and the `Keys`, `NewImage` and
-    `OldImage` it carries as plain values (None when absent); `UndecodableBody` for a record
-    whose images are not DynamoDB JSON."""
-    from lambda_inbox.store.attribute_values import deserialize_item
+    """The payload of a DynamoDB stream record: its `eventName`, the `Keys`, `NewImage` and
+    `OldImage` it carries as plain values (None when absent) and its `userIdentity` (None when
+    absent; a TTL deletion names the service `dynamodb.amazonaws.com`). `UndecodableBody`
+    (`malformed_json`) for a record whose images are not valid DynamoDB JSON."""
+    from lambda_inbox.store.attribute_values import MalformedAttributeValue, read_image
 
     change = record.get("dynamodb")
     if not isinstance(change, Mapping):
@@ -174,37 +175,15 @@ def stream_document(record: Mapping[str, Any]) -> dict[str, Any]:
     document: dict[str, Any] = {"eventName": record.get("eventName")}
     for part in STREAM_IMAGES:
         image = change.get(part)
-        if image is None:
-            document[part] = None
-            continue
         try:
-            if not isinstance(image, Mapping):
-                raise TypeError(f"it is a {type(image).__name__}")
-            document[part] = deserialize_item({k: _binary_read(v) for k, v in image.items()})
-        except Exception as error:  # TypeDeserializer's TypeError, a malformed set...
+            document[part] = None if image is None else read_image(image, part)
+        except MalformedAttributeValue as error:
             raise UndecodableBody(
-                f"{part} is not DynamoDB JSON ({type(error).__name__}: {error})",
-                code=ErrorCode.MALFORMED_JSON,
+                f"{part} is not DynamoDB JSON ({error})", code=ErrorCode.MALFORMED_JSON
             ) from None
+    identity = record.get("userIdentity")
+    document["userIdentity"] = dict(identity) if isinstance(identity, Mapping) else None
     return document
-
-
-def _binary_read(value: Any) -> Any:
-    """An attribute value of an event with its binary values (base64 text in JSON) as bytes."""
-    if not isinstance(value, Mapping) or len(value) != 1:
-        return value
-    ((kind, inner),) = value.items()
-    if kind == "B" and isinstance(inner, str):
-        return {"B": base64.b64decode(inner, validate=True)}
-    if kind == "BS" and isinstance(inner, list):
-        return {
-            "BS": [base64.b64decode(m, validate=True) if isinstance(m, str) else m for m in inner]
-        }
-    if kind == "M" and isinstance(inner, Mapping):
-        return {"M": {name: _binary_read(member) for name, member in inner.items()}}
-    if kind == "L" and isinstance(inner, list):
-        return {"L": [_binary_read(member) for member in inner]}
-    return value
 
 
 def stream_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str, Any]]]:
