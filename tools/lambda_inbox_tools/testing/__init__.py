@@ -43,6 +43,7 @@ from .events import (
 )
 from .producers import eventbridge_event, s3_notification, s3_test_event, sns_notification
 from .stream_events import (
+    aggregated_kinesis_record,
     dynamodb_stream_event,
     dynamodb_stream_record,
     failed_sequence_numbers,
@@ -60,6 +61,7 @@ __all__ = [
     "LocalFunction",
     "NotEffectivelyOnce",
     "Report",
+    "aggregated_kinesis_record",
     "avro_value",
     "check_effectively_once",
     "deliver_until_acknowledged",

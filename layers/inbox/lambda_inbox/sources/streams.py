@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lambda_inbox.errors import ErrorCode, MalformedRecord, UndecodableBody
 from lambda_inbox.messages import AttributeValue, InboundMessage
 from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.sources.fields import base64_bytes, raw_text, string_attribute
+from lambda_inbox.sources.fields import KPL_MAGIC, base64_bytes, raw_text, string_attribute
 
 if TYPE_CHECKING:
     from lambda_inbox.sources.values import ValueFormats
@@ -42,7 +42,9 @@ def parse_kinesis_event(
     """The event's records as messages, in delivery order. `seen` maps each shard to the highest
     sequence number received before in this execution environment: a record at or below it is
     `redelivered` (a retried batch). It is updated with this batch."""
-    return _parse(event, seen, lambda record, sequence: _kinesis_message(record, sequence, formats))
+    return _parse(
+        event, seen, lambda record, sequence: _kinesis_messages(record, sequence, formats)
+    )
 
 
 def parse_dynamodb_stream_event(
@@ -50,18 +52,20 @@ def parse_dynamodb_stream_event(
 ) -> list[InboundMessage]:
     """The event's records as messages whose payload is the plain document (module docstring);
     `seen` as for `parse_kinesis_event`."""
-    return _parse(event, seen, _dynamodb_message)
+    return _parse(event, seen, lambda record, sequence: [_dynamodb_message(record, sequence)])
 
 
 def _parse(
     event: Mapping[str, Any],
     seen: dict[str, int] | None,
-    to_message: Callable[[object, int], InboundMessage],
+    to_messages: Callable[[object, int], list[InboundMessage]],
 ) -> list[InboundMessage]:
     records = event.get("Records")
     if not isinstance(records, list):
         raise MalformedRecord("a stream event needs a 'Records' list")
-    messages = [to_message(record, index) for index, record in enumerate(records)]
+    messages = [m for index, record in enumerate(records) for m in to_messages(record, index)]
+    for sequence, message in enumerate(messages):  # an aggregated record holds several
+        message.sequence = sequence
     before = dict(seen) if seen else {}
     for message in messages:  # still the adapter's: nothing has read them yet
         scope = str(message.ordering_scope)
@@ -77,7 +81,13 @@ def _position(sequence_number: object) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _kinesis_message(record: object, index: int, formats: ValueFormats | None) -> InboundMessage:
+def _kinesis_messages(
+    record: object, index: int, formats: ValueFormats | None
+) -> list[InboundMessage]:
+    """The record's message, or, for a record the KPL aggregated, one message per user record
+    (`aggregation`): delivery id `"<eventID>/<index>"`, its own partition key, the parent's
+    sequence number to report. An aggregate that cannot be read is one poison message with the
+    record's bytes."""
     if not isinstance(record, dict) or not isinstance(record.get("kinesis"), dict):
         raise MalformedRecord(f"Kinesis record {index} has no 'kinesis' object")
     kinesis: dict[str, Any] = record["kinesis"]
@@ -86,31 +96,85 @@ def _kinesis_message(record: object, index: int, formats: ValueFormats | None) -
     shard = event_id.split(":", 1)[0] if isinstance(event_id, str) and ":" in event_id else ""
     delivery_id = event_id if isinstance(event_id, str) and event_id else sequence_number
     stream = _text(record.get("eventSourceARN")) or "kinesis"
-    dead_letter: dict[str, AttributeValue] = {
+    coordinates: dict[str, AttributeValue] = {
         "kinesis-sequence-number": string_attribute(sequence_number),
     }
     if shard:
-        dead_letter["kinesis-shard-id"] = string_attribute(shard)
-    partition_key = _text(kinesis.get("partitionKey"))
-    if partition_key:
-        dead_letter["kinesis-partition-key"] = string_attribute(partition_key)
+        coordinates["kinesis-shard-id"] = string_attribute(shard)
     raw = kinesis.get("data")
     data = base64_bytes(raw)
+    place: dict[str, Any] = {
+        "item_identifier": sequence_number,
+        "source": stream,
+        "sequence": index,
+        "ordering_scope": f"{stream}#{shard}" if shard else stream,
+    }
+    if data is not None and data.startswith(KPL_MAGIC):
+        from lambda_inbox.sources.aggregation import BadAggregate, deaggregate
+
+        try:
+            users = deaggregate(data)
+        except BadAggregate as error:
+            reason = str(error)
+            users = None
+        if users is not None:
+            return [
+                _kinesis_message(
+                    f"{delivery_id}/{position}",
+                    user.data,
+                    {**coordinates, **_partition_key(user.partition_key, position)},
+                    formats,
+                    place,
+                )
+                for position, user in enumerate(users)
+            ]
+        dead_letter = {**coordinates, **_partition_key(_text(kinesis.get("partitionKey")))}
+        return [
+            InboundMessage(
+                delivery_id=delivery_id,
+                body=data,
+                decode_error=reason,
+                dead_letter_attributes=dead_letter,
+                **place,
+            )
+        ]
+    dead_letter = {**coordinates, **_partition_key(_text(kinesis.get("partitionKey")))}
+    if data is None:
+        return [
+            InboundMessage(
+                delivery_id=delivery_id,
+                body=raw_text(raw),
+                decode_error="data is not valid base64",
+                dead_letter_attributes=dead_letter,
+                **place,
+            )
+        ]
+    return [_kinesis_message(delivery_id, data, dead_letter, formats, place)]
+
+
+def _partition_key(key: str | None, position: int | None = None) -> dict[str, AttributeValue]:
+    """The dead-letter attributes naming a record's partition key (and its place in an
+    aggregate)."""
+    attributes = {"kinesis-partition-key": string_attribute(key)} if key else {}
+    if position is not None:
+        attributes["kinesis-aggregate-index"] = string_attribute(str(position))
+    return attributes
+
+
+def _kinesis_message(
+    delivery_id: str,
+    data: bytes,
+    dead_letter: dict[str, AttributeValue],
+    formats: ValueFormats | None,
+    place: dict[str, Any],
+) -> InboundMessage:
     reading: dict[str, Any] = {}
-    if formats is not None or (data or b"")[:1] == b"\x00":
+    if formats is not None or data[:1] == b"\x00":
         from lambda_inbox.sources.values import read_value  # JSON-only consumers never load it
 
         reading = read_value(data, None, formats, dead_letter)
     return InboundMessage(
-        item_identifier=sequence_number,
-        delivery_id=delivery_id,
-        body=data if data is not None else raw_text(raw),
-        decode_error=None if data is not None else "data is not valid base64",
-        source=stream,
-        sequence=index,
-        ordering_scope=f"{stream}#{shard}" if shard else stream,
-        dead_letter_attributes=dead_letter,
-        **reading,
+        delivery_id=delivery_id, body=data, dead_letter_attributes=dead_letter, **place, **reading
     )
 
 
