@@ -56,7 +56,8 @@ def _read(value: bytes, schema_id: str | None) -> dict[str, object]:
 
     metadata = None if schema_id is None else {"dataFormat": "PROTOBUF", "schemaId": schema_id}
     reader = get_deserializer("PROTOBUF", aggregated_record_class(), metadata)
-    result: dict[str, object] = reader.deserialize(base64.b64encode(value).decode("ascii"))
+    result = reader.deserialize(base64.b64encode(value).decode("ascii"))
+    assert isinstance(result, dict)
     return result
 
 
