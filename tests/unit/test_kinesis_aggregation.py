@@ -98,3 +98,27 @@ def test_a_consumer_dead_letters_a_bad_aggregate_with_its_bytes_and_goes_on(
     attributes = dead["MessageAttributes"]
     assert attributes["inbox-error-code"]["StringValue"] == "undecodable_body"
     assert attributes["kinesis-sequence-number"]["StringValue"] == sequence_number(0)
+
+
+def test_a_kinesis_consumer_without_aggregated_records_loads_none_of_it() -> None:
+    import json
+    import subprocess
+    import sys
+
+    from devkit.paths import REPO_ROOT
+
+    event = kinesis_event([kinesis_record(0, {"n": 1})])
+    program = (
+        "import json, sys; from lambda_inbox.sources.streams import parse_kinesis_event; "
+        "parse_kinesis_event(json.load(sys.stdin)); "
+        "print(sorted(m for m in sys.modules if m.endswith('aggregation') or 'protobuf' in m))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", program],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(REPO_ROOT / "layers" / "inbox")},
+    ).stdout.strip()
+    assert out == "[]"
