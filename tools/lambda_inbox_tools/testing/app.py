@@ -151,8 +151,8 @@ def local_app(
             dynamodb=dynamodb,
             sqs=sqs,
             kinesis=kinesis,
-            sns=local_client("sns", sqs_endpoint),
-            events=local_client("events", sqs_endpoint),
+            sns=local_client("sns", sqs_endpoint) if stack.routes else None,
+            events=local_client("events", sqs_endpoint) if stack.routes else None,
             kafka_bootstrap=None,
             scale=1.0,
         )
