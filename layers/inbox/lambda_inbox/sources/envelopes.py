@@ -102,8 +102,8 @@ def _eventbridge(message: InboundMessage, document: Any) -> InboundMessage:
     problem = _refused(_model("eventbridge"), document)
     if problem:
         return _mismatch(message, f"not an EventBridge event ({problem})")
-    detail = document["detail"]
-    return _derived(message, _envelope("eventbridge", document["id"], document), lambda: detail)
+    envelope = _envelope("eventbridge", document["id"], document)
+    return _derived(message, envelope, _constant(document["detail"]))
 
 
 def _s3(message: InboundMessage, document: Any) -> list[InboundMessage]:
@@ -145,15 +145,16 @@ def _envelope(kind: str, delivery_id: str, document: Mapping[str, Any]) -> Envel
 
 def _derived(
     message: InboundMessage,
-    envelope: Envelope,
+    envelope: Envelope | None,
     decode: Callable[[], Any],
     attributes: Mapping[str, str] | None = None,
 ) -> InboundMessage:
     """A message of `message`'s SQS message: its payload `decode`, its delivery id the
-    envelope's; the body, the coordinates and the dead-letter attributes of the SQS message."""
+    envelope's (the SQS message's without one); the body, the coordinates and the dead-letter
+    attributes of the SQS message."""
     return InboundMessage(
         item_identifier=message.item_identifier,
-        delivery_id=envelope.delivery_id,
+        delivery_id=message.delivery_id if envelope is None else envelope.delivery_id,
         body=message.body,
         source=message.source,
         sequence=message.sequence,
@@ -169,23 +170,12 @@ def _derived(
 
 
 def _mismatch(message: InboundMessage, reason: str) -> InboundMessage:
+    """`message` as poison `envelope_mismatch`, under its SQS `messageId`."""
+
     def refuse() -> Any:
         raise UndecodableBody(reason, code=ErrorCode.ENVELOPE_MISMATCH)
 
-    return InboundMessage(
-        item_identifier=message.item_identifier,
-        delivery_id=message.delivery_id,
-        body=message.body,
-        source=message.source,
-        sequence=message.sequence,
-        attributes=message.attributes,
-        ordering_scope=message.ordering_scope,
-        deduplication_id=message.deduplication_id,
-        dead_letter_attributes=message.dead_letter_attributes,
-        message_group_id=message.message_group_id,
-        decode=refuse,
-        redelivered=message.redelivered,
-    )
+    return _derived(message, None, refuse)
 
 
 def _refused(model: Any, document: Any) -> str | None:
