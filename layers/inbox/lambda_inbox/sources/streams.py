@@ -6,7 +6,8 @@ not committed is skipped, and the response names the first of them by its sequen
 (Lambda retries from there). Poison and duplicates do not block: poison is dead-lettered with
 its original bytes and coordinates, and the shard goes on.
 
-Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats`; a DynamoDB
+Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats` (a record the
+Kinesis Producer Library aggregated is one message per user record, `aggregation`); a DynamoDB
 Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
 (numbers as Decimal, sets as sets, binary, which the event carries as base64, as bytes; each
 value checked, `store.attribute_values.read_attribute_value`) and its `userIdentity`.
@@ -109,47 +110,45 @@ def _kinesis_messages(
         "sequence": index,
         "ordering_scope": f"{stream}#{shard}" if shard else stream,
     }
-    if data is not None and data.startswith(KPL_MAGIC):
+    dead_letter = {**coordinates, **_partition_key(_text(kinesis.get("partitionKey")))}
+    if data is None:
+        text, reason = raw_text(raw), "data is not valid base64"
+        return [_poison(delivery_id, text, reason, dead_letter, place)]
+    if data.startswith(KPL_MAGIC):
         from lambda_inbox.sources.aggregation import BadAggregate, deaggregate
 
         try:
             users = deaggregate(data)
         except BadAggregate as error:
-            reason = str(error)
-            users = None
-        if users is not None:
-            return [
-                _kinesis_message(
-                    f"{delivery_id}/{position}",
-                    user.data,
-                    {**coordinates, **_partition_key(user.partition_key, position)},
-                    formats,
-                    place,
-                )
-                for position, user in enumerate(users)
-            ]
-        dead_letter = {**coordinates, **_partition_key(_text(kinesis.get("partitionKey")))}
+            return [_poison(delivery_id, data, str(error), dead_letter, place)]
         return [
-            InboundMessage(
-                delivery_id=delivery_id,
-                body=data,
-                decode_error=reason,
-                dead_letter_attributes=dead_letter,
-                **place,
+            _kinesis_message(
+                f"{delivery_id}/{position}",
+                user.data,
+                {**coordinates, **_partition_key(user.partition_key, position)},
+                formats,
+                place,
             )
-        ]
-    dead_letter = {**coordinates, **_partition_key(_text(kinesis.get("partitionKey")))}
-    if data is None:
-        return [
-            InboundMessage(
-                delivery_id=delivery_id,
-                body=raw_text(raw),
-                decode_error="data is not valid base64",
-                dead_letter_attributes=dead_letter,
-                **place,
-            )
+            for position, user in enumerate(users)
         ]
     return [_kinesis_message(delivery_id, data, dead_letter, formats, place)]
+
+
+def _poison(
+    delivery_id: str,
+    body: bytes,
+    reason: str,
+    dead_letter: dict[str, AttributeValue],
+    place: dict[str, Any],
+) -> InboundMessage:
+    """A record that cannot be read, kept as delivered: poison when handled."""
+    return InboundMessage(
+        delivery_id=delivery_id,
+        body=body,
+        decode_error=reason,
+        dead_letter_attributes=dead_letter,
+        **place,
+    )
 
 
 def _partition_key(key: str | None, position: int | None = None) -> dict[str, AttributeValue]:
