@@ -125,11 +125,13 @@ class Aws:
         return self._client("kinesis", 5)
 
     def sns(self) -> Any:
-        """An SNS client (replay publishes outbox items to a topic)."""
+        """An SNS client (`send --sns-topic`; replay to a topic); its endpoint is `--endpoint-url`,
+        else boto3's `AWS_ENDPOINT_URL_SNS` (a local stack's moto server)."""
         return self._client("sns", 5)
 
     def events(self) -> Any:
-        """An EventBridge client (replay puts outbox items on a bus)."""
+        """An EventBridge client (`send --event-bus`; replay to a bus); its endpoint is
+        `--endpoint-url`, else boto3's `AWS_ENDPOINT_URL_EVENTBRIDGE`."""
         return self._client("events", 5)
 
     def s3(self) -> Any:

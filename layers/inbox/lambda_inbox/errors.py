@@ -27,6 +27,7 @@ class ErrorCode(StrEnum):
     WRITE_REJECTED = "write_rejected"
     CONDITION_FAILED = "condition_failed"
     FINGERPRINT_MISMATCH = "fingerprint_mismatch"
+    ENVELOPE_MISMATCH = "envelope_mismatch"
     # Leased mode (docs/concepts.md, "Leased mode").
     ATTEMPTS_EXHAUSTED = "attempts_exhausted"
     LEASE_EXPIRED = "lease_expired"

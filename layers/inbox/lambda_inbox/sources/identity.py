@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lambda_inbox.errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
-from lambda_inbox.messages import InboundMessage
+from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
 
 IDEMPOTENCY_KEY_ATTRIBUTE = "idempotency-key"
 #: The attribute an outbox relay gives every message: the outbox message id.
@@ -135,6 +135,8 @@ class KeyStrategy:
         if self._extractor is None:
             return self.identify(message).key
         payload = message.json  # UndecodableBody: poison
+        envelope = message.envelope
+        token = None if envelope is None else CURRENT_ENVELOPE.set(envelope)
         try:
             value = self._extractor(payload)
         except Exception as error:  # e.g. payload["event_id"] on a body without it
@@ -142,6 +144,9 @@ class KeyStrategy:
                 f"{self._description} found no message key in the body "
                 f"({type(error).__name__}: {error})"
             ) from None
+        finally:
+            if token is not None:
+                CURRENT_ENVELOPE.reset(token)
         if type(value) is str and value:  # the usual key: no conversion
             return bounded_key(value)
         if value is None or isinstance(value, (dict, list, bool)) or value == "":
