@@ -59,7 +59,7 @@ __all__ = [
 M = TypeVar("M")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeaseContext:
     """What a side effect knows about its lease."""
 

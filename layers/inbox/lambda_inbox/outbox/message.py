@@ -46,7 +46,7 @@ CREATED_AT = "outbox_created_at"
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OutboxMessage:
     """What the relay sends: `body` to `destination` (an SQS queue URL, or a name the relay maps
     to one), with `attributes` (SQS String message attributes) and `message_id` (the receiver's
