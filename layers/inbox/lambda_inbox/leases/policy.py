@@ -9,7 +9,7 @@ from datetime import timedelta
 from lambda_inbox.errors import ConfigurationError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeasePolicy:
     """How long a claim holds a message, and how many claims a message gets.
 

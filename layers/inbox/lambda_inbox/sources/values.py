@@ -43,7 +43,7 @@ _MAGIC = 0
 _PREFIX = 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EncodedValue:
     """One value as delivered: its format, the encoded record (prefix stripped) and schema id."""
 
@@ -54,7 +54,7 @@ class EncodedValue:
     indexed: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ValueFormats:
     """The formats a consumer reads. `avro_schema` is the schema's JSON text (or a path to an
     `.avsc` file); `protobuf_message` the generated message class, or a function returning it
