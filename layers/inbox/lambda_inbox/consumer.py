@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
-from lambda_inbox.aws_clients import bounded, dynamodb_client, sqs_client
+from lambda_inbox.aws_clients import bounded, bounded_dynamodb_client, sqs_client
 from lambda_inbox.commit.decision import DecideFunction, Decider, M, OnConditionFailed
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
@@ -77,7 +77,8 @@ class InboxConsumer(Generic[M]):
                 f"consumer name {name!r} differs from config.consumer {config.consumer!r}"
             )
         dynamodb, sqs = (clients.dynamodb, clients.sqs) if clients else (None, None)
-        self.dynamodb: DynamoDBClient = bounded(dynamodb or dynamodb_client())
+        # Made on first use: a handler imported before a test starts moto still talks to moto.
+        self.dynamodb: DynamoDBClient = bounded(dynamodb) if dynamodb else bounded_dynamodb_client()
         #: Where poison goes (None without `DEAD_LETTER_QUEUE_URL`).
         self.dead_letter_queue: DeadLetterQueue | None = None
         if config.dead_letter_queue_url:

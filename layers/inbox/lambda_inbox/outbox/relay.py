@@ -31,7 +31,7 @@ from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lambda_inbox.aws_clients import bounded, sqs_client
+from lambda_inbox.aws_clients import bounded, bounded_sqs_client
 from lambda_inbox.config import RetryPolicy
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.errors import DeadlineReached
@@ -89,7 +89,7 @@ class OutboxRelay:
         self.logger = logger or Logger(service=self.service)
         self.retry = retry or RetryPolicy()
         self.clock = clock
-        self.sqs: SQSClient = bounded(sqs) if sqs is not None else sqs_client()
+        self.sqs: SQSClient = bounded(sqs) if sqs is not None else bounded_sqs_client()
 
     def handle(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         deadline = Deadline.from_context(context, self.retry)
