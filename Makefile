@@ -17,7 +17,7 @@ export DYNAMODB_LOCAL_DIR
 unexport PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX ?= $(CURDIR)/.cache/pycache
 
-.PHONY: help venv dynamodb-local lint template-lint scan build check check-tests test soak test-py313 demo sam-local protobuf dist docs docs-build starter-check clean
+.PHONY: help venv dynamodb-local lint template-lint scan build check check-tests test soak test-py313 demo sam-local protobuf dist docs docs-build docs-site starter-check clean
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test soak test-py313 demo"
@@ -100,7 +100,8 @@ dist: venv
 
 # The documentation site (mkdocs.yml): MkDocs with Material and mkdocstrings, in a virtualenv of
 # their own (pinned in docs/requirements.txt). docs-build fails on a broken link or reference
-# (--strict) and on any page loading something from another site (scripts/check_site.py).
+# (--strict), on any page naming something to load from another site, and on any request to
+# another host when the pages run in headless Chromium (scripts/check_site.py, --browser).
 DOCS_VENV := .venv-docs
 DOCS_STAMP := $(DOCS_VENV)/.installed-stamp
 
@@ -110,12 +111,18 @@ $(DOCS_STAMP): docs/requirements.txt
 	$(DOCS_VENV)/bin/python -m pip install --quiet -r docs/requirements.txt
 	@touch $(DOCS_STAMP)
 
-docs-build: venv $(DOCS_STAMP)
+docs-site: venv $(DOCS_STAMP)
 	bash scripts/fetch-mermaid.sh
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
 	$(BIN)/python scripts/check_site.py site
 
-docs: docs-build
+# Every page loaded from loopback in headless Chromium (installed with apt when missing): any
+# request to another host fails the build.
+docs-build: docs-site
+	bash scripts/install-chromium.sh
+	PYTHONPATH=$(CURDIR) $(DOCS_VENV)/bin/python scripts/check_site.py --browser site
+
+docs: docs-site
 	@echo "serving on http://127.0.0.1:8000/lambda-inbox/ (Ctrl-C stops it)"
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
 
