@@ -72,6 +72,8 @@ template-lint: venv
 	$(BIN)/cfn-lint template.yaml
 	$(BIN)/cfn-lint template.yaml --parameters $(TEMPLATE_VARIANT)
 	$(BIN)/cfn-lint docs/snippets/inbox-dashboard.yaml
+	$(BIN)/sam validate --lint --template-file docs/snippets/getting-started.yaml
+	$(BIN)/cfn-lint docs/snippets/getting-started.yaml
 
 TEMPLATE_VARIANT := \
 	MskSchemaRegistryUri=arn:aws:glue:us-east-1:123456789012:registry/payments MskSchemaValidation=KEY_AND_VALUE \
