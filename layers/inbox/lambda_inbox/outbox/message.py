@@ -56,10 +56,10 @@ class OutboxMessage:
     destination: str
     body: str
     attributes: Mapping[str, str] = field(default_factory=dict)
-    #: FIFO destinations: the message group (the message id when not given).
     group_id: str | None = None
-    #: When the item was written, epoch seconds.
+    """FIFO destinations: the message group (the message id when not given)."""
     created_at: float = 0.0
+    """When the item was written, epoch seconds."""
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> OutboxMessage | None:
@@ -84,16 +84,16 @@ class OutboxRequest(TypedDict, total=False):
     """What `UnitOfWork.outbox` asks to send: `destination` and `body` are required."""
 
     destination: Required[str]
-    #: Text, or a mapping sent as compact JSON.
     body: Required[str | Mapping[str, Any]]
-    #: What the receiver dedupes on; a new UUID unless given.
+    """Text, or a mapping sent as compact JSON."""
     message_id: str | None
-    #: SQS message attributes (strings).
+    """What the receiver dedupes on; a new UUID unless given."""
     attributes: Mapping[str, str] | None
-    #: The SQS FIFO message group.
+    """SQS message attributes (strings)."""
     group_id: str | None
-    #: The table's TTL attribute ("expires_at") and how long the item is kept (7 days).
+    """The SQS FIFO message group."""
     ttl_attribute: str
+    """The table's TTL attribute ("expires_at") and how long the item is kept (7 days)."""
     ttl_seconds: int | None
 
 

@@ -70,7 +70,15 @@ def sqs_entry(entry_id: str, message: OutboxMessage, queue_url: str) -> dict[str
 
 
 class OutboxRelay:
-    """Relays outbox items from a DynamoDB stream to SQS (see the module docstring)."""
+    """Relays outbox items from a DynamoDB stream to SQS, at least once: `handle` is a whole
+    stream-triggered handler (`OutboxRelay().handle(event, context)`).
+
+    `destinations` maps an item's destination name to a queue URL (a destination that is a URL
+    is used as it is); `sqs` is the SQS client (made with the library's bounded configuration on
+    first use when not given); `logger`, `service` and `namespace` are the Powertools logger,
+    service and metrics namespace (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`);
+    `retry` bounds each send by the invocation's deadline; `clock` dates the items' age.
+    """
 
     def __init__(
         self,
@@ -92,6 +100,9 @@ class OutboxRelay:
         self.sqs: SQSClient = bounded(sqs) if sqs is not None else bounded_sqs_client()
 
     def handle(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        """Send the outbox items the stream records of `event` inserted; returns the partial
+        batch response (`itemIdentifier`: the first record whose send failed, by its
+        `SequenceNumber`). Removals, updates and other items are acknowledged and ignored."""
         deadline = Deadline.from_context(context, self.retry)
         pending: dict[str, list[tuple[str, OutboxMessage]]] = {}
         failed: list[str] = []
