@@ -24,13 +24,14 @@ INSTALL := env -u PYTHONPYCACHEPREFIX
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test soak test-py313 demo"
-	@echo "         sam-local dist starter-check docs docs-build scan protobuf clean"
+	@echo "         sam-local dist starter-check docs docs-site docs-build scan protobuf clean"
 	@echo "  check: lint beside the tests that start no service (no Java, no sam build), Hypothesis's"
 	@echo "         \"check\" profile; within a minute"
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
 	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source,"
 	@echo "         the deadline races on the wall clock (SOAK_* variables raise them; CI runs it)"
-	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-build: built with --strict and checked)"
+	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-site: built with"
+	@echo "         --strict and its HTML checked; docs-build: also every page in headless Chromium)"
 	@echo "  starter-check: a project of each kind from starter/, its own make test and make validate"
 	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
