@@ -7,17 +7,23 @@ the main test runs one: no AWS credentials, no endpoint, moto imported after the
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import boto3
 from moto import mock_aws
 
 from lambda_inbox import InboxConfig, InboxConsumer, OutboxRelay, UnitOfWork
+from lambda_inbox.aws_clients import on_first_use
 
 HANDLER = """
 from pydantic import BaseModel
@@ -136,3 +142,27 @@ def test_no_client_is_made_at_construction() -> None:
         )
         assert consumer.dynamodb.list_tables()["TableNames"] == ["inbox"]
         assert "made" in repr(consumer.dynamodb) and "not made" not in repr(consumer.dynamodb)
+
+
+def test_the_client_is_made_once_whatever_asks_first() -> None:
+    made: list[object] = []
+    ready = threading.Barrier(8)
+
+    def make() -> SimpleNamespace:
+        made.append(1)
+        time.sleep(0.05)  # a slow make: without the lock, every waiting thread would make one
+        return SimpleNamespace(call=lambda: "answered")
+
+    client = on_first_use(make)
+    assert not hasattr(client, "__deepcopy__")  # protocol lookups make nothing
+    copy.copy(client)
+    assert made == []
+
+    def first_call() -> str:
+        ready.wait()
+        return str(client.call())
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: first_call(), range(8)))
+    assert answers == ["answered"] * 8
+    assert made == [1]

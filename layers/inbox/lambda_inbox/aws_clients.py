@@ -73,6 +73,8 @@ class _OnFirstUse:
         self._lock = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
+        if name in _OnFirstUse.__slots__ or name.startswith("__"):  # not set yet, or a protocol
+            raise AttributeError(name)
         client = self._client
         if client is None:
             with self._lock:
