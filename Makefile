@@ -73,6 +73,7 @@ template-lint: venv
 	$(BIN)/cfn-lint template.yaml
 	$(BIN)/cfn-lint template.yaml --parameters $(TEMPLATE_VARIANT)
 	$(BIN)/cfn-lint docs/snippets/inbox-dashboard.yaml
+	$(BIN)/cfn-lint docs/snippets/outbox-relay-policy.yaml
 	$(BIN)/sam validate --lint --template-file docs/snippets/getting-started.yaml
 	$(BIN)/cfn-lint docs/snippets/getting-started.yaml
 

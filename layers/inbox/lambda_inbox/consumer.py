@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from lambda_inbox.leases.leased import Leases
     from lambda_inbox.options import Clients, Decide, Leased, Observability
+    from lambda_inbox.sources.envelopes import EnvelopeName
 
 
 class InboxConsumer(Generic[M]):
@@ -51,7 +52,9 @@ class InboxConsumer(Generic[M]):
     `model` parses the payload (a pydantic model class, or any callable); `decide` fills the
     unit of work: a function `decide(payload, uow)`, or `Decide(decide, on_condition_failed=...)`
     for the alternative writes of a business outcome when a domain condition fails; `key` is the
-    business key: a JMESPath expression on the body, a callable, or a `KeyStrategy`.
+    business key: a JMESPath expression on the body, a callable, or a `KeyStrategy`; `envelope`
+    names what wraps every SQS body (`"sns"`, `"eventbridge"`, `"s3"`; None: the body is the
+    payload), read as docs/concepts.md, "What producers put in a queue", says.
 
     The groups: `leased=Leased(side_effect, lease=...)` for effects outside DynamoDB (leased
     mode; transactional without it); `clients=Clients(dynamodb=..., sqs=...)`;
@@ -67,6 +70,7 @@ class InboxConsumer(Generic[M]):
         model: type[M] | Callable[[Any], M],
         decide: DecideFunction[M] | Decide[M],
         key: str | KeyExtractor | KeyStrategy | None = None,
+        envelope: EnvelopeName | None = None,
         leased: Leased[M] | None = None,
         clients: Clients | None = None,
         observability: Observability | None = None,
@@ -97,9 +101,13 @@ class InboxConsumer(Generic[M]):
         self.calls = BoundedCalls(max(2, config.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.value_formats
+        if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
+            raise ConfigurationError(
+                f"envelope must be 'sns', 'eventbridge', 's3' or None, not {envelope!r}"
+            )
         self.sources: Sequence[EventSource] = (
             KafkaSource(formats),
-            SqsSource(config.fifo_failure_mode, formats),
+            SqsSource(config.fifo_failure_mode, formats, envelope),
             KinesisSource(formats),
             DynamoDBStreamsSource(),
         )

@@ -16,8 +16,8 @@ from enum import StrEnum
 class ErrorCode(StrEnum):
     """Why a message was dead-lettered (poison) or reported for redelivery (failure): the
     `inbox-error-code` attribute of a dead letter, `error_code` of a FAILED inbox record, of a
-    `MessageResult` and of the logs. The first twelve are poison, the rest failures; the errors
-    page of the documentation says what to do about each."""
+    `MessageResult` and of the logs. Those down to `LEASE_EXPIRED` are poison, the rest failures; the
+    errors page of the documentation says what to do about each."""
 
     # Poison: dead-lettered, FAILED record, acknowledged.
     UNDECODABLE_BODY = "undecodable_body"
@@ -40,6 +40,8 @@ class ErrorCode(StrEnum):
     """A domain condition failed and there is no `on_condition_failed` (or it kept failing)."""
     FINGERPRINT_MISMATCH = "fingerprint_mismatch"
     """The key was already completed with a different payload."""
+    ENVELOPE_MISMATCH = "envelope_mismatch"
+    """The body is not the envelope the consumer names (`InboxConsumer(..., envelope=...)`)."""
     # Leased mode (docs/concepts.md, "Leased mode").
     ATTEMPTS_EXHAUSTED = "attempts_exhausted"
     """Leased mode: claimed `max_attempts` times without completing."""

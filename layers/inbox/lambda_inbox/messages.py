@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from lambda_inbox.errors import ErrorCode, UndecodableBody
@@ -38,7 +39,9 @@ class InboundMessage:
     `MessageDeduplicationId`. `text` is the body as UTF-8 text.
     `redelivered` says the source delivered it before, as far as the adapter can tell (an SQS
     receive count above 1, a Kafka offset seen already, a replayed dead letter): the batch read
-    of the inbox keys then comes before the commit (duplicate_read).
+    of the inbox keys then comes before the commit (duplicate_read). `envelope` is what wrapped
+    the payload (`sources.envelopes.Envelope`: an SNS notification, an EventBridge event, an S3
+    record), None for a bare body; key extractors and handlers read it as `current_envelope()`.
     """
 
     # A plain class with slots, not a dataclass: defining a dataclass at import is a measurable
@@ -54,6 +57,7 @@ class InboundMessage:
         "deduplication_id",
         "delivery_id",
         "encoded_record",
+        "envelope",
         "item_identifier",
         "message_group_id",
         "ordering_scope",
@@ -78,6 +82,7 @@ class InboundMessage:
         decode: Callable[[], Any] | None = None,
         encoded_record: bytes | None = None,
         redelivered: bool = False,
+        envelope: Any = None,
     ) -> None:
         self.item_identifier = item_identifier
         self.delivery_id = delivery_id
@@ -95,6 +100,7 @@ class InboundMessage:
         self.decode = decode
         self.encoded_record = encoded_record
         self.redelivered = redelivered
+        self.envelope = envelope
         self._text: str | None = None
         self._json: Any = _UNPARSED
 
@@ -172,6 +178,9 @@ def _fast_json_reader() -> Callable[[bytes], Any] | None:
 
 
 _from_json: Callable[[bytes], Any] | None = None
+
+#: The envelope of the message whose key or decision is being computed (`current_envelope`).
+CURRENT_ENVELOPE: ContextVar[Any] = ContextVar("lambda_inbox_envelope", default=None)
 
 #: `InboundMessage.json` not parsed yet (None is a valid document).
 _UNPARSED = object()
