@@ -2,7 +2,8 @@
 and the example functions loaded against them.
 
 Everything runs inside `moto.mock_aws()`: no process, no network. Example functions are loaded
-with their environment set inside the mock so the boto3 clients they build at import are mocked.
+with their environment set inside the mock (their consumers read it at import; their AWS clients
+are made on first use, under the mock).
 """
 
 from __future__ import annotations

@@ -33,6 +33,10 @@ class InboundMessage:
     document, raising `UndecodableBody`; None for JSON, which `json` parses. `encoded_record` is
     a binary value's record (Avro or Protobuf, without a Confluent prefix): its hash was the
     fingerprint before fingerprints were of the decoded record, and still matches (identity).
+    `source` names the event source (`aws:sqs`, `aws:kafka`, ...) and `sequence` the record's
+    position in its ordering scope (a Kafka offset, a stream sequence number); `attributes` are
+    the SQS message attributes or Kafka headers as strings; `deduplication_id` is the SQS FIFO
+    `MessageDeduplicationId`. `text` is the body as UTF-8 text.
     `redelivered` says the source delivered it before, as far as the adapter can tell (an SQS
     receive count above 1, a Kafka offset seen already, a replayed dead letter): the batch read
     of the inbox keys then comes before the commit (duplicate_read). `envelope` is what wrapped
@@ -117,6 +121,8 @@ class InboundMessage:
 
     @property
     def text(self) -> str:
+        """The body as text; raises `UndecodableBody` when it is not UTF-8 (or its envelope
+        could not be decoded)."""
         if self._text is None:
             if self.decode_error:
                 raise UndecodableBody(self.decode_error)

@@ -63,15 +63,18 @@ M = TypeVar("M")
 class LeaseContext:
     """What a side effect knows about its lease."""
 
-    #: The message key: pass it to the provider as its idempotency key.
     message_key: str
-    #: This claim's owner token.
+    """The message key: pass it to the provider as its idempotency key."""
     owner: str
-    #: 1 for the first claim of the message, 2 after a takeover, ...
+    """This claim's owner token."""
     attempt: int
+    """1 for the first claim of the message, 2 after a takeover, ..."""
     lease_expires_at: float
+    """When the lease expires, epoch seconds: finish (or give up) before then."""
     deadline: Deadline
+    """The invocation's deadline (`time_left` counts it too)."""
     clock: Callable[[], float] = time.time
+    """The wall clock `time_left` reads (epoch seconds)."""
 
     def time_left(self) -> float:
         """Seconds before the lease expires or the invocation must answer, whichever is first."""

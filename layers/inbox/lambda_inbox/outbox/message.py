@@ -65,13 +65,14 @@ class OutboxMessage:
     destination: str
     body: str
     attributes: Mapping[str, str] = field(default_factory=dict)
-    #: FIFO queues and topics: the message group (the message id when not given).
     group_id: str | None = None
-    #: When the item was written, epoch seconds.
+    """FIFO queues and topics: the message group (the message id when not given)."""
     created_at: float = 0.0
-    #: EventBridge: the event's `Source` and `DetailType`.
+    """When the item was written, epoch seconds."""
     event_source: str = DEFAULT_EVENT_SOURCE
+    """EventBridge: the event's `Source`."""
     detail_type: str = DEFAULT_DETAIL_TYPE
+    """EventBridge: the event's `DetailType`."""
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> OutboxMessage | None:

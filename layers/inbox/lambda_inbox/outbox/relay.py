@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from boto3.dynamodb.types import TypeDeserializer
 
-from lambda_inbox.aws_clients import CLIENT_CONFIG, bounded, sqs_client
+from lambda_inbox.aws_clients import CLIENT_CONFIG, bounded, bounded_sqs_client
 from lambda_inbox.config import RetryPolicy
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.outbox.destinations import Destination, resolve
@@ -70,9 +70,15 @@ def sender_for(destination: Destination, client: Any) -> Sender:
 
 class OutboxRelay:
     """Relays outbox items from a DynamoDB stream to queues, topics and buses (see the module
-    docstring). `sqs`, `sns` and `events` are boto3 clients of each kind (built with the
-    library's client configuration when not given; SNS and EventBridge only when first
-    needed)."""
+    docstring), at least once: `handle` is a whole stream-triggered handler. `sqs`, `sns` and
+    `events` are boto3 clients of each kind (built with the library's client configuration when
+    not given, each on its first use).
+
+    `destinations` maps an item's destination name to where it goes; `logger`, `service` and
+    `namespace` are the Powertools logger, service and metrics namespace
+    (`POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`); `retry` bounds each send by the
+    invocation's deadline; `clock` dates the items' age.
+    """
 
     def __init__(
         self,
@@ -93,7 +99,7 @@ class OutboxRelay:
         self.logger = logger or Logger(service=self.service)
         self.retry = retry or RetryPolicy()
         self.clock = clock
-        self.sqs: SQSClient = bounded(sqs) if sqs is not None else sqs_client()
+        self.sqs: SQSClient = bounded(sqs) if sqs is not None else bounded_sqs_client()
         self._clients: dict[str, Any] = {}
         for kind, client in (("sns", sns), ("eventbridge", events)):
             if client is not None:
@@ -112,6 +118,9 @@ class OutboxRelay:
         return self._clients[destination.kind]
 
     def handle(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        """Send the outbox items the stream records of `event` inserted; returns the partial
+        batch response (`itemIdentifier`: a record's `SequenceNumber`). Removals, updates and
+        other items are acknowledged and ignored."""
         deadline = Deadline.from_context(context, self.retry)
         records = event.get("Records") or []
         tally = RelayTally(records=len(records))

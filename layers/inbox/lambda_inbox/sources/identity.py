@@ -45,8 +45,8 @@ CanonicalForm = Callable[[Any], Any]
 
 class MessageIdentity(NamedTuple):
     key: str
-    #: Which strategy found the key (for logs and tests).
     strategy: str
+    """Which strategy found the key (for logs and tests)."""
 
 
 class Delivery(NamedTuple):
@@ -55,10 +55,10 @@ class Delivery(NamedTuple):
     message: InboundMessage
     key: str
     fingerprint: str
-    #: Set when the message can never succeed, found while identifying it.
     poison: PoisonMessage | None = None
-    #: A binary value's fingerprint as records stored before decoded fingerprints hold it.
+    """Set when the message can never succeed, found while identifying it."""
     earlier_fingerprint: str | None = None
+    """A binary value's fingerprint as records stored before decoded fingerprints hold it."""
 
     def matches(self, stored_fingerprint: str | None) -> bool:
         """The payload of a stored record is this one (a record without a fingerprint matches)."""
@@ -114,6 +114,7 @@ class KeyStrategy:
 
     @property
     def has_extractor(self) -> bool:
+        """Whether the key comes from the payload (`key=` given), not from the delivery."""
         return self._extractor is not None
 
     def identify(self, message: InboundMessage) -> MessageIdentity:

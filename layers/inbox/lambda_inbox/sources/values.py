@@ -50,8 +50,8 @@ class EncodedValue:
     format: Format
     record: bytes
     schema_id: str | None = None
-    #: The Protobuf message indexes are still in front of the record (Confluent framing).
     indexed: bool = False
+    """The Protobuf message indexes are still in front of the record (Confluent framing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +120,8 @@ class ValueFormats:
         return self._resolved["protobuf"]
 
     def decode(self, encoded: EncodedValue) -> Any:
+        """The payload document of a Kafka value or Kinesis data in JSON, Avro or Protobuf;
+        raises `UndecodableBody` (`undecodable_value`) when it does not decode."""
         if encoded.format == "JSON":
             try:
                 return json.loads(encoded.record.decode("utf-8"))
