@@ -16,19 +16,24 @@ export DYNAMODB_LOCAL_DIR
 # (docs/PERFORMANCE.md). The layers' own builds write theirs beside the sources (their Makefiles).
 unexport PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX ?= $(CURDIR)/.cache/pycache
+# Installers run without it: pip records the bytecode it compiles in a package's RECORD, and
+# entries under the prefix lie outside the environment (uv warns about them on every upgrade).
+INSTALL := env -u PYTHONPYCACHEPREFIX
 
-.PHONY: help venv dynamodb-local lint template-lint scan build check check-tests test soak test-py313 demo sam-local protobuf dist docs docs-build starter-check clean
+.PHONY: help venv dynamodb-local lint template-lint scan build check check-tests test soak test-py313 demo sam-local protobuf dist docs docs-build docs-site starter-check clean
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test soak test-py313 demo"
-	@echo "         sam-local dist starter-check docs docs-build scan protobuf clean"
+	@echo "         sam-local dist starter-check docs docs-site docs-build scan protobuf clean"
 	@echo "  check: lint beside the tests that start no service (no Java, no sam build), Hypothesis's"
 	@echo "         \"check\" profile; within a minute"
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
 	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source,"
-	@echo "         the zoo of broken consumers on 50 seeds, the deadline races on the wall clock (SOAK_* variables raise them; CI runs it)"
-	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-build: built with --strict and checked)"
-	@echo "  starter-check: a project of each kind from starter/, its sam validate --lint and its tests"
+	@echo "         the zoo of broken consumers on 50 seeds, the deadline races on the wall clock (SOAK_*"
+	@echo "         variables raise them; CI runs it)"
+	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-site: built with"
+	@echo "         --strict and its HTML checked; docs-build: also every page in headless Chromium)"
+	@echo "  starter-check: a project of each kind from starter/, its own make test and make validate"
 	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
 	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
@@ -40,9 +45,11 @@ venv: $(STAMP)
 # setuptools and wheel are upgraded with them, for the tools that call them.
 $(STAMP): pyproject.toml devkit/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet 'uv>=0.5'
-	$(BIN)/uv pip install --python $(BIN)/python --upgrade-package pip --upgrade-package setuptools \
-		--upgrade-package wheel pip setuptools wheel -e '.[dev]' -e ./devkit
+	@echo "installing the development environment into $(VENV) (uv; the package list: $(BIN)/uv pip list)"
+	@$(INSTALL) $(BIN)/python -m pip install --quiet 'uv>=0.5'
+	@$(INSTALL) $(BIN)/uv pip install --quiet --python $(BIN)/python --upgrade-package pip \
+		--upgrade-package setuptools --upgrade-package wheel pip setuptools wheel \
+		-e '.[dev]' -e ./devkit
 	@touch $(STAMP)
 
 dynamodb-local:
@@ -67,6 +74,9 @@ template-lint: venv
 	$(BIN)/cfn-lint template.yaml
 	$(BIN)/cfn-lint template.yaml --parameters $(TEMPLATE_VARIANT)
 	$(BIN)/cfn-lint docs/snippets/inbox-dashboard.yaml
+	$(BIN)/cfn-lint docs/snippets/outbox-relay-policy.yaml
+	$(BIN)/sam validate --lint --template-file docs/snippets/getting-started.yaml
+	$(BIN)/cfn-lint docs/snippets/getting-started.yaml
 
 TEMPLATE_VARIANT := \
 	MskSchemaRegistryUri=arn:aws:glue:us-east-1:123456789012:registry/payments MskSchemaValidation=KEY_AND_VALUE \
@@ -82,8 +92,8 @@ SCAN_STAMP := $(SCAN_VENV)/.installed-stamp
 
 $(SCAN_STAMP): scripts/scanners.txt
 	@test -x $(SCAN_VENV)/bin/python || $(PYTHON) -m venv $(SCAN_VENV)
-	$(SCAN_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(SCAN_VENV)/bin/python -m pip install --quiet -r scripts/scanners.txt
+	$(INSTALL) $(SCAN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(INSTALL) $(SCAN_VENV)/bin/python -m pip install --quiet -r scripts/scanners.txt
 	@touch $(SCAN_STAMP)
 
 scan: $(SCAN_STAMP)
@@ -100,29 +110,36 @@ dist: venv
 
 # The documentation site (mkdocs.yml): MkDocs with Material and mkdocstrings, in a virtualenv of
 # their own (pinned in docs/requirements.txt). docs-build fails on a broken link or reference
-# (--strict) and on any page loading something from another site (scripts/check_site.py).
+# (--strict), on any page naming something to load from another site, and on any request to
+# another host when the pages run in headless Chromium (scripts/check_site.py, --browser).
 DOCS_VENV := .venv-docs
 DOCS_STAMP := $(DOCS_VENV)/.installed-stamp
 
 $(DOCS_STAMP): docs/requirements.txt
 	@test -x $(DOCS_VENV)/bin/python || $(PYTHON) -m venv $(DOCS_VENV)
-	$(DOCS_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(DOCS_VENV)/bin/python -m pip install --quiet -r docs/requirements.txt
+	$(INSTALL) $(DOCS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(INSTALL) $(DOCS_VENV)/bin/python -m pip install --quiet -r docs/requirements.txt
 	@touch $(DOCS_STAMP)
 
-docs-build: venv $(DOCS_STAMP)
+docs-site: venv $(DOCS_STAMP)
 	bash scripts/fetch-mermaid.sh
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
 	$(BIN)/python scripts/check_site.py site
 
-docs: docs-build
+# Every page loaded from loopback in headless Chromium (installed with apt when missing): any
+# request to another host fails the build.
+docs-build: docs-site
+	bash scripts/install-chromium.sh
+	PYTHONPATH=$(CURDIR) $(DOCS_VENV)/bin/python scripts/check_site.py --browser site
+
+docs: docs-site
 	@echo "serving on http://127.0.0.1:8000/lambda-inbox/ (Ctrl-C stops it)"
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
 
-# The starter (starter/, a cookiecutter template for `sam init --location`): one SQS and one Kafka
-# project generated, each validated with `sam validate --lint` and tested with its own Makefile
-# against the wheel of `make dist`.
-starter-check: dist dynamodb-local
+# The starter (starter/, a cookiecutter template for `sam init --location`): one SQS project
+# generated with cookiecutter, one Kafka project with sam init, each running its own `make test`
+# and `make validate` without this checkout's virtualenv on PATH (the library from this checkout).
+starter-check: venv dynamodb-local
 	bash scripts/check_starter.sh
 
 # sam build needs an interpreter matching the template's runtime (python3.13) on PATH.
@@ -173,7 +190,7 @@ soak: venv dynamodb-local
 VENV313 := .venv313
 test-py313: dynamodb-local
 	@test -x $(VENV313)/bin/python || "$$(bash scripts/find-python313.sh)/python3.13" -m venv $(VENV313)
-	$(VENV313)/bin/python -m pip install --quiet -e '.[test]' -e ./devkit
+	$(INSTALL) $(VENV313)/bin/python -m pip install --quiet -e '.[test]' -e ./devkit
 	$(VENV313)/bin/pytest -q tests/unit tests/integration
 
 # The application of template.yaml on local services with the demo workload (lambda-inbox local

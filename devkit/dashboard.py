@@ -8,7 +8,8 @@ parameter set per template variant), parses it as CloudWatch reads it (JSON), an
 - a dead-letter or failure queue without its depth;
 - an alarm of the variant missing from the alarm widget, an alarm there that the variant lacks,
   or an alarm widget without 1 to 100 alarms;
-- the relay's oldest item, the reaper's runs and reaped leases, when missing;
+- the relay's oldest item, its counts per destination kind (relayed, failed, sent again), the
+  reaper's runs and reaped leases, when missing;
 - a widget off the 24-column grid or on top of another.
 tests/unit/test_dashboard.py runs it on both variants and on broken bodies it must catch.
 """
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from devkit.paths import REPO_ROOT
+from lambda_inbox.outbox.destinations import KINDS
 from lambda_inbox_tools.local.cfn import Resolver
 
 NAMESPACE = "LambdaInbox"
@@ -35,6 +37,8 @@ CONSUMER_METRICS = (
 #: Queues an operator must watch: dead-letter queues and on-failure destinations.
 WATCHED_QUEUE = re.compile(r"-(dlq|failures)$")
 GRID_COLUMNS = 24
+#: The outbox relay's destination kinds, each with its own relayed, failed and retried counts.
+DESTINATION_KINDS = KINDS
 #: CloudWatch's dashboard body structure: an alarm status widget holds 1 to 100 alarm ARNs.
 MAX_ALARMS_PER_WIDGET = 100
 
@@ -177,7 +181,13 @@ def _layout_problems(widgets: list[dict[str, Any]]) -> list[str]:
 
 def _operator_metrics(resolver: Resolver) -> list[Metric]:
     reaper = resolver.physical_name("InboxReaperFunction")
+    by_kind = [
+        Metric(NAMESPACE, name, (("destination_kind", kind), ("service", "outbox-relay")))
+        for kind in DESTINATION_KINDS
+        for name in ("OutboxRelayed", "OutboxRelayFailures", "OutboxRelayRetries")
+    ]
     return [
+        *by_kind,
         Metric(NAMESPACE, "OutboxOldestItemAge", (("service", "outbox-relay"),)),
         Metric("AWS/Lambda", "Invocations", (("FunctionName", reaper),)),
         Metric(NAMESPACE, "Reaped", (("service", "inbox-reaper"),)),

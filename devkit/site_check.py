@@ -9,6 +9,8 @@ of the built site (`make docs-build`).
 
 from __future__ import annotations
 
+import html as html_text
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -66,9 +68,43 @@ def css_loads(css: str) -> list[str]:
     return [url for url in _CSS_URL.findall(css) if _REMOTE.match(url)]
 
 
-def site_problems(site: Path) -> list[str]:
-    """`external_loads` of every page and `css_loads` of every stylesheet under `site`."""
+_DIAGRAM = re.compile(r'<pre class="mermaid"[^>]*>(?:<code>)?(.*?)(?:</code>)?</pre>', re.DOTALL)
+
+
+def diagram_lines(page_html: str) -> list[str]:
+    """The statement lines of every Mermaid diagram of a page (its second line onward: the
+    first, such as `flowchart LR`, may be prose too), whitespace collapsed."""
+    lines = []
+    for source in _DIAGRAM.findall(page_html):
+        statements = [" ".join(line.split()) for line in html_text.unescape(source).splitlines()]
+        lines += [line for line in statements[1:] if len(line) > 12]
+    return lines
+
+
+def diagrams_in_search(site: Path) -> list[str]:
+    """Every diagram line of the site's pages that the search index holds (search would show a
+    diagram's raw source)."""
+    index = site / "search" / "search_index.json"
+    if not index.exists():
+        return []
+    texts = " ".join(
+        " ".join(html_text.unescape(doc.get("text", "")).split())
+        for doc in json.loads(index.read_text())["docs"]
+    )
     problems = []
+    for page in sorted(site.rglob("*.html")):
+        problems += [
+            f"search index: diagram source of {page.relative_to(site)}: {line}"
+            for line in diagram_lines(page.read_text())
+            if line in texts
+        ]
+    return problems
+
+
+def site_problems(site: Path) -> list[str]:
+    """`external_loads` of every page, `css_loads` of every stylesheet under `site`, and
+    `diagrams_in_search`."""
+    problems = diagrams_in_search(site)
     for page in sorted(site.rglob("*.html")):
         problems += [
             f"{page.relative_to(site)}: {load}" for load in external_loads(page.read_text())

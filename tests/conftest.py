@@ -57,6 +57,24 @@ def pytest_configure(config: pytest.Config) -> None:
     _apply_fake_aws_env(_session_env)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under `-q` without a terminal, pytest-xdist writes its status line "bringing up nodes..."
+    when the workers start and again when they have collected (at verbosity below 0 it has no
+    other text): the second is dropped."""
+    reporter = session.config.pluginmanager.getplugin("terminaldistreporter")
+    if reporter is None or session.config.option.verbose >= 0:
+        return
+    show = reporter.ensure_show_status
+    shown: list[bool] = []
+
+    def show_once() -> None:
+        if not shown:
+            shown.append(True)
+            show()
+
+    reporter.ensure_show_status = show_once
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     _session_env.undo()
 

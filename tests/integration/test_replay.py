@@ -443,3 +443,80 @@ def test_a_stream_consumers_given_up_records_are_replayed_to_its_queue_and_count
         item["sk"]: int(item["orders"]) for item in aws.domain_items() if item["pk"] == "STATUS"
     }
     assert counts == {"PLACED": 2, "PAID": 1}
+
+
+def test_an_outbox_relays_failure_replays_to_a_fifo_topic_or_a_bus_by_its_arn(
+    dynamodb_local_endpoint: str,
+    moto_server_endpoint: str,
+    capsys: pytest.CaptureFixture[str],
+    aws: AppState,
+) -> None:
+    """Outbox items of a relay that publishes to a topic or a bus replay there, as the relay
+    sends them (the id as deduplication id and attribute; in `resources` on a bus); a stream
+    batch replayed as records cannot go to a topic, and is kept with one line."""
+    dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
+    table, stream_arn = outbox_table(dynamodb)
+    sent = [put_outbox(dynamodb, table, n, time.time()) for n in range(3)]
+    sns: Any = boto3.client("sns", endpoint_url=moto_server_endpoint, region_name=REGION)
+    events: Any = boto3.client("events", endpoint_url=moto_server_endpoint, region_name=REGION)
+    suffix = uuid.uuid4().hex[:8]
+    topic = sns.create_topic(Name=f"shipments-{suffix}.fifo", Attributes={"FifoTopic": "true"})
+    subscribed = create_queue(aws.sqs, f"shipments-{suffix}.fifo")
+    subscribed_arn = aws.sqs.get_queue_attributes(QueueUrl=subscribed, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    sns.subscribe(
+        TopicArn=topic["TopicArn"],
+        Protocol="sqs",
+        Endpoint=subscribed_arn,
+        Attributes={"RawMessageDelivery": "true"},
+    )
+    bus = events.create_event_bus(Name=f"orders-{suffix}")["EventBusArn"]
+    routed = create_queue(aws.sqs, f"orders-{suffix}")
+    events.put_rule(Name="all", EventBusName=bus, EventPattern='{"source": [{"prefix": ""}]}')
+    events.put_targets(
+        Rule="all",
+        EventBusName=bus,
+        Targets=[
+            {
+                "Id": "q",
+                "Arn": aws.sqs.get_queue_attributes(QueueUrl=routed, AttributeNames=["QueueArn"])[
+                    "Attributes"
+                ]["QueueArn"],
+            }
+        ],
+    )
+    failures = create_queue(aws.sqs, f"relay-failures-{suffix}")
+    cli = Cli(
+        capsys,
+        AWS_ENDPOINT_URL_SQS=moto_server_endpoint,
+        AWS_ENDPOINT_URL_SNS=moto_server_endpoint,
+        AWS_ENDPOINT_URL_EVENTBRIDGE=moto_server_endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB=dynamodb_local_endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB_STREAMS=dynamodb_local_endpoint,
+    )
+    failure = stream_failure(dynamodb, stream_arn, None)
+
+    aws.sqs.send_message(QueueUrl=failures, MessageBody=failure)
+    run = cli("replay", "--from", failures, "--to", topic["TopicArn"])
+    assert run.code == 0, run.err
+    assert "sent 3 outbox items" in run.err
+    relayed = receive_all(aws.sqs, subscribed, delete=True)
+    assert sorted(m["Attributes"]["MessageDeduplicationId"] for m in relayed) == sent
+    assert (
+        sorted(m["MessageAttributes"][MESSAGE_ID_ATTRIBUTE]["StringValue"] for m in relayed) == sent
+    )
+
+    aws.sqs.send_message(QueueUrl=failures, MessageBody=failure)
+    run = cli("replay", "--from", failures, "--to", bus)
+    assert run.code == 0, run.err
+    routed_events = [json.loads(m["Body"]) for m in receive_all(aws.sqs, routed, delete=True)]
+    assert sorted(e["resources"][0] for e in routed_events) == [
+        f"outbox-message-id:{message_id}" for message_id in sent
+    ]
+
+    aws.sqs.send_message(QueueUrl=failures, MessageBody=failure)
+    run = cli("replay", "--from", failures, "--to", topic["TopicArn"], "--stream-records")
+    assert run.code == 1
+    assert "only outbox items can be replayed to an sns destination" in " ".join(run.err.split())
+    assert visible(aws.sqs, failures) == 1

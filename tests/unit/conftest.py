@@ -2,7 +2,8 @@
 and the example functions loaded against them.
 
 Everything runs inside `moto.mock_aws()`: no process, no network. Example functions are loaded
-with their environment set inside the mock so the boto3 clients they build at import are mocked.
+with their environment set inside the mock (their consumers read it at import; their AWS clients
+are made on first use, under the mock).
 """
 
 from __future__ import annotations
@@ -13,18 +14,26 @@ from types import ModuleType
 import boto3
 import pytest
 from moto import mock_aws
+from moto.core.config import DefaultConfig
 
 from devkit.app_state import AppState
 from devkit.handlers import load_function
 from devkit.payloads import SAMPLE_SKUS
 from lambda_inbox_tools.services.offline import REGION
 
+#: moto's default resets boto3's default session at every mock, so each test's clients load
+#: botocore's endpoint rules and service models again: about 130 ms of CPU per test. Each test
+#: still gets empty moto backends (its tables and queues are made anew) and fresh clients. The
+#: reset keeps a session with moto's fake credentials from reaching real AWS later; no test here
+#: reaches AWS (moto, or DynamoDB Local, which takes any credentials).
+KEEP_BOTO3_SESSION: DefaultConfig = {"core": {"reset_boto3_session": False}}
+
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AppState]:
     """Inbox + domain tables and an SQS dead-letter queue (standard and FIFO) under moto; the
     example functions' environment points at them."""
-    with mock_aws():
+    with mock_aws(config=KEEP_BOTO3_SESSION):
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         sqs = boto3.client("sqs", region_name=REGION)
         state = AppState.created(dynamodb, sqs)

@@ -54,7 +54,7 @@ FUNCTION = FunctionSpec("Fn", "fn", Path("."), "app.handler", 3, 128, {})
 def test_every_fixture_is_listed_in_the_readme_with_its_source_page() -> None:
     readme = (AWS_FIXTURES / "README.md").read_text()
     files = sorted(path.name for path in AWS_FIXTURES.glob("*.json"))
-    assert len(files) == 17
+    assert len(files) == 23
     for name in files:
         row = next((line for line in readme.splitlines() if line.startswith(f"| `{name}`")), "")
         assert "https://docs.aws.amazon.com/" in row, name
@@ -175,6 +175,7 @@ def test_the_stream_adapters_read_the_kinesis_and_dynamodb_streams_samples() -> 
         "Keys": {"Id": 101},
         "NewImage": {"Message": "New item!", "Id": 101},
         "OldImage": None,
+        "userIdentity": None,
     }
     assert modify.json["OldImage"] == {"Message": "New item!", "Id": 101}
     assert modify.json["NewImage"]["Message"] == "This item has changed"

@@ -88,6 +88,8 @@ ON_FIRST_USE = (
     "lambda_inbox.reaper",
     "lambda_inbox.outbox.message",  # the first outbox request
     "lambda_inbox.outbox.relay",
+    "lambda_inbox.outbox.sending",
+    "lambda_inbox.outbox.destinations",
     "lambda_inbox.dead_letter.envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
     "lambda_inbox.options",  # a consumer that names a parameter group

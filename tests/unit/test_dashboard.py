@@ -113,6 +113,7 @@ def emitted(
                         found.add((metric["Name"], frozenset(dimensions)))
     assert ("MessagesCommitted", frozenset({"consumer", "service"})) in found
     assert ("OutboxRelayed", frozenset({"service"})) in found
+    assert ("OutboxRelayRetries", frozenset({"service", "destination_kind"})) in found
     assert ("OldestOpenRecordAge", frozenset({"service", "consumer"})) in found
     return found
 
@@ -249,6 +250,16 @@ def off_the_grid(body: dict[str, Any]) -> None:
         (DEFAULTS, without_metric("Reaped"), "no Reaped {'service': 'inbox-reaper'}"),
         (
             DEFAULTS,
+            without_metric("OutboxRelayRetries", kind="eventbridge"),
+            "no OutboxRelayRetries {'destination_kind': 'eventbridge', 'service': 'outbox-relay'}",
+        ),
+        (
+            DEFAULTS,
+            without_metric("OutboxRelayFailures", kind="sns"),
+            "no OutboxRelayFailures {'destination_kind': 'sns', 'service': 'outbox-relay'}",
+        ),
+        (
+            DEFAULTS,
             without_metric("Invocations"),
             "no Invocations {'FunctionName': 'lambda-inbox-InboxReaperFunction'}",
         ),
@@ -274,6 +285,8 @@ def off_the_grid(body: dict[str, Any]) -> None:
         "msk-alarm",
         "empty-alarm-widget",
         "reaped",
+        "relay-retries-by-kind",
+        "relay-failures-by-kind",
         "reaper-runs",
         "overlap",
         "grid",

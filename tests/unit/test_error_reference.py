@@ -74,9 +74,9 @@ def test_every_exception_is_an_inbox_error_with_a_code_and_is_documented() -> No
 def test_the_docs_name_only_exceptions_that_exist() -> None:
     """A doc naming an exception errors.py does not have (say, after a rename) is out of step."""
     names = {name for name, value in vars(errors).items() if inspect.isclass(value)}
-    # Python's own, pydantic's, AWS's error codes and API names, the library's message type
+    # Python's own, pydantic's, AWS's error codes and API names, the library's message types
     others = set(dir(builtins)) | {"ValidationError", "InternalServerError", "ThrottlingError"}
-    others |= {"SendMessage", "InboundMessage"}
+    others |= {"SendMessage", "InboundMessage", "OutboxMessage"}
     for text in (REFERENCE, CONCEPTS):
         mentioned = set(
             re.findall(r"`([A-Z][A-Za-z]+(?:Error|Event|Record|Message|Reached))`", text)

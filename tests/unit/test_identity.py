@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 from devkit.events import inbound_message
 from lambda_inbox import KeyStrategy
 from lambda_inbox.errors import MissingMessageKey, UndecodableBody
-from lambda_inbox.sources.identity import MAX_KEY_BYTES, fingerprint, is_field_path
+from lambda_inbox.sources.identity import (
+    MAX_KEY_BYTES,
+    fingerprint,
+    is_field_path,
+    outbox_message_id_of,
+)
 
 
 def test_jmespath_expression_reads_the_body() -> None:
@@ -216,3 +221,34 @@ def test_the_message_key_refuses_what_identify_refuses(body: str) -> None:
         strategy.identify(inbound_message(body))
     with pytest.raises(type(refused.value), match=re.escape(str(refused.value))):
         strategy.message_key(inbound_message(body))
+
+
+def test_an_outbox_message_id_keys_a_message_with_no_key_configured() -> None:
+    relayed = inbound_message(
+        "{}", attributes={"outbox-message-id": "ntf-1"}, deduplication_id="d", delivery_id="m"
+    )
+    identity = KeyStrategy().identify(relayed)
+    assert (identity.key, identity.strategy) == ("ntf-1", "outbox-message-id")
+    # The producer's own idempotency key, and a configured key, win over it.
+    both = inbound_message("{}", attributes={"idempotency-key": "k", "outbox-message-id": "o"})
+    assert KeyStrategy().identify(both).key == "k"
+    keyed = inbound_message('{"event_id": "e"}', attributes={"outbox-message-id": "o"})
+    assert KeyStrategy.from_body("event_id").identify(keyed).key == "e"
+    empty = inbound_message("{}", attributes={"outbox-message-id": ""}, delivery_id="m-4")
+    assert KeyStrategy().identify(empty).key == "m-4"
+
+
+@pytest.mark.parametrize(
+    ("resources", "found"),
+    [
+        (["outbox-message-id:ntf-1"], "ntf-1"),
+        (["arn:aws:s3:::b", "outbox-message-id:ntf-2"], "ntf-2"),
+        (["outbox-message-id:"], None),
+        (["arn:aws:s3:::b"], None),
+        ([], None),
+        (None, None),
+        ("outbox-message-id:x", None),
+    ],
+)
+def test_an_events_resources_carry_its_outbox_message_id(resources: Any, found: str | None) -> None:
+    assert outbox_message_id_of(resources) == found

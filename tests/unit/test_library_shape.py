@@ -1,6 +1,6 @@
 """The shape of the library (docs/architecture.md, "The library's shape"): folders of at most 12
 modules, no import circle between its folders and root modules (`TYPE_CHECKING` imports
-included), a constructor of at most nine parameters, the number size rule written once, and user
+included), one writer of a batch's report (the pipeline), a constructor of at most nine parameters, the number size rule written once, and user
 code (functions/, examples/, starter/, the README's and the docs' snippets) importing public
 names only. Each check is proven on the broken input it must refuse."""
 
@@ -89,6 +89,23 @@ def circles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     return found
 
 
+#: The only module that writes a batch's report; the stages return their results to it.
+REPORT_WRITER = "pipeline.py"
+
+
+def report_writers(library: Path) -> list[str]:
+    """Modules besides `report.py` that import `BatchReport`, the writable report (a stage
+    reads the batch through `BatchView`, which has no `record`)."""
+    writers = []
+    for path in sorted(library.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and any(
+                alias.name == "BatchReport" for alias in node.names
+            ):
+                writers.append(str(path.relative_to(library)))
+    return sorted(set(writers))
+
+
 def parameters(function: object) -> list[str]:
     return [p for p in inspect.signature(function).parameters if p != "self"]  # type: ignore[arg-type]
 
@@ -163,6 +180,10 @@ def test_the_library_s_folders_import_each_other_in_no_circle() -> None:
     assert circles(graph) == []
 
 
+def test_only_the_pipeline_writes_a_batch_s_report() -> None:
+    assert report_writers(LIBRARY) == [REPORT_WRITER]
+
+
 def test_the_consumer_takes_at_most_nine_parameters() -> None:
     assert len(parameters(lambda_inbox.InboxConsumer.__init__)) <= MAX_PARAMETERS
 
@@ -203,6 +224,18 @@ def test_an_import_circle_between_folders_is_found(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..a.one import y\n"
     )
     assert circles(room_graph(library)) == [["lambda_inbox.a", "lambda_inbox.b"]]
+
+
+def test_a_stage_that_writes_the_report_is_found(tmp_path: Path) -> None:
+    library = tmp_path / "lambda_inbox"
+    (library / "commit").mkdir(parents=True)
+    (library / "pipeline.py").write_text("from lambda_inbox.report import BatchReport\n")
+    (library / "commit" / "committer.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from lambda_inbox.report import BatchReport, BatchView\n"
+    )
+    (library / "triage.py").write_text("from lambda_inbox.report import BatchView\n")
+    assert report_writers(library) == ["commit/committer.py", "pipeline.py"]
 
 
 def test_a_tenth_parameter_is_counted() -> None:

@@ -1,6 +1,7 @@
 """starter/, the cookiecutter template `sam init --location` uses: both kinds render, install the
-library's own version, and keep the inbox table's contract. (`make starter-check` runs each
-generated project's `sam validate --lint` and its tests against the built wheel.)"""
+library from the checkout they came from (or a version they are told), say what to do next, and
+keep the inbox table's contract. (`make starter-check` generates a project of each kind and runs
+its own `make test` and `make validate` without this checkout's virtualenv on PATH.)"""
 
 from __future__ import annotations
 
@@ -29,12 +30,49 @@ def generate(tmp_path: Path, kind: str) -> Path:
     return Path(out)
 
 
-def test_the_starter_installs_this_version_of_the_library(tmp_path: Path) -> None:
-    defaults = json.loads((STARTER / "cookiecutter.json").read_text())
-    assert defaults["lambda_inbox_version"] == __version__
+def test_a_project_installs_the_library_from_the_checkout_it_came_from(tmp_path: Path) -> None:
+    """Before lambda-inbox is on the package index: the function's requirements and the tests'
+    virtualenv take it from this checkout, whatever the folder `cookiecutter` ran in."""
     project = generate(tmp_path, "sqs")
-    assert (project / "src/requirements.txt").read_text().strip() == f"lambda-inbox=={__version__}"
-    assert f"lambda-inbox[testing]=={__version__}" in (project / "Makefile").read_text()
+    source = f"lambda-inbox @ file://{REPO_ROOT}"
+    assert (project / "src/requirements.txt").read_text().strip() == source
+    makefile = (project / "Makefile").read_text()
+    assert f"LAMBDA_INBOX ?= lambda-inbox[testing] @ file://{REPO_ROOT}\n" in makefile
+    assert (REPO_ROOT / "pyproject.toml").read_text().count('name = "lambda-inbox"') == 1
+
+
+def test_a_project_told_a_version_installs_it_from_the_index(tmp_path: Path) -> None:
+    project = Path(
+        cookiecutter(
+            str(STARTER),
+            no_input=True,
+            output_dir=str(tmp_path),
+            extra_context={"lambda_inbox_version": __version__},
+        )
+    )
+    expected = f"lambda-inbox=={__version__}"
+    assert (project / "src/requirements.txt").read_text().strip() == expected
+    assert (
+        f"LAMBDA_INBOX ?= lambda-inbox[testing]=={__version__}\n"
+        in (project / "Makefile").read_text()
+    )
+
+
+def test_sam_cli_is_in_the_projects_own_environment(tmp_path: Path) -> None:
+    project = generate(tmp_path, "sqs")
+    assert "aws-sam-cli>=" in (project / "requirements-dev.txt").read_text()
+    makefile = (project / "Makefile").read_text()
+    assert "SAM ?= $(BIN)/sam\n" in makefile
+    assert "validate: venv\n" in makefile and "build: venv\n" in makefile
+
+
+def test_generating_says_what_to_do_next(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    project = generate(tmp_path, "kafka")
+    printed = capfd.readouterr().out
+    assert f"Order totals is ready in {project}" in printed
+    assert f"(lambda-inbox from the checkout {REPO_ROOT})" in printed
+    for step in ("cd order-totals", "make test", "make validate", "sam deploy --guided"):
+        assert step in printed, step
 
 
 @pytest.mark.parametrize("kind", ["sqs", "kafka"])

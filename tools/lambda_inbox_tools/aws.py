@@ -124,6 +124,16 @@ class Aws:
         `AWS_ENDPOINT_URL_KINESIS` (a local stack's moto server)."""
         return self._client("kinesis", 5)
 
+    def sns(self) -> Any:
+        """An SNS client (`send --sns-topic`; replay to a topic); its endpoint is `--endpoint-url`,
+        else boto3's `AWS_ENDPOINT_URL_SNS` (a local stack's moto server)."""
+        return self._client("sns", 5)
+
+    def events(self) -> Any:
+        """An EventBridge client (`send --event-bus`; replay to a bus); its endpoint is
+        `--endpoint-url`, else boto3's `AWS_ENDPOINT_URL_EVENTBRIDGE`."""
+        return self._client("events", 5)
+
     def s3(self) -> Any:
         """An S3 client (replay reads an S3 on-failure destination)."""
         return self._client("s3", 5)

@@ -27,6 +27,7 @@ __all__ = [
     "ConditionFailures",
     "ConfigurationError",
     "Decide",
+    "Envelope",
     "ErrorCode",
     "FailedCondition",
     "InboundMessage",
@@ -48,6 +49,7 @@ __all__ = [
     "UnitOfWorkError",
     "UnsupportedEvent",
     "ValueFormats",
+    "current_envelope",
     "generated_message",
 ]
 __version__ = "0.1.0"
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from lambda_inbox.options import Clients, Decide, Leased, Observability
     from lambda_inbox.outbox.message import OutboxMessage
     from lambda_inbox.outbox.relay import OutboxRelay
+    from lambda_inbox.sources.envelopes import Envelope, current_envelope
     from lambda_inbox.sources.values import ValueFormats, generated_message
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
@@ -72,6 +75,8 @@ _LAZY = {
     "OutboxMessage": "outbox.message",
     "OutboxRelay": "outbox.relay",
     "ValueFormats": "sources.values",
+    "Envelope": "sources.envelopes",
+    "current_envelope": "sources.envelopes",
     "generated_message": "sources.values",
 }
 

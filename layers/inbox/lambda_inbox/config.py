@@ -51,7 +51,9 @@ class _Settings:
 class RetryPolicy(_Settings):
     """Bounded, jittered exponential backoff for transient failures inside one invocation.
 
-    A message is retried at most `max_attempts` times, and never past the Lambda deadline minus
+    A message is retried at most `max_attempts` times, waiting a random time up to
+    `base_delay` doubled each round and capped at `max_delay` (seconds), and never past the
+    Lambda deadline minus
     a margin: what is left is reported as a batch item failure so the source redelivers. The
     margin is `deadline_margin_fraction` of the time left at the start of the invocation, at
     most `deadline_margin` (3 s of a 30 s function; 0.6 s of a 3 s one).
@@ -100,6 +102,11 @@ class RetryPolicy(_Settings):
 
 class InboxConfig(_Settings):
     """Where the inbox lives and how a consumer behaves.
+
+    `consumer`: the consumer's name (the inbox keys' prefix, the metrics' `consumer` dimension);
+    `inbox_table`: the inbox table's name (`INBOX_TABLE`); `dead_letter_queue_url`: where poison
+    goes (`DEAD_LETTER_QUEUE_URL`; None reports poison as a failure); `retry`: the `RetryPolicy`
+    of transient failures.
 
     `retention` must exceed the broker's redelivery window (SQS retention, Kafka replay horizon):
     a message redelivered after its record expired is processed again.

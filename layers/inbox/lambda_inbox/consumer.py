@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
-from lambda_inbox.aws_clients import bounded, dynamodb_client, sqs_client
+from lambda_inbox.aws_clients import bounded, bounded_dynamodb_client, sqs_client
 from lambda_inbox.commit.decision import DecideFunction, Decider, M, OnConditionFailed
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from lambda_inbox.leases.leased import Leases
     from lambda_inbox.options import Clients, Decide, Leased, Observability
+    from lambda_inbox.sources.envelopes import EnvelopeName
 
 
 class InboxConsumer(Generic[M]):
@@ -51,12 +52,15 @@ class InboxConsumer(Generic[M]):
     `model` parses the payload (a pydantic model class, or any callable); `decide` fills the
     unit of work: a function `decide(payload, uow)`, or `Decide(decide, on_condition_failed=...)`
     for the alternative writes of a business outcome when a domain condition fails; `key` is the
-    business key: a JMESPath expression on the body, a callable, or a `KeyStrategy`.
+    business key: a JMESPath expression on the body, a callable, or a `KeyStrategy`; `envelope`
+    names what wraps every SQS body (`"sns"`, `"eventbridge"`, `"s3"`; None: the body is the
+    payload), read as docs/concepts.md, "What producers put in a queue", says.
 
     The groups: `leased=Leased(side_effect, lease=...)` for effects outside DynamoDB (leased
     mode; transactional without it); `clients=Clients(dynamodb=..., sqs=...)`;
     `observability=Observability(logger=..., metrics=..., tracer=...)`; `config`, the settings
-    (`InboxConfig`; read from the environment with `InboxConfig.from_env(name)` when not given).
+    (`InboxConfig`; read from the environment with `InboxConfig.from_env(name)` when not given),
+    kept as `config`.
     """
 
     def __init__(
@@ -66,6 +70,7 @@ class InboxConsumer(Generic[M]):
         model: type[M] | Callable[[Any], M],
         decide: DecideFunction[M] | Decide[M],
         key: str | KeyExtractor | KeyStrategy | None = None,
+        envelope: EnvelopeName | None = None,
         leased: Leased[M] | None = None,
         clients: Clients | None = None,
         observability: Observability | None = None,
@@ -77,9 +82,11 @@ class InboxConsumer(Generic[M]):
                 f"consumer name {name!r} differs from config.consumer {config.consumer!r}"
             )
         dynamodb, sqs = (clients.dynamodb, clients.sqs) if clients else (None, None)
-        self.dynamodb: DynamoDBClient = bounded(dynamodb or dynamodb_client())
-        #: Where poison goes (None without `DEAD_LETTER_QUEUE_URL`).
+        self.dynamodb: DynamoDBClient = bounded(dynamodb) if dynamodb else bounded_dynamodb_client()
+        """The DynamoDB client of the inbox and the transactions: made on its first call, so a
+        handler imported before a test starts moto (`mock_aws()`) still talks to moto."""
         self.dead_letter_queue: DeadLetterQueue | None = None
+        """Where poison goes (None without `DEAD_LETTER_QUEUE_URL`)."""
         if config.dead_letter_queue_url:
             self.dead_letter_queue = DeadLetterQueue(
                 bounded(sqs) if sqs else sqs_client, config.dead_letter_queue_url
@@ -90,15 +97,21 @@ class InboxConsumer(Generic[M]):
             else (None, None, None)
         )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
-        #: The worker threads of this consumer's bounded network calls, made once.
+        """The consumer's logs, metrics and traces (through `observability`'s, when given)."""
         self.calls = BoundedCalls(max(2, config.max_parallel_commits))
+        """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.value_formats
+        if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
+            raise ConfigurationError(
+                f"envelope must be 'sns', 'eventbridge', 's3' or None, not {envelope!r}"
+            )
         self.sources: Sequence[EventSource] = (
             KafkaSource(formats),
-            SqsSource(config.fifo_failure_mode, formats),
+            SqsSource(config.fifo_failure_mode, formats, envelope),
             KinesisSource(formats),
             DynamoDBStreamsSource(),
         )
+        """The event sources `handle` recognises, in the order it tries them."""
         store = InboxStore.from_config(self.dynamodb, config)
         decide_function, on_condition_failed = _decision(decide)
         self.pipeline: Pipeline[M] = Pipeline(
@@ -118,6 +131,7 @@ class InboxConsumer(Generic[M]):
             leases=self._leases(leased, store, config),
             now=config.clock,
         )
+        """The processing model the batches go through (identify, decide, commit, report)."""
 
     def _leases(
         self, leased: Leased[M] | None, store: InboxStore, config: InboxConfig

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from lambda_inbox.errors import ErrorCode, UndecodableBody
@@ -32,9 +33,15 @@ class InboundMessage:
     document, raising `UndecodableBody`; None for JSON, which `json` parses. `encoded_record` is
     a binary value's record (Avro or Protobuf, without a Confluent prefix): its hash was the
     fingerprint before fingerprints were of the decoded record, and still matches (identity).
+    `source` names the event source (`aws:sqs`, `aws:kafka`, ...) and `sequence` the record's
+    position in its ordering scope (a Kafka offset, a stream sequence number); `attributes` are
+    the SQS message attributes or Kafka headers as strings; `deduplication_id` is the SQS FIFO
+    `MessageDeduplicationId`. `text` is the body as UTF-8 text.
     `redelivered` says the source delivered it before, as far as the adapter can tell (an SQS
     receive count above 1, a Kafka offset seen already, a replayed dead letter): the batch read
-    of the inbox keys then comes before the commit (duplicate_read).
+    of the inbox keys then comes before the commit (duplicate_read). `envelope` is what wrapped
+    the payload (`sources.envelopes.Envelope`: an SNS notification, an EventBridge event, an S3
+    record), None for a bare body; key extractors and handlers read it as `current_envelope()`.
     """
 
     # A plain class with slots, not a dataclass: defining a dataclass at import is a measurable
@@ -50,6 +57,7 @@ class InboundMessage:
         "deduplication_id",
         "delivery_id",
         "encoded_record",
+        "envelope",
         "item_identifier",
         "message_group_id",
         "ordering_scope",
@@ -74,6 +82,7 @@ class InboundMessage:
         decode: Callable[[], Any] | None = None,
         encoded_record: bytes | None = None,
         redelivered: bool = False,
+        envelope: Any = None,
     ) -> None:
         self.item_identifier = item_identifier
         self.delivery_id = delivery_id
@@ -91,6 +100,7 @@ class InboundMessage:
         self.decode = decode
         self.encoded_record = encoded_record
         self.redelivered = redelivered
+        self.envelope = envelope
         self._text: str | None = None
         self._json: Any = _UNPARSED
 
@@ -111,6 +121,8 @@ class InboundMessage:
 
     @property
     def text(self) -> str:
+        """The body as text; raises `UndecodableBody` when it is not UTF-8 (or its envelope
+        could not be decoded)."""
         if self._text is None:
             if self.decode_error:
                 raise UndecodableBody(self.decode_error)
@@ -166,6 +178,9 @@ def _fast_json_reader() -> Callable[[bytes], Any] | None:
 
 
 _from_json: Callable[[bytes], Any] | None = None
+
+#: The envelope of the message whose key or decision is being computed (`current_envelope`).
+CURRENT_ENVELOPE: ContextVar[Any] = ContextVar("lambda_inbox_envelope", default=None)
 
 #: `InboundMessage.json` not parsed yet (None is a valid document).
 _UNPARSED = object()

@@ -64,7 +64,9 @@ class Clients(_Settings):
         self, dynamodb: DynamoDBClient | None = None, sqs: SQSClient | None = None
     ) -> None:
         self.dynamodb = dynamodb
+        """The DynamoDB client of the inbox and the unit of work's transactions."""
         self.sqs = sqs
+        """The SQS client that sends poison to the dead-letter queue."""
 
 
 class Observability(_Settings):
@@ -80,5 +82,8 @@ class Observability(_Settings):
         tracer: Tracer | None = None,
     ) -> None:
         self.logger = logger
+        """The function's `Logger`: the consumer's log lines go through it."""
         self.metrics = metrics
+        """The function's `Metrics`: the consumer's metrics join its flush."""
         self.tracer = tracer
+        """The function's `Tracer`: the consumer's subsegments go into its trace."""

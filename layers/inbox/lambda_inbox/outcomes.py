@@ -9,21 +9,25 @@ from lambda_inbox.messages import InboundMessage
 
 
 class Outcome(StrEnum):
-    #: The inbox record and the handler's writes committed together.
+    """Where one message of a batch ended. Only `FAILED` and `SKIPPED` are reported in the
+    partial batch response, so that the event source delivers them again."""
+
     COMMITTED = "committed"
-    #: A domain condition failed; the handler's alternative writes committed instead.
+    """The inbox record and the handler's writes committed together."""
     BUSINESS_OUTCOME = "business_outcome"
-    #: Already processed (earlier delivery, another batch, or earlier in this batch).
+    """A domain condition failed; the handler's alternative writes committed instead."""
     DUPLICATE = "duplicate"
-    #: Poison: sent to the dead-letter queue with its original body, acknowledged.
+    """Already processed (earlier delivery, another batch, or earlier in this batch)."""
     DEAD_LETTERED = "dead_lettered"
-    #: Could not finish now (throttling, conflicts, outage): reported for redelivery.
+    """Poison: sent to the dead-letter queue with its original body, acknowledged."""
     FAILED = "failed"
-    #: Not processed because an earlier record of its partition or FIFO queue failed.
+    """Could not finish now (throttling, conflicts, outage): reported for redelivery."""
     SKIPPED = "skipped"
+    """Not processed because an earlier record of its partition, shard or FIFO queue failed."""
 
     @property
     def needs_redelivery(self) -> bool:
+        """Whether the message is reported in `batchItemFailures` (`FAILED`, `SKIPPED`)."""
         return self is Outcome.FAILED or self is Outcome.SKIPPED
 
 
@@ -32,8 +36,16 @@ ALWAYS_LOGGED = (Outcome.DEAD_LETTERED, Outcome.FAILED)
 
 
 class MessageResult(NamedTuple):
+    """What happened to one message: `InboxConsumer.process` returns one per message, in the
+    batch's order."""
+
     message: InboundMessage
+    """The message as received."""
     outcome: Outcome
+    """Where it ended."""
     message_key: str | None = None
+    """Its identity (None when none could be derived)."""
     error_code: str | None = None
+    """An `ErrorCode` value for a dead-lettered or failed message; None otherwise."""
     detail: str = ""
+    """A short explanation (an error's reason, a business outcome's result), for logs."""

@@ -8,6 +8,9 @@
 4. commit them with their inbox records, in waves of transactions,
 5. classify each attempt's outcome and act on it (inside `Committer`),
 6. dead-letter poison, and report every message's outcome.
+
+Each stage returns (or yields) the results it settles; only the pipeline records them in the
+batch's report, one at a time, so each stage reads the ordering that earlier results imply.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from lambda_inbox.errors import (
     short_error,
 )
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import BatchReport
+from lambda_inbox.report import BatchReport, settled
 from lambda_inbox.sources.identity import Delivery, KeyStrategy, identify
 from lambda_inbox.triage import ReadFirst, Triage
 
@@ -112,7 +115,6 @@ class Pipeline(Generic[M]):
         dead_letters = DeadLettering(
             queue=self._dead_letter_queue,
             store=self._store,
-            report=report,
             deadline=deadline,
             logger=self._telemetry.logger,
             now=self._now,
@@ -120,31 +122,46 @@ class Pipeline(Generic[M]):
         triage = Triage(report, dead_letters)
         decisions: list[Decision[M]] = []
         for delivery in deliveries:
-            if not triage.admit(delivery, known.get(delivery.key)):
+            result = triage.settle_known(delivery, known.get(delivery.key))
+            if result is not None:
+                report.record(result)
                 continue
+            if not triage.lead(delivery):
+                continue  # a follower: settled once its leader has an outcome
             try:
-                decision = self._decide(delivery, report, deadline)
+                decided = self._decide(delivery, deadline)
             except PoisonMessage as poison:
                 if read_first is None:  # the first poison of a batch not read: read it now
                     read_first = POISON
                     known = self._known_records(deliveries, report, deadline)
                     if known is None:
                         return read_first, []
-                    decisions = [d for d in decisions if not triage.completed(d.delivery, known)]
-                    if triage.completed(delivery, known):
+                    decisions = self._not_completed(decisions, triage, known, report)
+                    late = triage.completed(delivery, known)
+                    if late is not None:
+                        report.record(late)
                         continue
-                dead_letters.dead_letter(delivery, poison)
+                report.record(dead_letters.dead_letter(delivery, poison))
                 continue
-            if decision is not None:
-                decisions.append(decision)
+            if isinstance(decided, MessageResult):
+                report.record(decided)
+            else:
+                decisions.append(decided)
         if self._leases is not None:  # leased mode
-            decisions = self._leases.run(
-                decisions,
-                report=report,
-                triage=triage,
-                dead_letters=dead_letters,
-                deadline=deadline,
-            )
+            ready: list[Decision[M]] = []
+            for decision in decisions:
+                leased = self._leases.lease(
+                    decision,
+                    batch=report,
+                    triage=triage,
+                    dead_letters=dead_letters,
+                    deadline=deadline,
+                )
+                if leased is None:
+                    ready.append(decision)
+                else:
+                    report.record(leased)
+            decisions = ready
         committer = Committer(
             dynamodb=self._dynamodb,
             store=self._store,
@@ -152,16 +169,34 @@ class Pipeline(Generic[M]):
             decider=self._decider,
             triage=triage,
             dead_letters=dead_letters,
-            report=report,
+            batch=report,
             deadline=deadline,
             telemetry=self._telemetry,
             now=self._now,
         )
         for wave in plan_waves(decisions):
-            triage.settle_followers()
-            committer.commit_wave(wave)
-        triage.settle_followers(final=True)
+            report.record_all(triage.settle_followers())
+            report.record_all(committer.commit_wave(wave))
+        report.record_all(triage.settle_followers(final=True))
         return read_first, committer.attempts
+
+    @staticmethod
+    def _not_completed(
+        decisions: list[Decision[M]],
+        triage: Triage,
+        known: dict[str, InboxRecord],
+        report: BatchReport,
+    ) -> list[Decision[M]]:
+        """The decisions whose key the late read did not find completed (those it did are
+        recorded: duplicates or mismatches)."""
+        remaining = []
+        for decision in decisions:
+            result = triage.completed(decision.delivery, known)
+            if result is None:
+                remaining.append(decision)
+            else:
+                report.record(result)
+        return remaining
 
     def _known_records(
         self, deliveries: list[Delivery], report: BatchReport, deadline: Deadline
@@ -180,17 +215,14 @@ class Pipeline(Generic[M]):
             code, detail = ErrorCode.INBOX_UNAVAILABLE, str(error)
         else:
             return known
-        for delivery in deliveries:
-            report.record(delivery, Outcome.FAILED, code, detail)
+        report.record_all(settled(d, Outcome.FAILED, code, detail) for d in deliveries)
         return None
 
-    def _decide(
-        self, delivery: Delivery, report: BatchReport, deadline: Deadline
-    ) -> Decision[M] | None:
-        """The handler's decision; None when it failed (recorded). Raises `PoisonMessage`."""
+    def _decide(self, delivery: Delivery, deadline: Deadline) -> Decision[M] | MessageResult:
+        """The handler's decision, or the message's result when it failed. Raises
+        `PoisonMessage`."""
         if deadline.expired():  # a slow handler must not run the invocation into its timeout
-            report.record(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
-            return None
+            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
         try:
             return self._decider.decide(delivery)
         except HandlerFailed as error:
@@ -198,5 +230,4 @@ class Pipeline(Generic[M]):
                 "handler raised; the record is reported for redelivery",
                 extra={"message_key": delivery.key},
             )
-            report.record(delivery, Outcome.FAILED, error.code, str(error))
-        return None
+            return settled(delivery, Outcome.FAILED, error.code, str(error))

@@ -1,4 +1,8 @@
-"""The ledger of one batch: each message's outcome, in input order, and the ordering it implies.
+"""The report of one batch: each message's outcome, in input order, and the ordering it implies.
+
+Only the pipeline writes the report: each stage returns (or yields) the `MessageResult`s it
+settles, and the pipeline records them before the stage goes on. Stages read it through
+`BatchView` (a leader's outcome, a blocked scope).
 
 Ordering: a message may belong to an ordering scope (Kafka partition, FIFO queue or group). Once a
 message of a scope needs redelivery, every later message of that scope is blocked: it is reported
@@ -7,9 +11,9 @@ as skipped so the source redelivers them in order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import ALWAYS_LOGGED, MessageResult, Outcome
@@ -19,6 +23,26 @@ if TYPE_CHECKING:
     from lambda_inbox.telemetry import Telemetry
 
 BLOCKED_DETAIL = "an earlier record of its ordering scope failed"
+
+
+def settled(
+    delivery: Delivery, outcome: Outcome, code: str | None = None, detail: str = ""
+) -> MessageResult:
+    """The result a stage returns for `delivery`."""
+    return MessageResult(delivery.message, outcome, delivery.key, code, detail)
+
+
+def skipped(delivery: Delivery) -> MessageResult:
+    """The result of a delivery its ordering scope blocks."""
+    return settled(delivery, Outcome.SKIPPED, detail=BLOCKED_DETAIL)
+
+
+class BatchView(Protocol):
+    """What a stage may read of the batch's report."""
+
+    def outcome_of(self, delivery: Delivery) -> Outcome | None: ...
+
+    def blocked(self, delivery: Delivery) -> bool: ...
 
 
 class BatchReport:
@@ -33,30 +57,32 @@ class BatchReport:
         #: `ALWAYS_LOGGED` outcomes get a line (`Telemetry.message_done`).
         self._log_each = telemetry.logs_each_message()
 
-    def record(
-        self, delivery: Delivery, outcome: Outcome, code: str | None = None, detail: str = ""
-    ) -> None:
-        message = delivery.message
-        self._results[message.sequence] = MessageResult(
-            message, outcome, delivery.key, code, detail
-        )
+    def record(self, result: MessageResult) -> None:
+        message, outcome = result.message, result.outcome
+        self._results[message.sequence] = result
         if message.ordering_scope is not None and outcome.needs_redelivery:
             first = self._failed_scopes.get(message.ordering_scope, message.sequence)
             self._failed_scopes[message.ordering_scope] = min(first, message.sequence)
         if self._log_each or outcome in ALWAYS_LOGGED:
-            self._telemetry.message_done(message, outcome, delivery.key, code, detail)
+            self._telemetry.message_done(
+                message, outcome, result.message_key, result.error_code, result.detail
+            )
+
+    def record_all(self, results: Iterable[MessageResult]) -> None:
+        """Record each result before the stage yielding them goes on (it may read them)."""
+        for result in results:
+            self.record(result)
 
     def outcome_of(self, delivery: Delivery) -> Outcome | None:
         result = self._results.get(delivery.sequence)
         return result.outcome if result is not None else None
 
-    def skip_if_blocked(self, delivery: Delivery) -> bool:
-        """Record `delivery` as skipped when an earlier message of its scope failed."""
+    def blocked(self, delivery: Delivery) -> bool:
+        """Whether an earlier message of `delivery`'s ordering scope needs redelivery."""
         scope = delivery.message.ordering_scope
-        if scope is None or self._failed_scopes.get(scope, delivery.sequence) >= delivery.sequence:
-            return False
-        self.record(delivery, Outcome.SKIPPED, detail=BLOCKED_DETAIL)
-        return True
+        return scope is not None and self._failed_scopes.get(scope, delivery.sequence) < (
+            delivery.sequence
+        )
 
     def results(self) -> list[MessageResult]:
         """Every message's result, in input order (each message has exactly one)."""

@@ -11,44 +11,51 @@ that goes on to be decided.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from lambda_inbox.config import DuplicateRead
 from lambda_inbox.errors import ErrorCode, PoisonMessage
-from lambda_inbox.outcomes import Outcome
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import settled, skipped
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store import InboxRecord, Status
 
 if TYPE_CHECKING:
     from lambda_inbox.dead_letter.queue import DeadLettering
     from lambda_inbox.messages import InboundMessage
-    from lambda_inbox.outcomes import MessageResult
-    from lambda_inbox.report import BatchReport
+    from lambda_inbox.report import BatchView
 
 MISMATCH_REASON = "a different payload was already processed under this message key"
+LEADER_FAILED_DETAIL = "an earlier delivery of this key in the batch did not finish"
 
 
 class Triage:
-    """Sorts the deliveries of one batch; remembers leaders and their waiting followers."""
+    """Sorts the deliveries of one batch; remembers leaders and their waiting followers.
 
-    def __init__(self, report: BatchReport, dead_letters: DeadLettering) -> None:
-        self._report = report
+    It reads the batch's outcomes (`BatchView`) and returns the results it settles.
+    """
+
+    def __init__(self, batch: BatchView, dead_letters: DeadLettering) -> None:
+        self._batch = batch
         self._dead_letters = dead_letters
         self._leaders: dict[str, Delivery] = {}
         self._followers: list[Delivery] = []
 
-    def admit(self, delivery: Delivery, record: InboxRecord | None) -> bool:
-        """True when `delivery` leads its key and must be decided; otherwise it is settled or
-        waits for its leader."""
-        if self._report.skip_if_blocked(delivery):
-            return False
+    def settle_known(self, delivery: Delivery, record: InboxRecord | None) -> MessageResult | None:
+        """The result of a delivery settled before any handler runs (blocked by its scope,
+        poison found while identifying it, completed before); None when it goes on."""
+        if self._batch.blocked(delivery):
+            return skipped(delivery)
         if delivery.poison is not None:
-            self._dead_letters.dead_letter(delivery, delivery.poison)
-            return False
+            return self._dead_letters.dead_letter(delivery, delivery.poison)
         if record is not None and record.status is Status.COMPLETED:
-            self.settle_against(delivery, record.fingerprint)
-            return False
+            return self.settle_against(delivery, record.fingerprint)
+        return None
+
+    def lead(self, delivery: Delivery) -> bool:
+        """True when `delivery` leads its key and must be decided; False when it follows an
+        earlier delivery of its key and waits for its outcome."""
         leader = self._leaders.get(delivery.key)
         if leader is not None and not self._supersedes(leader, delivery):
             self._followers.append(delivery)
@@ -56,26 +63,27 @@ class Triage:
         self._leaders[delivery.key] = delivery
         return True
 
-    def completed(self, delivery: Delivery, known: Mapping[str, InboxRecord]) -> bool:
-        """Settle `delivery` when the read found its key completed (after it was decided: the
-        read came late, for poison); False when it goes on."""
+    def completed(
+        self, delivery: Delivery, known: Mapping[str, InboxRecord]
+    ) -> MessageResult | None:
+        """The result of `delivery` when the read found its key completed (after it was
+        decided: the read came late, for poison); None when it goes on."""
         record = known.get(delivery.key)
         if record is None or record.status is not Status.COMPLETED:
-            return False
-        self.settle_against(delivery, record.fingerprint)
-        return True
+            return None
+        return self.settle_against(delivery, record.fingerprint)
 
-    def settle_against(self, delivery: Delivery, stored_fingerprint: str | None) -> None:
+    def settle_against(self, delivery: Delivery, stored_fingerprint: str | None) -> MessageResult:
         """A completed record exists: a duplicate, unless the payload differs (a producer bug,
         reported and dead-lettered, never silently acknowledged)."""
         if delivery.matches(stored_fingerprint):
-            self._report.record(delivery, Outcome.DUPLICATE)
-            return
+            return settled(delivery, Outcome.DUPLICATE)
         poison = PoisonMessage(MISMATCH_REASON, code=ErrorCode.FINGERPRINT_MISMATCH)
-        self._dead_letters.dead_letter(delivery, poison, record_failure=False)
+        return self._dead_letters.dead_letter(delivery, poison, record_failure=False)
 
-    def settle_followers(self, *, final: bool = False) -> None:
-        """Settle the followers whose leader has an outcome (all of them when `final`).
+    def settle_followers(self, *, final: bool = False) -> Iterator[MessageResult]:
+        """Yield the results of the followers whose leader has an outcome (all of them when
+        `final`); each is recorded before the next (a failed follower blocks its scope).
 
         Same payload: a duplicate of whatever the leader became. A follower whose leader failed
         fails too, and blocks its own scope before later records of that scope commit.
@@ -83,23 +91,23 @@ class Triage:
         waiting = []
         for follower in self._followers:
             leader = self._leaders[follower.key]
-            outcome = self._report.outcome_of(leader)
+            outcome = self._batch.outcome_of(leader)
             if outcome is None and not final:
                 waiting.append(follower)
-            elif self._report.skip_if_blocked(follower):
-                continue
+            elif self._batch.blocked(follower):
+                yield skipped(follower)
             elif outcome is None or outcome.needs_redelivery:
-                detail = "an earlier delivery of this key in the batch did not finish"
-                self._report.record(follower, Outcome.FAILED, ErrorCode.LEADER_FAILED, detail)
+                code = ErrorCode.LEADER_FAILED
+                yield settled(follower, Outcome.FAILED, code, LEADER_FAILED_DETAIL)
             else:
-                self.settle_against(follower, leader.fingerprint)
+                yield self.settle_against(follower, leader.fingerprint)
         self._followers = waiting
 
     def _supersedes(self, leader: Delivery, delivery: Delivery) -> bool:
         """A new payload after a dead-lettered one (a producer's fix) is processed on its own,
         as it would be in a later batch: the FAILED record does not block it."""
         return (
-            self._report.outcome_of(leader) is Outcome.DEAD_LETTERED
+            self._batch.outcome_of(leader) is Outcome.DEAD_LETTERED
             and leader.fingerprint != delivery.fingerprint
         )
 

@@ -161,10 +161,9 @@ def test_what_is_not_emulated_is_listed_once_by_resource(tmp_path: Path) -> None
     path = tmp_path / "template.yaml"
     path.write_text(OTHER_TEMPLATE)
     stack = read_stack(path, sqs_endpoint=SQS)
-    assert stack.skipped == [
-        "Alerts (AWS::SNS::Topic): not created locally",
-        "Worker.FromApi (event Api): not emulated",
-    ]
+    assert stack.skipped == ["Worker.FromApi (event Api): not emulated"]
+    # A topic is created on the moto server now, for the subscriptions that feed queues.
+    assert [topic.logical_id for topic in stack.routes.topics] == ["Alerts"]
     assert [type(event) for event in stack.functions[0].events] == [SqsEventSpec]
 
 

@@ -7,8 +7,8 @@ from typing import Any, cast
 
 from lambda_inbox.errors import PoisonMessage
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import Outcome
-from lambda_inbox.report import BatchReport
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import BatchReport, settled
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.telemetry import Telemetry
 
@@ -51,17 +51,16 @@ def report_for(messages: list[InboundMessage]) -> BatchReport:
 
 
 class FakeDeadLettering:
-    """Takes poison into a list and records it as dead-lettered."""
+    """Takes poison into a list and returns it as dead-lettered."""
 
-    def __init__(self, report: BatchReport) -> None:
-        self.report = report
+    def __init__(self) -> None:
         self.sent: list[tuple[str, str, bool]] = []
 
     def dead_letter(
         self, delivery: Delivery, poison: PoisonMessage, *, record_failure: bool = True
-    ) -> None:
+    ) -> MessageResult:
         self.sent.append((delivery.key, poison.code, record_failure))
-        self.report.record(delivery, Outcome.DEAD_LETTERED, poison.code, poison.reason)
+        return settled(delivery, Outcome.DEAD_LETTERED, poison.code, poison.reason)
 
 
 def msg(

@@ -9,6 +9,7 @@ import pytest
 from lambda_inbox.config import RetryPolicy
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.outcomes import Outcome
+from lambda_inbox.report import settled, skipped
 from tests.unit.stages.fakes import FakeClock, delivery, msg, report_for
 
 
@@ -61,12 +62,13 @@ def test_the_report_keeps_input_order_and_blocks_later_records_of_a_failed_scope
     first, second, third = (delivery(f"m{i}", i, scope="p0") for i in range(3))
     other = delivery("x", 3, scope="p1")
     report = report_for([d.message for d in (third, first, other, second)])
-    report.record(second, Outcome.FAILED, "deadline")
-    assert not report.skip_if_blocked(first)  # earlier than the failure
-    assert report.skip_if_blocked(third)
-    assert not report.skip_if_blocked(other)
-    report.record(first, Outcome.COMMITTED)
-    report.record(other, Outcome.DUPLICATE)
+    report.record(settled(second, Outcome.FAILED, "deadline"))
+    assert not report.blocked(first)  # earlier than the failure
+    assert report.blocked(third)
+    assert not report.blocked(other)
+    report.record(settled(first, Outcome.COMMITTED))
+    report.record(skipped(third))
+    report.record(settled(other, Outcome.DUPLICATE))
     assert [(r.message.delivery_id, r.outcome) for r in report.results()] == [
         ("m0", Outcome.COMMITTED),
         ("m1", Outcome.FAILED),
@@ -78,5 +80,5 @@ def test_the_report_keeps_input_order_and_blocks_later_records_of_a_failed_scope
 def test_an_unordered_message_is_never_blocked() -> None:
     failed, later = delivery("a", 0), delivery("b", 1)
     report = report_for([msg("a", 0), msg("b", 1)])
-    report.record(failed, Outcome.FAILED)
-    assert not report.skip_if_blocked(later)
+    report.record(settled(failed, Outcome.FAILED))
+    assert not report.blocked(later)

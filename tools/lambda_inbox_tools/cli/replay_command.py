@@ -8,7 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
-from ..aws import Aws, Failure, UsageProblem, resolve_queue
+from lambda_inbox.outbox.destinations import destination_of
+from lambda_inbox.outbox.relay import sender_for
+from lambda_inbox.outbox.sending import Sender
+
+from ..aws import Aws, Failure, Queue, UsageProblem, resolve_queue
 from ..replay import (
     Auth,
     ClusterError,
@@ -37,6 +41,8 @@ EPILOG = (
     "      --bootstrap-servers 127.0.0.1:9092 --topic payments --partition 3\n"
     "  lambda-inbox replay --from s3://payment-failures/aws/lambda/ --to payment-replay\n"
     "  lambda-inbox replay --from outbox-relay-failures --to notifications\n"
+    "  lambda-inbox replay --from outbox-relay-failures \\\n"
+    "      --to arn:aws:sns:eu-west-1:123456789012:shipments.fifo\n"
     "  lambda-inbox replay --from deposit-stream-failures --to deposit-replay\n"
     "  lambda-inbox replay --from tier-failures --to tier-replay --stream-records\n\n"
     "Reads the on-failure records of a Kafka (MSK, self-managed), Kinesis or DynamoDB Streams "
@@ -47,7 +53,7 @@ EPILOG = (
     "again from the stream ($AWS_ENDPOINT_URL_KINESIS) and sent with their data, coordinates "
     "and eventID. A DynamoDB stream record names a range of the stream: the outbox items in it "
     "are read again (from the table when the stream no longer holds them) and sent as the "
-    "relay sends them; with --stream-records, its records are sent instead, for an inbox "
+    "relay sends them, to a queue, or to an SNS topic or EventBridge bus named by its ARN; with --stream-records, its records are sent instead, for an inbox "
     "consumer of the stream. An SQS failure record is deleted once all it names was sent; one "
     "that cannot be replayed whole is kept and reported. S3 objects stay. Safe to interrupt "
     "and rerun: the consumer's inbox makes what committed before a no-op. Exit status: 0 "
@@ -68,7 +74,12 @@ def replay(
     ],
     destination: Annotated[
         str,
-        typer.Option("--to", metavar="QUEUE", help="Queue feeding the consumer (URL, name, ARN)."),
+        typer.Option(
+            "--to",
+            metavar="DESTINATION",
+            help="Queue feeding the consumer (URL, name, ARN); for outbox items also an SNS "
+            "topic ARN or an EventBridge bus ARN.",
+        ),
     ],
     bootstrap_servers: Annotated[
         str | None,
@@ -126,7 +137,13 @@ def replay(
         )
     with session(json_output=json_output, endpoint_url=endpoint_url, region=region) as (out, aws):
         sqs = aws.sqs()
-        to_queue = resolve_queue(sqs, destination, option="--to", where=aws.where("sqs"))
+        outbox_to = _outbox_destination(aws, destination)
+        to_queue = (
+            Queue(destination, "")
+            if outbox_to is not None
+            else resolve_queue(sqs, destination, option="--to", where=aws.where("sqs"))
+        )
+        to_name = to_queue.name if outbox_to is None else destination
         bucket, prefix = _bucket(source)
         from_queue = (
             None if bucket else resolve_queue(sqs, source, option="--from", where=aws.where("sqs"))
@@ -152,6 +169,7 @@ def replay(
                 dry_run=dry_run,
                 stop=stop,
                 on_progress=out.note,
+                outbox_to=outbox_to,
             )
             try:
                 if clusters.override:  # checked before anything is received
@@ -165,10 +183,10 @@ def replay(
                 )
                 raise Failure(f"{error}{hint}") from None
             if bucket:
-                out.note(f"replaying s3://{bucket}/{prefix} -> {to_queue.name}")
+                out.note(f"replaying s3://{bucket}/{prefix} -> {to_name}")
                 run.from_bucket(aws.s3(), bucket, prefix)
             elif from_queue is not None:
-                out.note(f"replaying {from_queue.name} -> {to_queue.name}")
+                out.note(f"replaying {from_queue.name} -> {to_name}")
                 run.from_queue(from_queue.url, visibility_timeout=visibility_timeout)
         _summary(out, run.report)
         if not run.report.ok:
@@ -185,6 +203,19 @@ command(
     epilog=EPILOG,
     help="Alias of replay: replay what a Kafka or DynamoDB Streams event source gave up on.",
 )(replay)
+
+
+def _outbox_destination(aws: Aws, given: str) -> Sender | None:
+    """The SNS topic or EventBridge bus `--to` names by its ARN; None for a queue."""
+    text = given.strip()
+    if not text.startswith("arn:") or text.split(":")[2:3] == ["sqs"]:
+        return None
+    try:
+        destination = destination_of(text)
+    except ValueError as error:
+        raise UsageProblem(f"--to: {error}") from None
+    client = aws.sns() if destination.kind == "sns" else aws.events()
+    return sender_for(destination, client)
 
 
 def _bucket(source: str) -> tuple[str | None, str]:

@@ -1,5 +1,5 @@
-"""`send`: publish one message to a queue, a Kafka topic or a Kinesis stream, with no AWS CLI
-installed (a local stack's, or real ones)."""
+"""`send`: publish one message to a queue, a Kafka topic, a Kinesis stream, an SNS topic or an
+EventBridge bus, with no AWS CLI installed (a local stack's, or real ones)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,17 @@ from .common import EndpointOption, JsonOption, RegionOption, command, session
     '  lambda-inbox send --queue invoices --body \'{"invoice_id": "inv-1"}\'\n'
     "  lambda-inbox send --queue orders.fifo --file order.json --group-id cust-1\n"
     "  lambda-inbox send --topic payments --bootstrap-servers 127.0.0.1:9092 --file p.json\n"
-    '  lambda-inbox send --stream deposits --key acct-1 --body \'{"event_id": "d-1"}\'\n\n'
+    '  lambda-inbox send --stream deposits --key acct-1 --body \'{"event_id": "d-1"}\'\n'
+    "  lambda-inbox send --sns-topic arn:aws:sns:us-east-1:123456789012:orders --file o.json\n"
+    "  lambda-inbox send --event-bus orders --source com.example --detail-type OrderPlaced "
+    "--file o.json\n\n"
     "Queues are found by URL, name or ARN at the SQS endpoint ($AWS_ENDPOINT_URL_SQS, or "
     "--endpoint-url), Kinesis streams by name or ARN at $AWS_ENDPOINT_URL_KINESIS; topics need "
     "the `local` extra (confluent-kafka). A --file is sent as its bytes: an Avro or Protobuf "
-    "value (Confluent-framed or not) goes to a topic or a stream as it is."
+    "value (Confluent-framed or not) goes to a topic or a stream as it is. An SNS topic "
+    "(by ARN, at $AWS_ENDPOINT_URL_SNS) gets the body as its message and --attribute as its "
+    "message attributes; an EventBridge bus (name or ARN, at $AWS_ENDPOINT_URL_EVENTBRIDGE) gets "
+    "one event whose detail is the body (a JSON object)."
 )
 def send(
     queue: Annotated[
@@ -36,6 +42,23 @@ def send(
         str | None,
         typer.Option("--stream", metavar="STREAM", help="Kinesis stream to put to (name or ARN)."),
     ] = None,
+    sns_topic: Annotated[
+        str | None,
+        typer.Option("--sns-topic", metavar="ARN", help="SNS topic to publish to."),
+    ] = None,
+    event_bus: Annotated[
+        str | None,
+        typer.Option("--event-bus", metavar="BUS", help="EventBridge bus to put an event on."),
+    ] = None,
+    source: Annotated[
+        str, typer.Option("--source", metavar="SOURCE", help="The event's source (--event-bus).")
+    ] = "lambda-inbox.send",
+    detail_type: Annotated[
+        str,
+        typer.Option(
+            "--detail-type", metavar="TYPE", help="The event's detail-type (--event-bus)."
+        ),
+    ] = "Message",
     bootstrap_servers: Annotated[
         str | None,
         typer.Option("--bootstrap-servers", metavar="HOST:PORT", help="Kafka bootstrap servers."),
@@ -70,10 +93,12 @@ def send(
     region: RegionOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Publish one message to a queue, a Kafka topic or a Kinesis stream."""
-    if [queue, topic, stream].count(None) != 2:
+    """Publish one message to a queue, a Kafka topic, a Kinesis stream, an SNS topic or an
+    EventBridge bus."""
+    if [queue, topic, stream, sns_topic, event_bus].count(None) != 4:
         raise typer.BadParameter(
-            "name exactly one of --queue, --topic and --stream", param_hint="--queue"
+            "name exactly one of --queue, --topic, --stream, --sns-topic and --event-bus",
+            param_hint="--queue",
         )
     text = _body(body, file)
     attributes = _attributes(attribute or [])
@@ -82,6 +107,13 @@ def send(
     with session(json_output=json_output, endpoint_url=endpoint_url, region=region) as (out, aws):
         if stream is not None:
             document: dict[str, Any] = _put(aws.kinesis(), stream, text, key, aws.where("kinesis"))
+        elif sns_topic is not None:
+            document = _publish(aws.sns(), sns_topic, _text(text), attributes, group_id)
+        elif event_bus is not None:
+            if attributes:
+                raise UsageProblem("an EventBridge event has no attributes: put them in the body")
+            event = {"Source": source, "DetailType": detail_type, "Detail": _text(text)}
+            document = _put_event(aws.events(), event_bus, event, aws.where("events"))
         elif topic is not None:
             if not bootstrap_servers:
                 raise UsageProblem("--topic needs --bootstrap-servers HOST:PORT")
@@ -167,6 +199,44 @@ def _put(kinesis: Any, stream: str, data: bytes, key: str | None, where: str) ->
         "sequence_number": answer["SequenceNumber"],
         "partition_key": partition_key,
     }
+
+
+def _publish(
+    sns: Any, topic_arn: str, message: str, attributes: dict[str, str], group_id: str | None
+) -> dict[str, Any]:
+    """Publish to an SNS topic: the subscribed queues get the notification (or, with raw
+    message delivery, the message) as SNS sends it."""
+    from botocore.exceptions import ClientError
+
+    request: dict[str, Any] = {"TopicArn": topic_arn, "Message": message}
+    if attributes:
+        request["MessageAttributes"] = {
+            name: {"DataType": "String", "StringValue": value} for name, value in attributes.items()
+        }
+    if topic_arn.endswith(".fifo"):
+        if not group_id:
+            raise UsageProblem(f"{topic_arn} is a FIFO topic: pass --group-id")
+        request["MessageGroupId"] = group_id
+    try:
+        message_id = sns.publish(**request)["MessageId"]
+    except ClientError as error:
+        raise Failure(f"SNS: {error}") from None
+    return {"sns_topic": topic_arn, "message_id": message_id}
+
+
+def _put_event(events: Any, bus: str, event: dict[str, str], where: str) -> dict[str, Any]:
+    """Put one event on a bus; the rules of the bus route it to their targets."""
+    from botocore.exceptions import ClientError
+
+    try:
+        answer = events.put_events(Entries=[{**event, "EventBusName": bus}])
+    except ClientError as error:
+        raise Failure(f"EventBridge at {where}: {error}") from None
+    (entry,) = answer["Entries"]
+    if answer.get("FailedEntryCount") or "EventId" not in entry:
+        reason = entry.get("ErrorMessage") or entry.get("ErrorCode") or "refused"
+        raise Failure(f"EventBridge at {where} did not take the event: {reason}")
+    return {"event_bus": bus, "event_id": entry["EventId"]}
 
 
 def _produce(

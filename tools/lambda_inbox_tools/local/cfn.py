@@ -114,7 +114,8 @@ class Resolver:
         for key in ("QueueName", "TableName", "FunctionName", "LayerName", "TopicName"):
             if key in properties:
                 return str(self.resolve(properties[key]))
-        if resource.get("Type") == "AWS::Kinesis::Stream" and "Name" in properties:
+        named = ("AWS::Kinesis::Stream", "AWS::Events::EventBus", "AWS::Events::Rule")
+        if resource.get("Type") in named and "Name" in properties:
             return str(self.resolve(properties["Name"]))
         generated = f"{self.stack_name}-{logical_id}"
         if resource.get("Type") == "AWS::SQS::Queue":
@@ -132,6 +133,12 @@ class Resolver:
             return f"arn:{PARTITION}:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
         if kind == "AWS::Kinesis::Stream":
             return f"arn:{PARTITION}:kinesis:{REGION}:{ACCOUNT}:stream/{name}"
+        if kind == "AWS::SNS::Topic":
+            return f"arn:{PARTITION}:sns:{REGION}:{ACCOUNT}:{name}"
+        if kind == "AWS::Events::EventBus":
+            return f"arn:{PARTITION}:events:{REGION}:{ACCOUNT}:event-bus/{name}"
+        if kind == "AWS::Events::Rule":
+            return f"arn:{PARTITION}:events:{REGION}:{ACCOUNT}:rule/{name}"
         if kind in ("AWS::Serverless::Function", "AWS::Lambda::Function"):
             return f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:function:{name}"
         return f"arn:{PARTITION}:local:{REGION}:{ACCOUNT}:{logical_id}"
@@ -153,6 +160,8 @@ class Resolver:
             kind = self.resources[name]["Type"]
             if kind == "AWS::SQS::Queue":
                 return f"{self.sqs_endpoint}/{ACCOUNT}/{self.physical_name(name)}"
+            if kind == "AWS::SNS::Topic":  # a topic's Ref is its ARN
+                return self.arn(name)
             if kind in ("AWS::Serverless::LayerVersion", "AWS::Lambda::LayerVersion"):
                 return f"arn:{PARTITION}:lambda:{REGION}:{ACCOUNT}:layer:{name}:1"
             return self.physical_name(name)

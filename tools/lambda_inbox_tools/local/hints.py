@@ -28,6 +28,12 @@ def keep_running_hints(local: LocalStack, samples: Mapping[str, str] | None = No
         lines.append(f"export KAFKA_BOOTSTRAP_SERVERS={local.endpoints.kafka_bootstrap}")
     if stack.kinesis_streams:
         lines.append(f"export AWS_ENDPOINT_URL_KINESIS={sqs}")
+    if stack.routes:
+        lines.append(f"export AWS_ENDPOINT_URL_SNS={sqs} AWS_ENDPOINT_URL_EVENTBRIDGE={sqs}")
+        for sns_topic in stack.routes.topics:
+            lines.append(f"lambda-inbox send --sns-topic {sns_topic.arn} --body '{{}}'")
+        for rule in stack.routes.rules:
+            lines.append(f"lambda-inbox send --event-bus {rule.bus} --body '{{}}'")
     inbox = next((t for t in stack.tables if "open-records" in _indexes(t)), None)
     if inbox is not None:
         lines.append(f"export INBOX_TABLE={inbox.name}")

@@ -1,4 +1,5 @@
-"""Create the template's tables, queues, Kinesis streams and topics on the local services.
+"""Create the template's tables, queues, Kinesis streams, Kafka topics, and the SNS topics and
+EventBridge rules that feed its queues (`routes`), on the local services.
 
 Queues are created dead-letter queues first (a RedrivePolicy needs its target). Visibility
 timeouts are multiplied by the time scale (`--time-scale`), so that a failed message comes back
@@ -11,6 +12,7 @@ import json
 import time
 from typing import Any
 
+from .routes import create_routes
 from .template import QueueSpec, Stack, TableSpec
 
 TABLE_WAIT_SECONDS = 30.0
@@ -110,14 +112,19 @@ def provision(
     kafka_bootstrap: str | None,
     scale: float,
     kinesis: Any = None,
+    sns: Any = None,
+    events: Any = None,
 ) -> dict[str, int]:
-    """Tables, queues, Kinesis streams (on `kinesis`, the moto server) and topics of `stack` on
-    the local services; returns topic -> partitions."""
+    """Tables, queues, Kinesis streams (on `kinesis`, the moto server), the SNS topics and
+    EventBridge rules feeding the queues (on `sns` and `events`, the moto server) and the Kafka
+    topics of `stack` on the local services; returns Kafka topic -> partitions."""
     for table in stack.tables:
         create_table(dynamodb, table)
     create_queues(sqs, stack, scale)
     if stack.kinesis_streams:
         create_kinesis_streams(kinesis, stack)
+    if stack.routes:
+        create_routes(sns, events, stack.routes)
     if kafka_bootstrap is None:
         return {}
     return create_topics(kafka_bootstrap, stack.topics)

@@ -252,12 +252,16 @@ def running_stack(
                 dynamodb=dynamodb,
                 sqs=sqs,
                 kinesis=client("kinesis", endpoints.sqs) if stack.kinesis_streams else None,
+                sns=client("sns", endpoints.sqs) if stack.routes else None,
+                events=client("events", endpoints.sqs) if stack.routes else None,
                 kafka_bootstrap=endpoints.kafka_bootstrap,
                 scale=scale,
             )
             os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = endpoints.dynamodb
             os.environ["AWS_ENDPOINT_URL_SQS"] = endpoints.sqs
             os.environ["AWS_ENDPOINT_URL_KINESIS"] = endpoints.sqs
+            os.environ["AWS_ENDPOINT_URL_SNS"] = endpoints.sqs
+            os.environ["AWS_ENDPOINT_URL_EVENTBRIDGE"] = endpoints.sqs
             invoker: Invoker
             if invoke_endpoint:
                 invoker = EndpointInvoker(invoke_endpoint)

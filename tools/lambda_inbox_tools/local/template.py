@@ -31,6 +31,7 @@ from .event_specs import (
     mapping_event,
     sam_event,
 )
+from .routes import ROUTE_RESOURCES, Routes, read_route
 
 __all__ = [
     "ACCOUNT",
@@ -116,6 +117,8 @@ class Stack:
     #: What the template declares and the local stack does not emulate, once each, by resource.
     skipped: list[str] = field(default_factory=list)
     kinesis_streams: list[KinesisStreamSpec] = field(default_factory=list)
+    #: SNS subscriptions and EventBridge rules that feed the queues (`routes`).
+    routes: Routes = field(default_factory=Routes)
 
     @property
     def topics(self) -> list[str]:
@@ -232,6 +235,7 @@ EMULATED_RESOURCES = frozenset(
         "AWS::SQS::Queue",
         "AWS::Serverless::Function",
         "AWS::Lambda::EventSourceMapping",
+        *ROUTE_RESOURCES,
     }
 )
 #: Resources a local run has no use for (permissions, logs, alarms, packaging): not listed.
@@ -243,6 +247,7 @@ NOT_NEEDED_LOCALLY = (
     "AWS::Lambda::LayerVersion",
     "AWS::Lambda::Permission",
     "AWS::SQS::QueuePolicy",
+    "AWS::SNS::TopicPolicy",
     "AWS::KMS::",
 )
 
@@ -269,6 +274,7 @@ def read_stack(
     mappings: list[tuple[str, Mapping[str, Any]]] = []
     by_logical_id: dict[str, FunctionSpec] = {}
     skipped: list[str] = []
+    routes = Routes()
     for logical_id, resource in template["Resources"].items():
         if not resolver.included(logical_id):
             continue
@@ -290,6 +296,8 @@ def read_stack(
                     int(properties.get("ShardCount", 1)),
                 )
             )
+        elif kind in ROUTE_RESOURCES:
+            read_route(routes, resolver, logical_id, kind, resolver.resolve(raw), skipped)
         elif kind == "AWS::Lambda::EventSourceMapping":
             mappings.append((logical_id, resolver.resolve(raw)))
         elif kind == "AWS::Serverless::Function":
@@ -340,4 +348,5 @@ def read_stack(
         template_path=path,
         skipped=skipped,
         kinesis_streams=kinesis_streams,
+        routes=routes,
     )

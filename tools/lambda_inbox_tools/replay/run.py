@@ -5,9 +5,10 @@ objects), each batch they name read again and sent to a queue that feeds the sam
   or `--bootstrap-servers`) go in the library's dead-letter envelope
   (`lambda_inbox.dead_letter.envelope`): the consumer reads them exactly as from Kafka, and its
   inbox makes a record that committed before a no-op.
-- A DynamoDB stream batch's outbox items (`streams`) go as the outbox relay sends them
-  (`lambda_inbox.relay.sqs_entry`: body, attributes, their fixed message id); the receiver's
-  inbox dedupes them. With `stream_records`, for an inbox consumer of the stream, its records
+- A DynamoDB stream batch's outbox items (`streams`) go as the outbox relay sends them (its
+  senders, `lambda_inbox.outbox.relay.sender_for`: body, attributes, their fixed message id) to
+  the destination queue, or to the SNS topic or EventBridge bus `outbox_to` names; the
+  receiver's inbox dedupes them. Only outbox items can go to a topic or a bus. With `stream_records`, for an inbox consumer of the stream, its records
   go instead, in the dead-letter envelope: the record's JSON, its coordinates and its `eventID`
   as `idempotency-key`; the SQS adapter reads such a message as the stream consumer reads the
   record.
@@ -33,7 +34,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_inbox.dead_letter.envelope import send_message_request
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outbox.relay import sqs_entry
+from lambda_inbox.outbox.destinations import Destination
+from lambda_inbox.outbox.relay import sender_for
+from lambda_inbox.outbox.sending import Sender, chunks
 from lambda_inbox.sources.identity import IDEMPOTENCY_KEY_ATTRIBUTE
 from lambda_inbox.sources.kafka import parse_kafka_event
 from lambda_inbox.sources.streams import parse_dynamodb_stream_event, parse_kinesis_event
@@ -57,7 +60,6 @@ REPLAY_CODE = "kafka_replay"
 #: The same, for a replayed Kinesis record, and a replayed DynamoDB stream record.
 KINESIS_REPLAY_CODE = "kinesis_replay"
 STREAM_REPLAY_CODE = "dynamodb_stream_replay"
-SQS_BATCH = 10
 _FILTERED = "filtered"
 
 
@@ -115,9 +117,11 @@ class Replay:
         dry_run: bool = False,
         stop: threading.Event | None = None,
         on_progress: Callable[[str], None] = lambda line: None,
+        outbox_to: Sender | None = None,
     ) -> None:
         self._sqs = sqs
         self._destination = destination_url
+        self._outbox_to = outbox_to or sender_for(Destination("sqs", destination_url), sqs)
         self.clusters = clusters
         self._streams = streams
         self._kinesis = kinesis
@@ -237,6 +241,9 @@ class Replay:
         self.report.batches += 1
         if batch.problem:
             return batch.problem
+        kind = self._outbox_to.destination.kind
+        if kind != "sqs" and not (isinstance(batch, StreamBatch) and not self._stream_records):
+            return f"{batch.label}: only outbox items can be replayed to an {kind} destination"
         try:
             if isinstance(batch, KafkaBatch):
                 return self._kafka(batch)
@@ -324,15 +331,15 @@ class Replay:
         read = self._streams.read(batch)
         messages = read.messages
         failed = 0
-        for start in range(0, len(messages), SQS_BATCH):
-            chunk = messages[start : start + SQS_BATCH]
+        to = self._outbox_to
+        for chunk in chunks(messages, to.size, to.max_entries, to.max_bytes):
             if self.report.dry_run:
                 self.report.would_send += len(chunk)
                 continue
-            entries = [sqs_entry(str(i), m, self._destination) for i, m in enumerate(chunk)]
-            answer = self._sqs.send_message_batch(QueueUrl=self._destination, Entries=entries)
-            failed += len(answer.get("Failed", []))
-            self.report.sent += len(chunk) - len(answer.get("Failed", []))
+            sendable = [m for m in chunk if to.problem(m) is None]
+            refused = to.send([(str(i), m) for i, m in enumerate(sendable)]) if sendable else []
+            failed += len(chunk) - len(sendable) + len(refused)
+            self.report.sent += len(sendable) - len(refused)
         verb = "would send" if self.report.dry_run else "sent"
         destinations = sorted({m.destination for m in messages})
         named = f", named for {', '.join(destinations)}" if destinations else ""
@@ -341,7 +348,10 @@ class Replay:
             f"(from the {read.found_in}{named})"
         )
         if failed:
-            return f"{batch.label}: SQS refused {failed} of {len(messages)} outbox items"
+            return (
+                f"{batch.label}: {to.destination.target} refused {failed} of "
+                f"{len(messages)} outbox items"
+            )
         return f"{batch.label}: {read.problem}" if read.problem else None
 
 

@@ -67,12 +67,15 @@ def local_client(
 
 @overload
 def local_client(
-    service: Literal["kinesis"], endpoint: str, *, own_session: bool = False
+    service: Literal["kinesis", "sns", "events"], endpoint: str, *, own_session: bool = False
 ) -> Any: ...
 
 
 def local_client(
-    service: Literal["dynamodb", "sqs", "kinesis"], endpoint: str, *, own_session: bool = False
+    service: Literal["dynamodb", "sqs", "kinesis", "sns", "events"],
+    endpoint: str,
+    *,
+    own_session: bool = False,
 ) -> DynamoDBClient | SQSClient | Any:
     """A low-level client for a local endpoint (fake credentials, fast failure, few retries).
 

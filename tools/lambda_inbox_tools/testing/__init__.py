@@ -9,7 +9,8 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
 - `events`: SQS and Kafka records and events as the event sources deliver them, redeliveries,
   partial batch responses read back; `stream_events`: the same for Kinesis Data Streams and
   DynamoDB Streams; `values`: Kafka values in Avro and Protobuf, with or
-  without the Confluent prefix (extra `kafka-codecs`);
+  without the Confluent prefix (extra `kafka-codecs`); `producers`: SNS notifications,
+  EventBridge events and S3 notifications as SQS bodies;
 - `delivery`: redeliver until acknowledged, concurrent invocations;
 - `crashes`: the runtime dying just before or after a DynamoDB write, a write failing after
   the SDK's retries, and DynamoDB's own failures of a write (`dynamodb_answers`: cancelled
@@ -42,7 +43,9 @@ from .events import (
     sqs_event,
     sqs_record,
 )
+from .producers import eventbridge_event, s3_notification, s3_test_event, sns_notification
 from .stream_events import (
+    aggregated_kinesis_record,
     dynamodb_stream_event,
     dynamodb_stream_record,
     failed_sequence_numbers,
@@ -60,11 +63,13 @@ __all__ = [
     "LocalFunction",
     "NotEffectivelyOnce",
     "Report",
+    "aggregated_kinesis_record",
     "avro_value",
     "check_effectively_once",
     "deliver_until_acknowledged",
     "dynamodb_stream_event",
     "dynamodb_stream_record",
+    "eventbridge_event",
     "failed_ids",
     "failed_offsets",
     "failed_sequence_numbers",
@@ -80,6 +85,9 @@ __all__ = [
     "redeliver",
     "redelivery",
     "run_concurrently",
+    "s3_notification",
+    "s3_test_event",
+    "sns_notification",
     "sqs_event",
     "sqs_record",
     "stream_redelivery",

@@ -136,6 +136,8 @@ def local_app(
         "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint,
         "AWS_ENDPOINT_URL_SQS": sqs_endpoint,
         "AWS_ENDPOINT_URL_KINESIS": sqs_endpoint,  # Kinesis streams on the same moto server
+        "AWS_ENDPOINT_URL_SNS": sqs_endpoint,  # and the topics and buses feeding its queues
+        "AWS_ENDPOINT_URL_EVENTBRIDGE": sqs_endpoint,
     }
     with patched_environ(environment), invocation_environments():
         stack = read_local_stack(
@@ -145,7 +147,14 @@ def local_app(
         sqs = local_client("sqs", sqs_endpoint)
         kinesis = local_client("kinesis", sqs_endpoint)
         provision(
-            stack, dynamodb=dynamodb, sqs=sqs, kinesis=kinesis, kafka_bootstrap=None, scale=1.0
+            stack,
+            dynamodb=dynamodb,
+            sqs=sqs,
+            kinesis=kinesis,
+            sns=local_client("sns", sqs_endpoint) if stack.routes else None,
+            events=local_client("events", sqs_endpoint) if stack.routes else None,
+            kafka_bootstrap=None,
+            scale=1.0,
         )
         try:
             yield LocalApp(stack, dynamodb, sqs)

@@ -23,7 +23,7 @@ whatever the draws:
   to an earlier checkpoint.
 - **A new id**: at least one acknowledged message (that causes an effect) delivered again under
   a new id, a new SQS `messageId`, a new Kafka offset or a new Kinesis sequence number, its
-  payload serialized again with its `volatile` fields restamped (`check.producers`), as a producer
+  payload serialized again with its `volatile` fields restamped (`check.retries`), as a producer
   retry or a redrive after a commit whose acknowledgement was lost does. (DynamoDB Streams have
   no such retry: an item written again unchanged makes no stream record.)
 - **Faults in writes** (`crashes.CrashSwitch`), each owed kind at the first write of an
@@ -280,7 +280,7 @@ def check_effectively_once(
     `report_batch_item_failures`: the event source mapping's `BatchSize` and
     `FunctionResponseTypes`, a `LocalFunction`'s template's unless given (`check.mapping`).
     `volatile`: the payload fields the producer stamps anew on every send (dotted paths, such
-    as "sent_at"), changed in a message delivered under a new id (`check.producers`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
+    as "sent_at"), changed in a message delivered under a new id (`check.retries`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
     applied twice, or unexpected, and `ValueError` for records or clients it cannot play."""
     source = _source(records)
     if clients is None:

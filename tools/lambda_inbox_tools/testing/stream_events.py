@@ -9,6 +9,7 @@ shard from the lowest sequence number a response reports.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -67,6 +68,45 @@ def kinesis_record(
         "awsRegion": REGION,
         "eventSourceARN": arn,
     }
+
+
+def aggregated_data(records: Sequence[tuple[str, Mapping[str, Any] | bytes]]) -> bytes:
+    """The data of a Kinesis record the Kinesis Producer Library aggregated from `records`
+    (`(partition_key, data)`, a mapping sent as compact JSON): the magic bytes, the
+    `AggregatedRecord` protobuf and its MD5 digest (needs the `protobuf` package)."""
+    from lambda_inbox.sources.aggregation import aggregated_record_class
+    from lambda_inbox.sources.fields import KPL_MAGIC
+
+    aggregate = aggregated_record_class()()
+    keys: list[str] = []
+    for key, data in records:
+        if key not in keys:
+            keys.append(key)
+            aggregate.partition_key_table.append(key)
+        if isinstance(data, Mapping):
+            data = json.dumps(dict(data), separators=(",", ":")).encode("utf-8")
+        aggregate.records.add(partition_key_index=keys.index(key), data=data)
+    body: bytes = aggregate.SerializeToString()
+    return KPL_MAGIC + body + hashlib.md5(body, usedforsecurity=False).digest()
+
+
+def aggregated_kinesis_record(
+    position: int,
+    records: Sequence[tuple[str, Mapping[str, Any] | bytes]],
+    *,
+    shard_id: str = "shardId-000000000000",
+    arn: str = KINESIS_STREAM_ARN,
+) -> dict[str, Any]:
+    """One Kinesis record at `position` holding `records` (`(partition_key, data)`) aggregated
+    as the KPL does (`aggregated_data`); its own partition key is the first record's, as the
+    KPL's is. The consumer reads one message per user record."""
+    return kinesis_record(
+        position,
+        aggregated_data(records),
+        partition_key=records[0][0] if records else "1",
+        shard_id=shard_id,
+        arn=arn,
+    )
 
 
 def dynamodb_stream_record(

@@ -115,20 +115,30 @@ class FailedCondition(NamedTuple):
     """A domain action whose condition did not hold, with the item as it stood (if returned)."""
 
     action: WriteAction
+    """The action of the unit of work whose condition failed."""
     item: Mapping[str, Any] | None
+    """The item as it stood when the condition was checked (plain values), or None when the
+    item did not exist or DynamoDB did not return it."""
 
     @property
     def label(self) -> str:
+        """The action's `label=`, else `kind:table:key` (`delete:orders:{"pk": "O-1"}`)."""
         return self.action.label
 
 
 class ConditionFailures:
-    """What the handler learns when its conditions fail: which actions, and the current items."""
+    """What `on_condition_failed(payload, failed, uow)` learns when domain conditions fail:
+    which actions, and the items as they stood.
+
+    `"invoice" in failed` asks whether the action labelled `"invoice"` failed; iterating gives
+    each `FailedCondition`; `failed.labels` is the set of failed labels.
+    """
 
     __slots__ = ("failed",)
 
     def __init__(self, failed: tuple[FailedCondition, ...]) -> None:
         self.failed = failed
+        """Each failed action with its item, in the unit of work's order."""
 
     def __repr__(self) -> str:
         return f"ConditionFailures({sorted(self.labels)!r})"
@@ -141,6 +151,7 @@ class ConditionFailures:
 
     @property
     def labels(self) -> frozenset[str]:
+        """The labels of the actions whose condition failed."""
         return frozenset(failure.label for failure in self.failed)
 
     def __contains__(self, label: object) -> bool:
@@ -150,6 +161,7 @@ class ConditionFailures:
         return iter(self.failed)
 
     def any_startswith(self, prefix: str) -> bool:
+        """Whether a failed action's label starts with `prefix` (labels such as `"stock:SKU-1"`)."""
         return any(label.startswith(prefix) for label in self.labels)
 
 

@@ -7,11 +7,14 @@ attempt is classified (`settle`) and acted on: committed; the inbox taken (a dup
 business outcome decided again and retried; refused writes split and dead-lettered; transient
 failures retried with backoff within the deadline; what cannot finish is reported for
 redelivery.
+
+The committer yields each message's result as it is settled; the pipeline records it before the
+committer goes on, so a failure blocks the later records of its ordering scope at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -22,7 +25,8 @@ from lambda_inbox.commit.settle import VerdictKind, settle
 from lambda_inbox.commit.transactions import Transaction, build_transaction
 from lambda_inbox.commit.verdicts import FinalVerdicts
 from lambda_inbox.errors import DeadlineReached, ErrorCode
-from lambda_inbox.outcomes import Outcome
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import settled, skipped
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -30,7 +34,7 @@ if TYPE_CHECKING:
     from lambda_inbox.config import InboxConfig
     from lambda_inbox.dead_letter.queue import DeadLettering
     from lambda_inbox.deadline import Deadline
-    from lambda_inbox.report import BatchReport
+    from lambda_inbox.report import BatchView
     from lambda_inbox.store import InboxStore
     from lambda_inbox.telemetry import Telemetry
     from lambda_inbox.triage import Triage
@@ -53,7 +57,7 @@ class Committer(Generic[M]):
         decider: Decider[M],
         triage: Triage,
         dead_letters: DeadLettering,
-        report: BatchReport,
+        batch: BatchView,
         deadline: Deadline,
         telemetry: Telemetry,
         now: Callable[[], float],
@@ -66,47 +70,51 @@ class Committer(Generic[M]):
             decider=decider,
             triage=triage,
             dead_letters=dead_letters,
-            report=report,
             telemetry=telemetry,
         )
-        self._report = report
+        self._batch = batch
         self._deadline = deadline
         self._telemetry = telemetry
         self._now = now
         #: Every commit attempt of the batch, for its metrics.
         self.attempts: list[CommitAttempt] = []
 
-    def commit_wave(self, wave: list[Decision[M]]) -> None:
-        """Commit one wave, retrying what can be retried, until every decision has an outcome."""
-        transactions = self._transactions(wave)
+    def commit_wave(self, wave: list[Decision[M]]) -> Iterator[MessageResult]:
+        """Commit one wave, retrying what can be retried, until every decision has a result;
+        yields each result (recorded by the caller before the committer goes on)."""
+        transactions = yield from self._transactions(wave)
         round_number = 0
         while transactions:
             if self._deadline.expired():
-                return self._fail_deadline(transactions)
+                yield from self._fail_deadline(transactions)
+                return
             retry: list[Transaction[M]] = []
             regroup: list[Decision[M]] = []
             backoff = False
             for transaction, attempt in self._send_all(transactions):
-                resend, again, transient = self._apply(transaction, attempt)
+                resend, again, transient = yield from self._apply(transaction, attempt)
                 retry.extend(resend)
                 regroup.extend(again)
                 backoff = backoff or transient
-            transactions = retry + self._transactions(regroup)
+            transactions = retry + (yield from self._transactions(regroup))
             if transactions and backoff:
                 round_number += 1
                 if not self._deadline.sleep(self._config.retry.backoff(round_number)):
-                    return self._fail_deadline(transactions)
-        return None
+                    yield from self._fail_deadline(transactions)
+                    return
 
-    def _transactions(self, decisions: list[Decision[M]]) -> list[Transaction[M]]:
+    def _transactions(
+        self, decisions: list[Decision[M]]
+    ) -> Generator[MessageResult, None, list[Transaction[M]]]:
         # A leader that just failed fails its followers, which blocks their scopes before a
         # later record there (one sharing a merged update with the leader) is sent again.
-        self._triage.settle_followers()
-        live = [
-            decision
-            for decision in decisions
-            if not self._report.skip_if_blocked(decision.delivery)
-        ]
+        yield from self._triage.settle_followers()
+        live: list[Decision[M]] = []
+        for decision in decisions:
+            if self._batch.blocked(decision.delivery):
+                yield skipped(decision.delivery)
+            else:
+                live.append(decision)
         return [
             build_transaction(self._store, group, now=self._now())
             for group in chunk_wave(
@@ -149,15 +157,21 @@ class Committer(Generic[M]):
 
     def _apply(
         self, transaction: Transaction[M], attempt: CommitAttempt
-    ) -> tuple[list[Transaction[M]], list[Decision[M]], bool]:
-        """Act on one attempt. Returns (transactions to resend as they are, decisions to
-        regroup, whether to back off first)."""
+    ) -> Generator[MessageResult, None, tuple[list[Transaction[M]], list[Decision[M]], bool]]:
+        """Act on one attempt, yielding the results it settles. Returns (transactions to resend
+        as they are, decisions to regroup, whether to back off first)."""
         decisions = transaction.decisions
         actions = [decision.actions for decision in decisions]
         verdicts = settle(attempt, actions, transaction.owners, transaction.shared)
         kinds = {verdict.kind for verdict in verdicts}
         if kinds == {VerdictKind.TRANSIENT} and not attempt.reasons:
-            live = [decision for decision in decisions if self._count_attempt(decision, attempt)]
+            live: list[Decision[M]] = []
+            for decision in decisions:
+                exhausted = self._count_attempt(decision, attempt)
+                if exhausted is None:
+                    live.append(decision)
+                else:
+                    yield exhausted
             if len(live) == len(decisions):  # same request, same token: safe after a timeout
                 return [transaction], [], True
             return [], live, True
@@ -167,33 +181,40 @@ class Committer(Generic[M]):
         alone: list[Transaction[M]] = []
         backoff = False
         for decision, verdict in zip(decisions, verdicts, strict=True):
-            if verdict.kind in _UNSETTLED and self._report.skip_if_blocked(decision.delivery):
-                continue  # an earlier record of its ordering scope failed in this very attempt
+            if verdict.kind in _UNSETTLED and self._batch.blocked(decision.delivery):
+                yield skipped(decision.delivery)  # an earlier record of its scope just failed
+                continue
             if verdict.kind is VerdictKind.SPLIT:  # owned a refused merged update
                 alone.append(self._alone(decision))
-            elif verdict.kind is VerdictKind.TRANSIENT:
+                continue
+            if verdict.kind is VerdictKind.TRANSIENT:
                 backoff = True
-                if self._count_attempt(decision, attempt):
-                    regroup.append(decision)
-            elif self._verdicts.act(decision, verdict):
+                result = self._count_attempt(decision, attempt)
+            else:
+                result = self._verdicts.act(decision, verdict)
+            if result is None:
                 regroup.append(decision)
+            else:
+                yield result
         return alone, regroup, backoff
 
     def _alone(self, decision: Decision[M]) -> Transaction[M]:
         return build_transaction(self._store, [decision], now=self._now())
 
-    def _count_attempt(self, decision: Decision[M], attempt: CommitAttempt) -> bool:
+    def _count_attempt(self, decision: Decision[M], attempt: CommitAttempt) -> MessageResult | None:
+        """None while the decision has attempts left; then its RETRIES_EXHAUSTED result."""
         decision.attempts += 1
         if decision.attempts < self._config.retry.max_attempts:
-            return True
-        code = ErrorCode.RETRIES_EXHAUSTED
-        self._report.record(decision.delivery, Outcome.FAILED, code, attempt.error)
-        return False
+            return None
+        return settled(
+            decision.delivery, Outcome.FAILED, ErrorCode.RETRIES_EXHAUSTED, attempt.error
+        )
 
-    def _fail_deadline(self, transactions: list[Transaction[M]]) -> None:
+    def _fail_deadline(self, transactions: list[Transaction[M]]) -> Iterator[MessageResult]:
         for transaction in transactions:
             for decision in transaction.decisions:
-                if not self._report.skip_if_blocked(decision.delivery):
-                    self._report.record(
-                        decision.delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL
-                    )
+                if self._batch.blocked(decision.delivery):
+                    yield skipped(decision.delivery)
+                else:
+                    code, detail = ErrorCode.DEADLINE, DEADLINE_DETAIL
+                    yield settled(decision.delivery, Outcome.FAILED, code, detail)

@@ -22,6 +22,7 @@ from lambda_inbox.errors import (
     short_error,
     truncate,
 )
+from lambda_inbox.messages import CURRENT_ENVELOPE
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
 
@@ -122,7 +123,7 @@ class Decider(Generic[M]):
         if delivery.poison is not None:
             raise delivery.poison
         payload = self._payload(delivery)
-        uow = self._run(self._decide, payload)
+        uow = self._run(self._decide, payload, envelope=delivery.message.envelope)
         return Decision(delivery, payload, uow, self._inbox_item(delivery.key))
 
     def canonical_form(self, document: Any) -> Any:
@@ -141,7 +142,8 @@ class Decider(Generic[M]):
             if handler is None:
                 reason += " (no on_condition_failed handler)"
             raise PoisonMessage(reason, code=ErrorCode.CONDITION_FAILED)
-        decision.replace_writes(self._run(handler, decision.payload, failures))
+        envelope = decision.delivery.message.envelope
+        decision.replace_writes(self._run(handler, decision.payload, failures, envelope=envelope))
 
     def _payload(self, delivery: Delivery) -> M:
         raw = delivery.message.json  # UndecodableBody is poison
@@ -151,9 +153,13 @@ class Decider(Generic[M]):
         except (ValueError, TypeError, LookupError, AttributeError, RecursionError) as error:
             raise InvalidPayload(invalid_payload_reason(error)) from None
 
-    def _run(self, handler: Callable[..., object], *arguments: Any) -> UnitOfWork:
-        """`handler(*arguments, uow)` on a new unit of work, its failures classified."""
+    def _run(
+        self, handler: Callable[..., object], *arguments: Any, envelope: object = None
+    ) -> UnitOfWork:
+        """`handler(*arguments, uow)` on a new unit of work, its failures classified; the
+        message's `envelope` readable meanwhile (`current_envelope`)."""
         uow = UnitOfWork(self._key_attributes)
+        token = None if envelope is None else CURRENT_ENVELOPE.set(envelope)
         try:
             handler(*arguments, uow)
         except PoisonMessage:
@@ -165,6 +171,9 @@ class Decider(Generic[M]):
             raise PoisonMessage(reason, code=ErrorCode.INVALID_WRITES) from None
         except Exception as error:  # a bug or an outage in the handler: let the source retry
             raise HandlerFailed(short_error(error)) from error
+        finally:
+            if token is not None:
+                CURRENT_ENVELOPE.reset(token)
         return uow
 
 

@@ -40,12 +40,14 @@ class UnitOfWork:
         self._items: set[ItemIdentity] = set()
         self._bytes = 0
         self.result: dict[str, Any] = {}
+        """What `set_result` recorded: stored on the inbox record as its `result`."""
 
     def __repr__(self) -> str:
         return f"UnitOfWork({len(self._actions)} actions, result={self.result!r})"
 
     @property
     def actions(self) -> tuple[WriteAction, ...]:
+        """The write actions so far, in the order they were added."""
         return tuple(self._actions)
 
     @property
@@ -102,6 +104,8 @@ class UnitOfWork:
         values: Mapping[str, Any] | None = None,
         label: str | None = None,
     ) -> None:
+        """Delete the item at `key` of `table` (a `Delete` action of the transaction), when
+        `condition` holds if given; `label` names it in `ConditionFailures`."""
         self._add(keyed_action("Delete", table, key, None, (condition, names, values, label)))
 
     def condition_check(

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import Outcome
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import settled
 from lambda_inbox.sources.identity import Delivery
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from mypy_boto3_sqs import SQSClient
 
-    from lambda_inbox.report import BatchReport
     from lambda_inbox.store import InboxStore
 
 DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
@@ -67,36 +67,33 @@ class DeadLetterQueue:
 
 class DeadLettering:
     """The dead-letter stage of one batch: DLQ first (nothing lost), then the FAILED record
-    (an incident artifact; best effort, the message is already safe), then acknowledge."""
+    (an incident artifact; best effort, the message is already safe), then acknowledge.
+    Returns each message's result; the pipeline records it."""
 
     def __init__(
         self,
         *,
         queue: DeadLetterQueue | None,
         store: InboxStore,
-        report: BatchReport,
         deadline: Deadline,
         logger: Logger,
         now: Callable[[], float],
     ) -> None:
         self._queue = queue
         self._store = store
-        self._report = report
         self._deadline = deadline
         self._log = logger
         self._now = now
 
     def dead_letter(
         self, delivery: Delivery, poison: PoisonMessage, *, record_failure: bool = True
-    ) -> None:
+    ) -> MessageResult:
         code, reason = poison.code, poison.reason
         if self._deadline.expired():  # a poison storm must not run the invocation into its timeout
-            self._report.record(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
-            return
+            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
         if self._queue is None:
             detail = f"{reason} (no dead-letter queue configured: set DEAD_LETTER_QUEUE_URL)"
-            self._report.record(delivery, Outcome.FAILED, code, detail)
-            return
+            return settled(delivery, Outcome.FAILED, code, detail)
         try:
             self._deadline.run(
                 self._queue.send,
@@ -106,20 +103,17 @@ class DeadLettering:
                 error=reason,
             )
         except DeadlineReached as error:
-            self._report.record(delivery, Outcome.FAILED, ErrorCode.DEADLINE, str(error))
-            return
+            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, str(error))
         except Exception as error:
             self._log.error(
                 "dead-lettering failed; the record is reported for redelivery",
                 extra={"message_key": delivery.key, "error": short_error(error)},
             )
-            self._report.record(
-                delivery, Outcome.FAILED, ErrorCode.DEAD_LETTER_FAILED, short_error(error)
-            )
-            return
+            code_failed = ErrorCode.DEAD_LETTER_FAILED
+            return settled(delivery, Outcome.FAILED, code_failed, short_error(error))
         if record_failure:
             self._mark_failed(delivery, code, reason)
-        self._report.record(delivery, Outcome.DEAD_LETTERED, code, reason)
+        return settled(delivery, Outcome.DEAD_LETTERED, code, reason)
 
     def _mark_failed(self, delivery: Delivery, code: str, reason: str) -> None:
         try:

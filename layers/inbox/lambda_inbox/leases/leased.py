@@ -33,14 +33,15 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox.leases.policy import LeasePolicy, lease_policy
 from lambda_inbox.leases.store import Claim, ClaimState, LeaseStore
-from lambda_inbox.outcomes import Outcome
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import settled, skipped
 from lambda_inbox.store import InboxRecord
 
 if TYPE_CHECKING:
     from lambda_inbox.commit.decision import Decision
     from lambda_inbox.dead_letter.queue import DeadLettering
     from lambda_inbox.deadline import Deadline
-    from lambda_inbox.report import BatchReport
+    from lambda_inbox.report import BatchView
     from lambda_inbox.telemetry import Telemetry
     from lambda_inbox.triage import Triage
 
@@ -58,19 +59,22 @@ __all__ = [
 M = TypeVar("M")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeaseContext:
     """What a side effect knows about its lease."""
 
-    #: The message key: pass it to the provider as its idempotency key.
     message_key: str
-    #: This claim's owner token.
+    """The message key: pass it to the provider as its idempotency key."""
     owner: str
-    #: 1 for the first claim of the message, 2 after a takeover, ...
+    """This claim's owner token."""
     attempt: int
+    """1 for the first claim of the message, 2 after a takeover, ..."""
     lease_expires_at: float
+    """When the lease expires, epoch seconds: finish (or give up) before then."""
     deadline: Deadline
+    """The invocation's deadline (`time_left` counts it too)."""
     clock: Callable[[], float] = time.time
+    """The wall clock `time_left` reads (epoch seconds)."""
 
     def time_left(self) -> float:
         """Seconds before the lease expires or the invocation must answer, whichever is first."""
@@ -99,38 +103,23 @@ class Leases(Generic[M]):
         self._telemetry = telemetry
         self._now = now
 
-    def run(
-        self,
-        decisions: list[Decision[M]],
-        *,
-        report: BatchReport,
-        triage: Triage,
-        dead_letters: DeadLettering,
-        deadline: Deadline,
-    ) -> list[Decision[M]]:
-        """The decisions whose side effect succeeded under a lease, ready to complete."""
-        ready: list[Decision[M]] = []
-        for decision in decisions:
-            delivery = decision.delivery
-            if report.skip_if_blocked(delivery):
-                continue
-            if deadline.expired():
-                detail = "no time left before the Lambda deadline; reported for redelivery"
-                report.record(delivery, Outcome.FAILED, ErrorCode.DEADLINE, detail)
-                continue
-            if self._lease(decision, report, triage, dead_letters, deadline):
-                ready.append(decision)
-        return ready
-
-    def _lease(
+    def lease(
         self,
         decision: Decision[M],
-        report: BatchReport,
+        *,
+        batch: BatchView,
         triage: Triage,
         dead_letters: DeadLettering,
         deadline: Deadline,
-    ) -> bool:
+    ) -> MessageResult | None:
+        """Claim `decision`'s lease and run its side effect: None when it succeeded and the
+        decision is ready to complete (`lease_owner` set), otherwise the message's result."""
         delivery = decision.delivery
+        if batch.blocked(delivery):
+            return skipped(delivery)
+        if deadline.expired():
+            detail = "no time left before the Lambda deadline; reported for redelivery"
+            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, detail)
         log = self._telemetry.logger
         try:
             claim = deadline.run(self.store.claim, delivery, now=self._now())
@@ -141,23 +130,19 @@ class Leases(Generic[M]):
             )
             late = isinstance(error, DeadlineReached)
             code = ErrorCode.DEADLINE if late else ErrorCode.INBOX_UNAVAILABLE
-            report.record(delivery, Outcome.FAILED, code, short_error(error))
-            return False
+            return settled(delivery, Outcome.FAILED, code, short_error(error))
         if claim.state is ClaimState.COMPLETED:
-            triage.settle_against(delivery, _decided_by(claim).fingerprint)
-            return False
+            return triage.settle_against(delivery, _decided_by(claim).fingerprint)
         if claim.state is ClaimState.HELD:
             detail = "another delivery holds a live lease on this message"
-            report.record(delivery, Outcome.FAILED, ErrorCode.IN_PROGRESS, detail)
-            return False
+            return settled(delivery, Outcome.FAILED, ErrorCode.IN_PROGRESS, detail)
         if claim.state is ClaimState.EXHAUSTED:
             reason = (
                 f"{claim.attempt} leased attempts did not complete; last error: "
                 f"{_decided_by(claim).last_error or 'none recorded (the lease expired)'}"
             )
             poison = PoisonMessage(reason, code=ErrorCode.ATTEMPTS_EXHAUSTED)
-            dead_letters.dead_letter(delivery, poison)
-            return False
+            return dead_letters.dead_letter(delivery, poison)
         context = LeaseContext(
             message_key=delivery.key,
             owner=claim.owner,
@@ -169,23 +154,20 @@ class Leases(Generic[M]):
         try:
             self._side_effect(decision.payload, context)
         except PoisonMessage as poison:
-            dead_letters.dead_letter(delivery, poison)
-            return False
+            return dead_letters.dead_letter(delivery, poison)
         except Exception as error:
-            self._side_effect_failed(decision, claim, error, report, dead_letters, deadline)
-            return False
+            return self._side_effect_failed(decision, claim, error, dead_letters, deadline)
         decision.lease_owner = claim.owner
-        return True
+        return None
 
     def _side_effect_failed(
         self,
         decision: Decision[M],
         claim: Claim,
         error: Exception,
-        report: BatchReport,
         dead_letters: DeadLettering,
         deadline: Deadline,
-    ) -> None:
+    ) -> MessageResult:
         delivery = decision.delivery
         detail = short_error(error)
         self._telemetry.logger.warning(
@@ -194,10 +176,9 @@ class Leases(Generic[M]):
         )
         if claim.attempt >= self.store.policy.max_attempts:
             reason = f"{claim.attempt} leased attempts failed; last error: {detail}"
-            dead_letters.dead_letter(
+            return dead_letters.dead_letter(
                 delivery, PoisonMessage(reason, code=ErrorCode.ATTEMPTS_EXHAUSTED)
             )
-            return
         try:
             deadline.run(
                 self.store.fail_attempt,
@@ -212,7 +193,7 @@ class Leases(Generic[M]):
                 "could not record the failed attempt on the lease",
                 extra={"message_key": delivery.key, "error": short_error(write_error)},
             )
-        report.record(delivery, Outcome.FAILED, ErrorCode.SIDE_EFFECT_FAILED, detail)
+        return settled(delivery, Outcome.FAILED, ErrorCode.SIDE_EFFECT_FAILED, detail)
 
 
 def _decided_by(claim: Claim) -> InboxRecord:

@@ -9,7 +9,7 @@ from datetime import timedelta
 from lambda_inbox.errors import ConfigurationError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeasePolicy:
     """How long a claim holds a message, and how many claims a message gets.
 
@@ -19,8 +19,9 @@ class LeasePolicy:
 
     duration: timedelta = timedelta(seconds=60)
     max_attempts: int = 5
-    #: Release the lease at once after a transient failure (default: keep it until it expires).
+    """Claims a message gets before it is dead-lettered as `attempts_exhausted`."""
     release_on_failure: bool = False
+    """Release the lease at once after a transient failure (default: keep it until it expires)."""
 
     def __post_init__(self) -> None:
         if self.duration <= timedelta(0):

@@ -42,7 +42,7 @@ class ClaimState(StrEnum):
     EXHAUSTED = "exhausted"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     state: ClaimState
     owner: str = ""

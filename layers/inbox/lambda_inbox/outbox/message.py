@@ -25,6 +25,8 @@ from typing import Any, Required, TypedDict
 from lambda_inbox.errors import UnitOfWorkError
 
 __all__ = [
+    "DEFAULT_DETAIL_TYPE",
+    "DEFAULT_EVENT_SOURCE",
     "DEFAULT_OUTBOX_TTL_SECONDS",
     "OUTBOX_PREFIX",
     "OutboxMessage",
@@ -42,24 +44,35 @@ ATTRIBUTES = "outbox_attributes"
 MESSAGE_ID = "outbox_message_id"
 GROUP_ID = "outbox_group_id"
 CREATED_AT = "outbox_created_at"
+EVENT_SOURCE = "outbox_event_source"
+DETAIL_TYPE = "outbox_detail_type"
+#: An EventBridge event's `Source` and `DetailType` when the item names none.
+DEFAULT_EVENT_SOURCE = "lambda-inbox.outbox"
+DEFAULT_DETAIL_TYPE = "OutboxMessage"
+#: SQS delivers at most 10 message attributes, and the relay adds `outbox-message-id`.
+MAX_ATTRIBUTES = 9
 #: A mapping body as compact JSON.
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OutboxMessage:
-    """What the relay sends: `body` to `destination` (an SQS queue URL, or a name the relay maps
-    to one), with `attributes` (SQS String message attributes) and `message_id` (the receiver's
-    idempotency key)."""
+    """What the relay sends: `body` to `destination` (an SQS queue URL, an SNS topic ARN, an
+    EventBridge bus ARN, or a name the relay maps to one of these), with `attributes` (String
+    message attributes of SQS and SNS) and `message_id` (the receiver's idempotency key)."""
 
     message_id: str
     destination: str
     body: str
     attributes: Mapping[str, str] = field(default_factory=dict)
-    #: FIFO destinations: the message group (the message id when not given).
     group_id: str | None = None
-    #: When the item was written, epoch seconds.
+    """FIFO queues and topics: the message group (the message id when not given)."""
     created_at: float = 0.0
+    """When the item was written, epoch seconds."""
+    event_source: str = DEFAULT_EVENT_SOURCE
+    """EventBridge: the event's `Source`."""
+    detail_type: str = DEFAULT_DETAIL_TYPE
+    """EventBridge: the event's `DetailType`."""
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> OutboxMessage | None:
@@ -77,6 +90,8 @@ class OutboxMessage:
             attributes={str(k): str(v) for k, v in attributes.items()},
             group_id=str(item[GROUP_ID]) if item.get(GROUP_ID) else None,
             created_at=float(item.get(CREATED_AT) or 0),
+            event_source=str(item.get(EVENT_SOURCE) or DEFAULT_EVENT_SOURCE),
+            detail_type=str(item.get(DETAIL_TYPE) or DEFAULT_DETAIL_TYPE),
         )
 
 
@@ -88,10 +103,14 @@ class OutboxRequest(TypedDict, total=False):
     body: Required[str | Mapping[str, Any]]
     #: What the receiver dedupes on; a new UUID unless given.
     message_id: str | None
-    #: SQS message attributes (strings).
+    #: SQS or SNS message attributes (strings), at most 9; EventBridge events carry none.
     attributes: Mapping[str, str] | None
-    #: The SQS FIFO message group.
+    #: The message group on a FIFO queue or topic.
     group_id: str | None
+    #: EventBridge: the event's `Source` ("lambda-inbox.outbox") and `DetailType`
+    #: ("OutboxMessage"); naming either asks for a JSON object body and no attributes.
+    event_source: str | None
+    detail_type: str | None
     #: The table's TTL attribute ("expires_at") and how long the item is kept (7 days).
     ttl_attribute: str
     ttl_seconds: int | None
@@ -106,6 +125,8 @@ def outbox_item(
     message_id: str | None = None,
     attributes: Mapping[str, str] | None = None,
     group_id: str | None = None,
+    event_source: str | None = None,
+    detail_type: str | None = None,
     ttl_attribute: str = "expires_at",
     ttl_seconds: int | None = None,
 ) -> tuple[str, dict[str, Any]]:
@@ -126,6 +147,13 @@ def outbox_item(
     for name, value in attributes.items() if attributes else ():
         if not isinstance(name, str) or not isinstance(value, str) or not name or not value:
             raise UnitOfWorkError(f"outbox: attribute {name!r} must be a non-empty string")
+    if attributes and len(attributes) > MAX_ATTRIBUTES:
+        raise UnitOfWorkError(
+            f"outbox: {len(attributes)} attributes; at most {MAX_ATTRIBUTES} (SQS delivers 10, "
+            "and the relay adds outbox-message-id)"
+        )
+    if event_source is not None or detail_type is not None:
+        _check_event(text, attributes, event_source, detail_type)
     if message_id is None:
         import uuid  # only here: `uuid` loads `platform`, a cold-start cost
 
@@ -143,4 +171,38 @@ def outbox_item(
         item[ATTRIBUTES] = dict(attributes)
     if group_id:
         item[GROUP_ID] = group_id
+    if event_source:
+        item[EVENT_SOURCE] = event_source
+    if detail_type:
+        item[DETAIL_TYPE] = detail_type
     return message_id, item
+
+
+def _check_event(
+    text: str,
+    attributes: Mapping[str, str] | None,
+    event_source: str | None,
+    detail_type: str | None,
+) -> None:
+    """An item for an EventBridge bus: what PutEvents would refuse, refused now."""
+    for name, value in (("event_source", event_source), ("detail_type", detail_type)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise UnitOfWorkError(f"outbox: {name} must be a non-empty string")
+    if event_source is not None and event_source.startswith("aws."):
+        raise UnitOfWorkError("outbox: event_source may not begin with 'aws.' (AWS's own)")
+    if detail_type is not None and len(detail_type) > 128:
+        raise UnitOfWorkError("outbox: detail_type is at most 128 characters")
+    if attributes:
+        raise UnitOfWorkError(
+            "outbox: an EventBridge event carries no message attributes; put them in the body"
+        )
+    if not is_json_object(text):
+        raise UnitOfWorkError("outbox: an EventBridge event's detail must be a JSON object")
+
+
+def is_json_object(text: str) -> bool:
+    """`text` is a JSON object (what an EventBridge event's `Detail` must be)."""
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False

@@ -11,7 +11,7 @@ from datetime import timedelta
 from lambda_inbox.errors import ConfigurationError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReaperSettings:
     """Where the reaper looks and where it sends; `from_env` reads the Lambda environment."""
 

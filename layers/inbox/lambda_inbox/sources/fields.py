@@ -9,6 +9,9 @@ import json
 
 from lambda_inbox.messages import AttributeValue
 
+#: What a Kinesis record aggregated by the Kinesis Producer Library starts with (`aggregation`).
+KPL_MAGIC = b"\xf3\x89\x9a\xc2"
+
 
 def base64_bytes(value: object) -> bytes | None:
     """The bytes of a base64 text; None for anything else."""

@@ -1,10 +1,16 @@
 """Identify: which key makes two deliveries "the same message", and what its payload hashes to.
 
 Key strategies are tried in order: an explicit extractor (JMESPath expression or callable on the
-JSON body), the `idempotency-key` message attribute or Kafka header, the FIFO
-`MessageDeduplicationId`, then the delivery id (SQS messageId, Kafka topic-partition-offset).
-DLQ redrive and producer retries create new delivery ids, so a business key (an explicit
-extractor) is the robust choice.
+JSON body), the `idempotency-key` message attribute or Kafka header, the `outbox-message-id`
+attribute (the id an outbox relay fixed when the item was written: `lambda_inbox.outbox`), the
+FIFO `MessageDeduplicationId`, then the delivery id (SQS messageId, Kafka
+topic-partition-offset). DLQ redrive and producer retries create new delivery ids, so a business
+key (an explicit extractor) is the robust choice.
+
+The outbox message id is read from `InboundMessage.attributes` only: an SQS message attribute
+as the relay sends it, and where an envelope carries it elsewhere (an SNS notification's
+`MessageAttributes`; an EventBridge event's `resources`, `outbox_message_id_of`), the envelope
+puts it in `attributes` under `OUTBOX_MESSAGE_ID_ATTRIBUTE`.
 
 The stage's output is a `Delivery`: the message with its key and fingerprint. A message whose key
 cannot be read is still a `Delivery` (under a fallback key) that carries the poison it is.
@@ -20,9 +26,13 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lambda_inbox.errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
-from lambda_inbox.messages import InboundMessage
+from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
 
 IDEMPOTENCY_KEY_ATTRIBUTE = "idempotency-key"
+#: The attribute an outbox relay gives every message: the outbox message id.
+OUTBOX_MESSAGE_ID_ATTRIBUTE = "outbox-message-id"
+#: An EventBridge event carries the outbox message id as a `resources` entry: this, then the id.
+OUTBOX_RESOURCE_PREFIX = OUTBOX_MESSAGE_ID_ATTRIBUTE + ":"
 #: Dead-letter attribute holding the key a message was dead-lettered under.
 MESSAGE_KEY_ATTRIBUTE = "inbox-message-key"
 #: DynamoDB partition keys are at most 2048 bytes; leave room for the consumer prefix.
@@ -35,8 +45,8 @@ CanonicalForm = Callable[[Any], Any]
 
 class MessageIdentity(NamedTuple):
     key: str
-    #: Which strategy found the key (for logs and tests).
     strategy: str
+    """Which strategy found the key (for logs and tests)."""
 
 
 class Delivery(NamedTuple):
@@ -45,10 +55,10 @@ class Delivery(NamedTuple):
     message: InboundMessage
     key: str
     fingerprint: str
-    #: Set when the message can never succeed, found while identifying it.
     poison: PoisonMessage | None = None
-    #: A binary value's fingerprint as records stored before decoded fingerprints hold it.
+    """Set when the message can never succeed, found while identifying it."""
     earlier_fingerprint: str | None = None
+    """A binary value's fingerprint as records stored before decoded fingerprints hold it."""
 
     def matches(self, stored_fingerprint: str | None) -> bool:
         """The payload of a stored record is this one (a record without a fingerprint matches)."""
@@ -104,6 +114,7 @@ class KeyStrategy:
 
     @property
     def has_extractor(self) -> bool:
+        """Whether the key comes from the payload (`key=` given), not from the delivery."""
         return self._extractor is not None
 
     def identify(self, message: InboundMessage) -> MessageIdentity:
@@ -113,6 +124,9 @@ class KeyStrategy:
         header = message.attributes.get(IDEMPOTENCY_KEY_ATTRIBUTE)
         if header:
             return MessageIdentity(bounded_key(header), IDEMPOTENCY_KEY_ATTRIBUTE)
+        relayed = message.attributes.get(OUTBOX_MESSAGE_ID_ATTRIBUTE)
+        if relayed:
+            return MessageIdentity(bounded_key(relayed), OUTBOX_MESSAGE_ID_ATTRIBUTE)
         if message.deduplication_id:
             return MessageIdentity(bounded_key(message.deduplication_id), "deduplication-id")
         return MessageIdentity(bounded_key(message.delivery_id), "delivery-id")
@@ -122,6 +136,8 @@ class KeyStrategy:
         if self._extractor is None:
             return self.identify(message).key
         payload = message.json  # UndecodableBody: poison
+        envelope = message.envelope
+        token = None if envelope is None else CURRENT_ENVELOPE.set(envelope)
         try:
             value = self._extractor(payload)
         except Exception as error:  # e.g. payload["event_id"] on a body without it
@@ -129,11 +145,25 @@ class KeyStrategy:
                 f"{self._description} found no message key in the body "
                 f"({type(error).__name__}: {error})"
             ) from None
+        finally:
+            if token is not None:
+                CURRENT_ENVELOPE.reset(token)
         if type(value) is str and value:  # the usual key: no conversion
             return bounded_key(value)
         if value is None or isinstance(value, (dict, list, bool)) or value == "":
             raise MissingMessageKey(f"{self._description} found no message key in the body")
         return bounded_key(str(value))
+
+
+def outbox_message_id_of(resources: object) -> str | None:
+    """The outbox message id an EventBridge event's `resources` carry (None: none does), for
+    an envelope to put in `attributes`."""
+    if not isinstance(resources, list):
+        return None
+    for resource in resources:
+        if isinstance(resource, str) and resource.startswith(OUTBOX_RESOURCE_PREFIX):
+            return resource[len(OUTBOX_RESOURCE_PREFIX) :] or None
+    return None
 
 
 def identify(

@@ -17,6 +17,7 @@ from lambda_inbox.outcomes import MessageResult
 from lambda_inbox.sources.redriven import body_bytes, original_attributes
 
 if TYPE_CHECKING:
+    from lambda_inbox.sources.envelopes import EnvelopeName
     from lambda_inbox.sources.values import ValueFormats
 
 EVENT_SOURCE = "aws:sqs"
@@ -46,16 +47,21 @@ class SqsSource:
         self,
         fifo_failure_mode: FifoFailureMode = "stop",
         value_formats: ValueFormats | None = None,
+        envelope: EnvelopeName | None = None,
     ) -> None:
         self._fifo_failure_mode = fifo_failure_mode
         self._formats = value_formats
+        self._envelope: EnvelopeName | None = envelope
 
     def matches(self, event: Mapping[str, Any]) -> bool:
         return is_sqs_event(event)
 
     def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
         return parse_sqs_event(
-            event, fifo_failure_mode=self._fifo_failure_mode, value_formats=self._formats
+            event,
+            fifo_failure_mode=self._fifo_failure_mode,
+            value_formats=self._formats,
+            envelope=self._envelope,
         )
 
     def response(self, results: Sequence[MessageResult]) -> dict[str, list[dict[str, Any]]]:
@@ -82,14 +88,26 @@ def parse_sqs_event(
     *,
     fifo_failure_mode: FifoFailureMode = "stop",
     value_formats: ValueFormats | None = None,
+    envelope: EnvelopeName | None = None,
 ) -> list[InboundMessage]:
+    """The event's records as messages; with an `envelope`, the messages each body carries
+    (`envelopes`: none for an S3 test event, one per record of an S3 notification), numbered
+    in delivery order."""
     records = event.get("Records")
     if not isinstance(records, list):
         raise MalformedRecord("an SQS event needs a 'Records' list")
-    return [
+    messages = [
         _to_message(raw, sequence, fifo_failure_mode, value_formats)
         for sequence, raw in enumerate(records)
     ]
+    if envelope is None:
+        return messages
+    from lambda_inbox.sources.envelopes import unwrap  # consumers with an envelope only
+
+    carried = [inner for message in messages for inner in unwrap(envelope, message)]
+    for sequence, message in enumerate(carried):
+        message.sequence = sequence
+    return carried
 
 
 def _to_message(
@@ -175,11 +193,11 @@ def _text(value: object) -> str | None:
 
 
 def sqs_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str, Any]]]:
-    """`{"batchItemFailures": [{"itemIdentifier": messageId}]}` for records to redeliver."""
-    return {
-        "batchItemFailures": [
-            {"itemIdentifier": result.message.item_identifier}
-            for result in results
-            if result.outcome.needs_redelivery
-        ]
+    """`{"batchItemFailures": [{"itemIdentifier": messageId}]}` for records to redeliver, each
+    SQS message once (an S3 notification's records share theirs)."""
+    failed = {
+        result.message.item_identifier: None
+        for result in results
+        if result.outcome.needs_redelivery
     }
+    return {"batchItemFailures": [{"itemIdentifier": identifier} for identifier in failed]}

@@ -6,9 +6,11 @@ not committed is skipped, and the response names the first of them by its sequen
 (Lambda retries from there). Poison and duplicates do not block: poison is dead-lettered with
 its original bytes and coordinates, and the shard goes on.
 
-Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats`; a DynamoDB
+Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats` (a record the
+Kinesis Producer Library aggregated is one message per user record, `aggregation`); a DynamoDB
 Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
-(numbers as int or Decimal, sets as sets, binary, which the event carries as base64, as bytes).
+(numbers as Decimal, sets as sets, binary, which the event carries as base64, as bytes; each
+value checked, `store.attribute_values.read_attribute_value`) and its `userIdentity`.
 The delivery id, and so the default message key, is the record's `eventID`. Decoding never
 raises here: what cannot be read becomes a message the inbox dead-letters. Only a record without
 a sequence number (which no response could name) fails the invocation, as `MalformedRecord`.
@@ -16,7 +18,6 @@ a sequence number (which no response could name) fails the invocation, as `Malfo
 
 from __future__ import annotations
 
-import base64
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lambda_inbox.errors import ErrorCode, MalformedRecord, UndecodableBody
 from lambda_inbox.messages import AttributeValue, InboundMessage
 from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.sources.fields import base64_bytes, raw_text, string_attribute
+from lambda_inbox.sources.fields import KPL_MAGIC, base64_bytes, raw_text, string_attribute
 
 if TYPE_CHECKING:
     from lambda_inbox.sources.values import ValueFormats
@@ -42,7 +43,9 @@ def parse_kinesis_event(
     """The event's records as messages, in delivery order. `seen` maps each shard to the highest
     sequence number received before in this execution environment: a record at or below it is
     `redelivered` (a retried batch). It is updated with this batch."""
-    return _parse(event, seen, lambda record, sequence: _kinesis_message(record, sequence, formats))
+    return _parse(
+        event, seen, lambda record, sequence: _kinesis_messages(record, sequence, formats)
+    )
 
 
 def parse_dynamodb_stream_event(
@@ -50,18 +53,20 @@ def parse_dynamodb_stream_event(
 ) -> list[InboundMessage]:
     """The event's records as messages whose payload is the plain document (module docstring);
     `seen` as for `parse_kinesis_event`."""
-    return _parse(event, seen, _dynamodb_message)
+    return _parse(event, seen, lambda record, sequence: [_dynamodb_message(record, sequence)])
 
 
 def _parse(
     event: Mapping[str, Any],
     seen: dict[str, int] | None,
-    to_message: Callable[[object, int], InboundMessage],
+    to_messages: Callable[[object, int], list[InboundMessage]],
 ) -> list[InboundMessage]:
     records = event.get("Records")
     if not isinstance(records, list):
         raise MalformedRecord("a stream event needs a 'Records' list")
-    messages = [to_message(record, index) for index, record in enumerate(records)]
+    messages = [m for index, record in enumerate(records) for m in to_messages(record, index)]
+    for sequence, message in enumerate(messages):  # an aggregated record holds several
+        message.sequence = sequence
     before = dict(seen) if seen else {}
     for message in messages:  # still the adapter's: nothing has read them yet
         scope = str(message.ordering_scope)
@@ -77,7 +82,13 @@ def _position(sequence_number: object) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _kinesis_message(record: object, index: int, formats: ValueFormats | None) -> InboundMessage:
+def _kinesis_messages(
+    record: object, index: int, formats: ValueFormats | None
+) -> list[InboundMessage]:
+    """The record's message, or, for a record the KPL aggregated, one message per user record
+    (`aggregation`): delivery id `"<eventID>/<index>"`, its own partition key, the parent's
+    sequence number to report. An aggregate that cannot be read is one poison message with the
+    record's bytes."""
     if not isinstance(record, dict) or not isinstance(record.get("kinesis"), dict):
         raise MalformedRecord(f"Kinesis record {index} has no 'kinesis' object")
     kinesis: dict[str, Any] = record["kinesis"]
@@ -86,31 +97,83 @@ def _kinesis_message(record: object, index: int, formats: ValueFormats | None) -
     shard = event_id.split(":", 1)[0] if isinstance(event_id, str) and ":" in event_id else ""
     delivery_id = event_id if isinstance(event_id, str) and event_id else sequence_number
     stream = _text(record.get("eventSourceARN")) or "kinesis"
-    dead_letter: dict[str, AttributeValue] = {
+    coordinates: dict[str, AttributeValue] = {
         "kinesis-sequence-number": string_attribute(sequence_number),
     }
     if shard:
-        dead_letter["kinesis-shard-id"] = string_attribute(shard)
-    partition_key = _text(kinesis.get("partitionKey"))
-    if partition_key:
-        dead_letter["kinesis-partition-key"] = string_attribute(partition_key)
+        coordinates["kinesis-shard-id"] = string_attribute(shard)
     raw = kinesis.get("data")
     data = base64_bytes(raw)
+    place: dict[str, Any] = {
+        "item_identifier": sequence_number,
+        "source": stream,
+        "sequence": index,
+        "ordering_scope": f"{stream}#{shard}" if shard else stream,
+    }
+    dead_letter = {**coordinates, **_partition_key(_text(kinesis.get("partitionKey")))}
+    if data is None:
+        text, reason = raw_text(raw), "data is not valid base64"
+        return [_poison(delivery_id, text, reason, dead_letter, place)]
+    if data.startswith(KPL_MAGIC):
+        from lambda_inbox.sources.aggregation import BadAggregate, deaggregate
+
+        try:
+            users = deaggregate(data)
+        except BadAggregate as error:
+            return [_poison(delivery_id, data, str(error), dead_letter, place)]
+        return [
+            _kinesis_message(
+                f"{delivery_id}/{position}",
+                user.data,
+                {**coordinates, **_partition_key(user.partition_key, position)},
+                formats,
+                place,
+            )
+            for position, user in enumerate(users)
+        ]
+    return [_kinesis_message(delivery_id, data, dead_letter, formats, place)]
+
+
+def _poison(
+    delivery_id: str,
+    body: bytes,
+    reason: str,
+    dead_letter: dict[str, AttributeValue],
+    place: dict[str, Any],
+) -> InboundMessage:
+    """A record that cannot be read, kept as delivered: poison when handled."""
+    return InboundMessage(
+        delivery_id=delivery_id,
+        body=body,
+        decode_error=reason,
+        dead_letter_attributes=dead_letter,
+        **place,
+    )
+
+
+def _partition_key(key: str | None, position: int | None = None) -> dict[str, AttributeValue]:
+    """The dead-letter attributes naming a record's partition key (and its place in an
+    aggregate)."""
+    attributes = {"kinesis-partition-key": string_attribute(key)} if key else {}
+    if position is not None:
+        attributes["kinesis-aggregate-index"] = string_attribute(str(position))
+    return attributes
+
+
+def _kinesis_message(
+    delivery_id: str,
+    data: bytes,
+    dead_letter: dict[str, AttributeValue],
+    formats: ValueFormats | None,
+    place: dict[str, Any],
+) -> InboundMessage:
     reading: dict[str, Any] = {}
-    if formats is not None or (data or b"")[:1] == b"\x00":
+    if formats is not None or data[:1] == b"\x00":
         from lambda_inbox.sources.values import read_value  # JSON-only consumers never load it
 
         reading = read_value(data, None, formats, dead_letter)
     return InboundMessage(
-        item_identifier=sequence_number,
-        delivery_id=delivery_id,
-        body=data if data is not None else raw_text(raw),
-        decode_error=None if data is not None else "data is not valid base64",
-        source=stream,
-        sequence=index,
-        ordering_scope=f"{stream}#{shard}" if shard else stream,
-        dead_letter_attributes=dead_letter,
-        **reading,
+        delivery_id=delivery_id, body=data, dead_letter_attributes=dead_letter, **place, **reading
     )
 
 
@@ -163,10 +226,11 @@ def _stream_document_of(body: bytes) -> dict[str, Any]:
 
 
 def stream_document(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload of a DynamoDB stream record: its `eventName` and the `Keys`, `NewImage` and
-    `OldImage` it carries as plain values (None when absent); `UndecodableBody` for a record
-    whose images are not DynamoDB JSON."""
-    from lambda_inbox.store.attribute_values import deserialize_item
+    """The payload of a DynamoDB stream record: its `eventName`, the `Keys`, `NewImage` and
+    `OldImage` it carries as plain values (None when absent) and its `userIdentity` (None when
+    absent; a TTL deletion names the service `dynamodb.amazonaws.com`). `UndecodableBody`
+    (`malformed_json`) for a record whose images are not valid DynamoDB JSON."""
+    from lambda_inbox.store.attribute_values import MalformedAttributeValue, read_image
 
     change = record.get("dynamodb")
     if not isinstance(change, Mapping):
@@ -174,37 +238,15 @@ def stream_document(record: Mapping[str, Any]) -> dict[str, Any]:
     document: dict[str, Any] = {"eventName": record.get("eventName")}
     for part in STREAM_IMAGES:
         image = change.get(part)
-        if image is None:
-            document[part] = None
-            continue
         try:
-            if not isinstance(image, Mapping):
-                raise TypeError(f"it is a {type(image).__name__}")
-            document[part] = deserialize_item({k: _binary_read(v) for k, v in image.items()})
-        except Exception as error:  # TypeDeserializer's TypeError, a malformed set...
+            document[part] = None if image is None else read_image(image, part)
+        except MalformedAttributeValue as error:
             raise UndecodableBody(
-                f"{part} is not DynamoDB JSON ({type(error).__name__}: {error})",
-                code=ErrorCode.MALFORMED_JSON,
+                f"{part} is not DynamoDB JSON ({error})", code=ErrorCode.MALFORMED_JSON
             ) from None
+    identity = record.get("userIdentity")
+    document["userIdentity"] = dict(identity) if isinstance(identity, Mapping) else None
     return document
-
-
-def _binary_read(value: Any) -> Any:
-    """An attribute value of an event with its binary values (base64 text in JSON) as bytes."""
-    if not isinstance(value, Mapping) or len(value) != 1:
-        return value
-    ((kind, inner),) = value.items()
-    if kind == "B" and isinstance(inner, str):
-        return {"B": base64.b64decode(inner, validate=True)}
-    if kind == "BS" and isinstance(inner, list):
-        return {
-            "BS": [base64.b64decode(m, validate=True) if isinstance(m, str) else m for m in inner]
-        }
-    if kind == "M" and isinstance(inner, Mapping):
-        return {"M": {name: _binary_read(member) for name, member in inner.items()}}
-    if kind == "L" and isinstance(inner, list):
-        return {"L": [_binary_read(member) for member in inner]}
-    return value
 
 
 def stream_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str, Any]]]:

@@ -43,18 +43,18 @@ _MAGIC = 0
 _PREFIX = 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EncodedValue:
     """One value as delivered: its format, the encoded record (prefix stripped) and schema id."""
 
     format: Format
     record: bytes
     schema_id: str | None = None
-    #: The Protobuf message indexes are still in front of the record (Confluent framing).
     indexed: bool = False
+    """The Protobuf message indexes are still in front of the record (Confluent framing)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ValueFormats:
     """The formats a consumer reads. `avro_schema` is the schema's JSON text (or a path to an
     `.avsc` file); `protobuf_message` the generated message class, or a function returning it
@@ -120,6 +120,8 @@ class ValueFormats:
         return self._resolved["protobuf"]
 
     def decode(self, encoded: EncodedValue) -> Any:
+        """The payload document of a Kafka value or Kinesis data in JSON, Avro or Protobuf;
+        raises `UndecodableBody` (`undecodable_value`) when it does not decode."""
         if encoded.format == "JSON":
             try:
                 return json.loads(encoded.record.decode("utf-8"))

@@ -1,4 +1,5 @@
-"""Python values to DynamoDB attribute values, and their sizes: each DynamoDB type's rule once.
+"""Python values to DynamoDB attribute values and back, and their sizes: each DynamoDB type's
+rule once.
 
 Strings, integers, booleans, None, and dicts and lists of them (what handlers write nearly
 always) are serialized here, each value's size counted on the way; every other value (Decimal,
@@ -6,14 +7,20 @@ bytes, sets, tuples, other mappings and sequences) goes to boto3's `TypeSerializ
 also produces every error message, and is sized by `attribute_size`. `text_size` and
 `number_size` are the size rules of strings and numbers, used by both.
 
+`read_attribute_value` reads DynamoDB JSON as an event carries it (a stream image: binary as
+base64 text) into plain Python values, checking each type's value: a value that is not valid
+DynamoDB JSON raises `MalformedAttributeValue`, never becomes a wrong Python value.
+
 Sizes follow DynamoDB's rules closely enough to plan its limits (400 KB per item, 4 MB per
 transaction): UTF-8 bytes of names and strings, about one byte per two digits of a number.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from decimal import DecimalException
+import base64
+import binascii
+from collections.abc import Callable, Mapping
+from decimal import Decimal, DecimalException
 from functools import cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -118,6 +125,101 @@ def _holds_float(value: Any) -> bool:
 def deserialize_item(item: Mapping[str, Any]) -> dict[str, Any]:
     deserializer = _type_deserializer()
     return {name: deserializer.deserialize(value) for name, value in item.items()}
+
+
+class MalformedAttributeValue(ValueError):
+    """A DynamoDB JSON attribute value of the wrong shape; the message names where and why."""
+
+
+def read_attribute_value(value: object, where: str = "$") -> Any:
+    """One attribute value of DynamoDB JSON as an event carries it, in plain Python values:
+    strings, `Decimal` numbers, `bytes` (from base64), booleans, None, lists, dicts, and sets of
+    strings, numbers or bytes. `where` names the value in the error."""
+    if not isinstance(value, Mapping) or len(value) != 1:
+        raise MalformedAttributeValue(f"{where}: an attribute value is an object with one type key")
+    ((kind, inner),) = value.items()
+    reader = _READERS.get(kind)
+    if reader is None:
+        raise MalformedAttributeValue(f"{where}: unknown type {str(kind)[:20]!r}")
+    return reader(inner, f"{where}.{kind}")
+
+
+def read_image(image: object, where: str) -> dict[str, Any]:
+    """An item image (`Keys`, `NewImage`, `OldImage`): attribute names to plain values."""
+    if not isinstance(image, Mapping):
+        raise MalformedAttributeValue(f"{where}: an image is an object, not {type(image).__name__}")
+    return {str(name): read_attribute_value(v, f"{where}.{name}") for name, v in image.items()}
+
+
+def _string(inner: object, where: str) -> str:
+    if type(inner) is not str:
+        raise MalformedAttributeValue(f"{where}: a string, not {type(inner).__name__}")
+    return inner
+
+
+def _number(inner: object, where: str) -> Decimal:
+    from boto3.dynamodb.types import DYNAMODB_CONTEXT  # 38 digits, 1E-130 to 9.9E+125
+
+    try:
+        number = DYNAMODB_CONTEXT.create_decimal(_string(inner, where))
+    except DecimalException:
+        number = Decimal("NaN")  # not a number, or beyond DynamoDB's range or precision
+    if not number.is_finite():
+        raise MalformedAttributeValue(f"{where}: not a DynamoDB number")
+    return number
+
+
+def _binary(inner: object, where: str) -> bytes:
+    text = _string(inner, where)
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise MalformedAttributeValue(f"{where}: not base64") from None
+
+
+def _boolean(inner: object, where: str) -> bool:
+    if type(inner) is not bool:
+        raise MalformedAttributeValue(f"{where}: true or false, not {type(inner).__name__}")
+    return inner
+
+
+def _null(inner: object, where: str) -> None:
+    if inner is not True:
+        raise MalformedAttributeValue(f"{where}: NULL is always true")
+
+
+def _list(inner: object, where: str) -> list[Any]:
+    if not isinstance(inner, list):
+        raise MalformedAttributeValue(f"{where}: a list, not {type(inner).__name__}")
+    return [read_attribute_value(member, f"{where}[{i}]") for i, member in enumerate(inner)]
+
+
+def _map(inner: object, where: str) -> dict[str, Any]:
+    return read_image(inner, where)
+
+
+def _set_of(member: Callable[[object, str], Any]) -> Callable[[object, str], set[Any]]:
+    def read(inner: object, where: str) -> set[Any]:
+        if not isinstance(inner, list):
+            raise MalformedAttributeValue(f"{where}: a set is a list, not {type(inner).__name__}")
+        return {member(element, f"{where}[{i}]") for i, element in enumerate(inner)}
+
+    return read
+
+
+#: Each DynamoDB type's reader: the one place its JSON value is checked.
+_READERS: dict[str, Callable[[object, str], Any]] = {
+    "S": _string,
+    "N": _number,
+    "B": _binary,
+    "BOOL": _boolean,
+    "NULL": _null,
+    "L": _list,
+    "M": _map,
+    "SS": _set_of(_string),
+    "NS": _set_of(_number),
+    "BS": _set_of(_binary),
+}
 
 
 def attribute_size(value: Mapping[str, Any]) -> int:

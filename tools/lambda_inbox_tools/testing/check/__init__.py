@@ -1,4 +1,4 @@
 """The workings of `check_effectively_once` (`..effectively_once`): the event sources played
-(`players`), the function's own mapping settings (`mapping`), a producer's retry (`producers`),
+(`players`), the function's own mapping settings (`mapping`), a producer's retry (`retries`),
 order judged on responses (`order`), two invocations holding one message (`overlap`), and what
 a run still owes at its end (`owed`)."""

@@ -34,7 +34,7 @@ from ..stream_events import (
 )
 from .mapping import Played
 from .order import acknowledged_after_a_failure
-from .producers import retried
+from .retries import retried
 
 Record = Mapping[str, Any]
 
@@ -163,12 +163,12 @@ class Draws:
     out_of_order: list[str] = field(default_factory=list)
     #: Two invocations holding the same SQS message at once, owed once a run (`overlap`).
     owed_overlap: bool = True
-    #: The fields a producer stamps anew on every send (`producers.retried`).
+    #: The fields a producer stamps anew on every send (`retries.retried`).
     volatile: Sequence[str] = ()
 
     def copy(self, again: dict[str, Any]) -> dict[str, Any]:
         """`again`, a message delivered again under a new id, as its producer sends it again
-        (`producers.retried`), noted as a copy."""
+        (`retries.retried`), noted as a copy."""
         again = retried(again, self.rng, self.volatile)
         self.copied.add(record_id(again))
         return again

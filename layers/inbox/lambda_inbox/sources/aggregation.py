@@ -1,0 +1,119 @@
+"""Kinesis records aggregated by AWS's Kinesis Producer Library (KPL), de-aggregated.
+
+The format (the KPL's `aggregation-format.md`, also read by AWS's `aws-kinesis-agg`): the magic
+bytes `F3 89 9A C2`, an `AggregatedRecord` protobuf message (a table of partition keys, a table
+of explicit hash keys, and the user records, each naming its partition key by index), then the
+MD5 digest of that protobuf message. The message is read with `google.protobuf` (the `protobuf`
+package: the `kafka-codecs` extra and the KafkaCodecsLayer carry it), its descriptor built here
+from the format's `.proto`, so no generated code ships. Loaded by the first aggregated record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lambda_inbox.sources.fields import KPL_MAGIC as MAGIC
+
+_DIGEST_BYTES = 16
+
+
+class BadAggregate(ValueError):
+    """An aggregated record that cannot be read: the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserRecord:
+    """One record a producer put, as the KPL packed it: its own partition key and data."""
+
+    partition_key: str
+    data: bytes
+
+
+def deaggregate(data: bytes) -> list[UserRecord]:
+    """The user records of an aggregated record, in order; `BadAggregate` for one whose MD5
+    does not match, whose protobuf does not parse, or whose records name a partition key the
+    table does not hold."""
+    body = data[len(MAGIC) : -_DIGEST_BYTES]
+    if len(data) < len(MAGIC) + _DIGEST_BYTES:
+        raise BadAggregate("aggregated record shorter than its magic bytes and MD5 digest")
+    if hashlib.md5(body, usedforsecurity=False).digest() != data[-_DIGEST_BYTES:]:
+        raise BadAggregate("aggregated record's MD5 digest does not match its content")
+    try:
+        message: Any = aggregated_record_class()()
+    except ImportError:
+        raise BadAggregate(
+            "an aggregated (KPL) record needs the protobuf package: install "
+            "lambda-inbox[kafka-codecs] or add the KafkaCodecsLayer"
+        ) from None
+    try:
+        message.ParseFromString(body)
+    except Exception as error:  # google.protobuf's DecodeError, a missing required field
+        raise BadAggregate(f"aggregated record does not parse ({type(error).__name__})") from None
+    if not message.IsInitialized():  # a user record without its partition key index or data
+        raise BadAggregate("aggregated record does not parse (required fields missing)")
+    keys = list(message.partition_key_table)
+    records = []
+    for index, record in enumerate(message.records):
+        if record.partition_key_index >= len(keys):
+            raise BadAggregate(
+                f"user record {index} names partition key {record.partition_key_index} "
+                f"of a table of {len(keys)}"
+            )
+        records.append(UserRecord(keys[record.partition_key_index], bytes(record.data)))
+    return records
+
+
+@cache
+def aggregated_record_class() -> Any:
+    """The `AggregatedRecord` message class, from the format's `.proto` built at run time."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    field = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="lambda_inbox_kpl_aggregation.proto", package="lambda_inbox_kpl", syntax="proto2"
+    )
+    aggregated = proto.message_type.add(name="AggregatedRecord")
+    aggregated.field.add(
+        name="partition_key_table", number=1, type=field.TYPE_STRING, label=field.LABEL_REPEATED
+    )
+    aggregated.field.add(
+        name="explicit_hash_key_table",
+        number=2,
+        type=field.TYPE_STRING,
+        label=field.LABEL_REPEATED,
+    )
+    aggregated.field.add(
+        name="records",
+        number=3,
+        type=field.TYPE_MESSAGE,
+        label=field.LABEL_REPEATED,
+        type_name=".lambda_inbox_kpl.Record",
+    )
+    tag = proto.message_type.add(name="Tag")
+    tag.field.add(name="key", number=1, type=field.TYPE_STRING, label=field.LABEL_REQUIRED)
+    tag.field.add(name="value", number=2, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
+    record = proto.message_type.add(name="Record")
+    record.field.add(
+        name="partition_key_index", number=1, type=field.TYPE_UINT64, label=field.LABEL_REQUIRED
+    )
+    record.field.add(
+        name="explicit_hash_key_index",
+        number=2,
+        type=field.TYPE_UINT64,
+        label=field.LABEL_OPTIONAL,
+    )
+    record.field.add(name="data", number=3, type=field.TYPE_BYTES, label=field.LABEL_REQUIRED)
+    record.field.add(
+        name="tags",
+        number=4,
+        type=field.TYPE_MESSAGE,
+        label=field.LABEL_REPEATED,
+        type_name=".lambda_inbox_kpl.Tag",
+    )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    descriptor = pool.FindMessageTypeByName("lambda_inbox_kpl.AggregatedRecord")
+    return message_factory.GetMessageClass(descriptor)

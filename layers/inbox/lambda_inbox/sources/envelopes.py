@@ -1,0 +1,206 @@
+"""SQS bodies wrapped by the producer that fed the queue (`InboxConsumer(..., envelope=...)`):
+an SNS notification, an EventBridge event, an S3 event notification (docs/concepts.md, "What
+producers put in a queue"). Loaded by the first batch of a consumer with an envelope.
+
+Each wrapper is checked with Powertools' parser model of it (`SnsNotificationModel`,
+`EventBridgeModel`, `S3Model`); the payload handed on is the document as delivered (the
+notification's `Message` parsed, the event's `detail`, one S3 record), never the model's copy.
+
+- `"sns"`: payload the JSON `Message`, delivery id the notification's `MessageId` (SNS's
+  redelivery under a new SQS `messageId` is then a duplicate). A body that is not a notification
+  (raw message delivery on) is the message itself, delivery id the SQS `messageId`. The
+  notification's String `MessageAttributes` join the message's attributes (the SQS message's own
+  win): an `idempotency-key` there is the key.
+- `"eventbridge"`: payload `detail`, delivery id the event's `id`.
+- `"s3"`: each record a message, payload the record, delivery id `"<bucket>/<key>#<sequencer>"`
+  (the key as S3 sends it, URL-encoded; without a sequencer, `eventName@eventTime`). An
+  `s3:TestEvent` is acknowledged with no message at all.
+
+A body that is not its envelope is one poison message under the SQS `messageId`, code
+`envelope_mismatch`, its whole body dead-lettered. Every message of an SQS message keeps that
+message's body, so a dead letter is the whole SQS body: redriven, it is read the same way.
+`current_envelope()` gives key extractors and handlers the envelope's own fields.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+from lambda_inbox.errors import ErrorCode, UndecodableBody
+from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
+
+EnvelopeName = Literal["sns", "eventbridge", "s3"]
+ENVELOPES: tuple[EnvelopeName, ...] = ("sns", "eventbridge", "s3")
+#: Left out of `Envelope.fields`: they are the payload.
+_PAYLOAD_FIELDS = {"sns": "Message", "eventbridge": "detail"}
+S3_TEST_EVENT = "s3:TestEvent"
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """What wrapped the message being handled: `kind` ("sns", "eventbridge", "s3"), its
+    `delivery_id`, and `fields`, the wrapper's other fields as AWS names them (SNS: `TopicArn`,
+    `Subject`, `Timestamp`, `MessageAttributes`...; EventBridge: `source`, `detail-type`, `time`,
+    `resources`...; S3: none beyond the record, which is the payload)."""
+
+    kind: str
+    delivery_id: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def attributes(self) -> dict[str, str]:
+        """An SNS notification's `MessageAttributes` as name -> `Value` (empty otherwise)."""
+        raw = self.fields.get("MessageAttributes")
+        if not isinstance(raw, Mapping):
+            return {}
+        return {
+            str(name): value["Value"]
+            for name, value in raw.items()
+            if isinstance(value, Mapping) and isinstance(value.get("Value"), str)
+        }
+
+
+def current_envelope() -> Envelope | None:
+    """The envelope of the message whose key is being read or whose decision is being made
+    (inside a key extractor, `decide` or `on_condition_failed`); None for a consumer without an
+    envelope, a raw SNS delivery, and outside those calls."""
+    envelope = CURRENT_ENVELOPE.get()
+    return envelope if isinstance(envelope, Envelope) else None
+
+
+def unwrap(kind: EnvelopeName, message: InboundMessage) -> list[InboundMessage]:
+    """The messages an SQS message wrapped in `kind` carries (none for an S3 test event)."""
+    if message.decode_error is not None or message.decode is not None:
+        return [message]  # not JSON text, or a Kafka or stream record sent again: as it is
+    try:
+        document = json.loads(message.body)
+    except (ValueError, RecursionError):
+        document = None
+    if kind == "sns":
+        return [_sns(message, document)]
+    if kind == "eventbridge":
+        return [_eventbridge(message, document)]
+    return _s3(message, document)
+
+
+def _sns(message: InboundMessage, document: Any) -> InboundMessage:
+    if not (isinstance(document, dict) and document.get("Type") == "Notification"):
+        return message  # raw message delivery: the body is the message
+    problem = _refused(_model("sns"), document)
+    if problem:
+        return _mismatch(message, f"not an SNS notification ({problem})")
+    envelope = _envelope("sns", document["MessageId"], document)
+    attributes = {**envelope.attributes, **message.attributes}
+    return _derived(message, envelope, _json_text(document["Message"]), attributes=attributes)
+
+
+def _eventbridge(message: InboundMessage, document: Any) -> InboundMessage:
+    problem = _refused(_model("eventbridge"), document)
+    if problem:
+        return _mismatch(message, f"not an EventBridge event ({problem})")
+    envelope = _envelope("eventbridge", document["id"], document)
+    return _derived(message, envelope, _constant(document["detail"]))
+
+
+def _s3(message: InboundMessage, document: Any) -> list[InboundMessage]:
+    if isinstance(document, dict) and document.get("Event") == S3_TEST_EVENT:
+        return []
+    problem = _refused(_model("s3"), document)
+    if problem:
+        return [_mismatch(message, f"not an S3 event notification ({problem})")]
+    messages = []
+    for record in document["Records"]:
+        s3 = record["s3"]
+        item = s3.get("object") or {}
+        position = item.get("sequencer") or f"{record['eventName']}@{record['eventTime']}"
+        delivery_id = f"{s3['bucket']['name']}/{item.get('key', '')}#{position}"
+        messages.append(_derived(message, _envelope("s3", delivery_id, {}), _constant(record)))
+    return messages
+
+
+def _constant(value: Any) -> Callable[[], Any]:
+    return lambda: value
+
+
+def _json_text(text: str) -> Callable[[], Any]:
+    def parse() -> Any:
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            raise UndecodableBody(
+                "the notification's Message is not JSON", code=ErrorCode.MALFORMED_JSON
+            ) from None
+
+    return parse
+
+
+def _envelope(kind: str, delivery_id: str, document: Mapping[str, Any]) -> Envelope:
+    payload = _PAYLOAD_FIELDS.get(kind)
+    return Envelope(kind, delivery_id, {k: v for k, v in document.items() if k != payload})
+
+
+def _derived(
+    message: InboundMessage,
+    envelope: Envelope | None,
+    decode: Callable[[], Any],
+    attributes: Mapping[str, str] | None = None,
+) -> InboundMessage:
+    """A message of `message`'s SQS message: its payload `decode`, its delivery id the
+    envelope's (the SQS message's without one); the body, the coordinates and the dead-letter
+    attributes of the SQS message."""
+    return InboundMessage(
+        item_identifier=message.item_identifier,
+        delivery_id=message.delivery_id if envelope is None else envelope.delivery_id,
+        body=message.body,
+        source=message.source,
+        sequence=message.sequence,
+        attributes=message.attributes if attributes is None else attributes,
+        ordering_scope=message.ordering_scope,
+        deduplication_id=message.deduplication_id,
+        dead_letter_attributes=message.dead_letter_attributes,
+        message_group_id=message.message_group_id,
+        decode=decode,
+        redelivered=message.redelivered,
+        envelope=envelope,
+    )
+
+
+def _mismatch(message: InboundMessage, reason: str) -> InboundMessage:
+    """`message` as poison `envelope_mismatch`, under its SQS `messageId`."""
+
+    def refuse() -> Any:
+        raise UndecodableBody(reason, code=ErrorCode.ENVELOPE_MISMATCH)
+
+    return _derived(message, None, refuse)
+
+
+def _refused(model: Any, document: Any) -> str | None:
+    """None when `model` accepts `document`; else which fields it refused (no values)."""
+    if not isinstance(document, dict):
+        return "the body is not a JSON object"
+    try:
+        model.model_validate(dict(document))  # the SNS model renames keys of what it is given
+    except ValueError as error:  # pydantic's ValidationError: which fields, never their values
+        details = error.errors(include_input=False) if hasattr(error, "errors") else []
+        fields = sorted({".".join(str(part) for part in item["loc"]) for item in details})
+        return "refused: " + (", ".join(fields[:10]) or "<root>")
+    except Exception as error:  # a model's own validator tripping over a missing field
+        return f"refused ({type(error).__name__})"
+    return None
+
+
+@cache
+def _model(kind: EnvelopeName) -> Any:
+    """Powertools' parser model of `kind`, imported on first use, only the one the consumer
+    reads (their cost at cold start: docs/PERFORMANCE.md, "Envelopes")."""
+    from aws_lambda_powertools.utilities.parser import models
+
+    return {
+        "sns": models.SnsNotificationModel,
+        "eventbridge": models.EventBridgeModel,
+        "s3": models.S3Model,
+    }[kind]

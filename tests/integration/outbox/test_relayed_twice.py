@@ -1,0 +1,108 @@
+"""A message the outbox relay sends twice to SQS (a relay retry: the same stream record again)
+arrives as two SQS messages with two `messageId`s; a lambda-inbox consumer with no key
+configured commits it once, keyed on its `outbox-message-id` attribute; a configured key wins
+over it. DynamoDB Local holds the inbox and the domain table, a moto server the queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+
+from devkit.tables import LocalTables
+from lambda_inbox import Clients, InboxConfig, InboxConsumer, OutboxRelay, UnitOfWork
+from lambda_inbox_tools.services.offline import local_client
+from lambda_inbox_tools.services.queues import create_queue, receive_all
+from lambda_inbox_tools.testing import FakeLambdaContext
+from lambda_inbox_tools.testing.events import sqs_event, sqs_record_from
+
+pytestmark = pytest.mark.integration
+
+
+def stream_batch() -> dict[str, Any]:
+    uow = UnitOfWork()
+    uow.outbox(
+        "domain",
+        destination="notifications",
+        body={"event_id": "ntf-1", "order_id": "o-1"},
+        message_id="ntf-1",
+    )
+    item = uow.actions[0].request["Item"]
+    change = {"SequenceNumber": "100", "Keys": {}, "NewImage": item}
+    return {"Records": [{"eventName": "INSERT", "eventSource": "aws:dynamodb", "dynamodb": change}]}
+
+
+def relayed_twice(moto_server_endpoint: str) -> tuple[list[dict[str, Any]], str]:
+    sqs: Any = boto3.client("sqs", endpoint_url=moto_server_endpoint)
+    queue = create_queue(sqs, f"notifications-{id(sqs)}")
+    relay = OutboxRelay(destinations={"notifications": queue}, sqs=sqs)
+    for _ in range(2):  # the stream retries a batch the relay had sent
+        assert relay.handle(stream_batch(), FakeLambdaContext()) == {"batchItemFailures": []}
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])
+    messages: list[Any] = receive_all(sqs, queue, delete=True)
+    return messages, str(arn["Attributes"]["QueueArn"])
+
+
+def consumer(tables: LocalTables, name: str, **options: Any) -> InboxConsumer[Any]:
+    def notify(body: dict[str, Any], uow: UnitOfWork) -> None:
+        uow.update(
+            tables.domain,
+            {"pk": f"ORDER#{body['order_id']}", "sk": "NOTIFIED"},
+            "ADD times :one",
+            values={":one": 1},
+        )
+
+    return InboxConsumer(
+        name,
+        model=dict,
+        decide=notify,
+        config=InboxConfig(name, tables.inbox),
+        clients=Clients(dynamodb=local_client("dynamodb", tables.endpoint)),
+        **options,
+    )
+
+
+def test_a_message_relayed_twice_commits_once_with_no_key_configured(
+    local_tables: LocalTables, moto_server_endpoint: str
+) -> None:
+    messages, arn = relayed_twice(moto_server_endpoint)
+    assert len(messages) == 2 and len({m["MessageId"] for m in messages}) == 2
+    inbox = consumer(local_tables, "notifications")
+
+    for message in messages:  # one delivery per invocation, as two separate receives would be
+        response = inbox.handle(sqs_event(sqs_record_from(message, arn=arn)), FakeLambdaContext())
+        assert response == {"batchItemFailures": []}
+
+    assert notified(local_tables) == 1  # keyed on the delivery id, it would be 2
+    record = local_tables.client.get_item(
+        TableName=local_tables.inbox, Key={"pk": {"S": "notifications#ntf-1"}}
+    )
+    assert "Item" in record, "the inbox record is keyed on the outbox message id"
+
+
+def notified(tables: LocalTables) -> int:
+    """How many times the notification's effect was committed."""
+    item = tables.client.get_item(
+        TableName=tables.domain, Key={"pk": {"S": "ORDER#o-1"}, "sk": {"S": "NOTIFIED"}}
+    )["Item"]
+    return int(item["times"]["N"])
+
+
+def test_a_configured_key_wins_over_the_outbox_message_id(
+    local_tables: LocalTables, moto_server_endpoint: str
+) -> None:
+    messages, arn = relayed_twice(moto_server_endpoint)
+    inbox = consumer(local_tables, "keyed", key="order_id")
+
+    for message in messages:
+        response = inbox.handle(sqs_event(sqs_record_from(message, arn=arn)), FakeLambdaContext())
+        assert response == {"batchItemFailures": []}
+
+    assert notified(local_tables) == 1
+    keys = [
+        item["pk"]["S"]
+        for item in local_tables.client.scan(TableName=local_tables.inbox)["Items"]
+        if item["pk"]["S"].startswith("keyed#")
+    ]
+    assert keys == ["keyed#o-1"]
