@@ -1,6 +1,8 @@
 """The Python snippets of the README and the docs, as the tests read and run them.
 
-A snippet is a ```` ```python ```` fenced block. An HTML comment on the line just before its fence
+A snippet is a ```` ```python ```` fenced block, also indented in a list item or an admonition; a
+fence that says Python any other way (```` ```py ````, a title) is refused, so that no Python block
+goes unread. An HTML comment on the line just before its fence
 (invisible on the site) says how it runs, when it does not run in its page's session:
 
 - `<!-- snippet: file tests/test_app.py -->`: a file of a project the page builds; the page's
@@ -31,15 +33,21 @@ import lambda_inbox
 PUBLIC_SUBPACKAGES = ("lambda_inbox.reaper",)
 
 _BLOCK = re.compile(
-    r"^(?:<!--\s*snippet:(?P<note>[^\n]*?)-->\n)?```python\n(?P<source>.*?)^```",
+    r"^(?P<indent>[ \t]*)(?:<!--\s*snippet:(?P<note>[^\n]*?)-->\n(?P=indent))?"
+    r"```python[ \t]*\n(?P<source>.*?)^(?P=indent)```[ \t]*$",
     re.MULTILINE | re.DOTALL,
 )
-_STRAY_NOTE = re.compile(r"^<!--\s*snippet:[^\n]*-->\n(?!```python\n)", re.MULTILINE)
+_STRAY_NOTE = re.compile(
+    r"^([ \t]*)<!--\s*snippet:[^\n]*-->\n(?!\1```python[ \t]*\n)", re.MULTILINE
+)
+_FENCE = re.compile(r"^[ \t]*(?P<fence>```+(?P<info>[^\n`]*))$", re.MULTILINE)
+_PYTHON_WORDS = {"py", "python", "python3", "pycon"}
 
 
 class SnippetNoteError(ValueError):
     """A snippet annotation the runner cannot follow (a skip without its reason, an unknown
-    word, an annotation on no Python block)."""
+    word, an annotation on no Python block), or a Python block it would not find (a fence that
+    says Python other than as ```` ```python ````)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +77,23 @@ def snippets(page: Path, root: Path) -> list[Snippet]:
     if stray := _STRAY_NOTE.search(text):
         line = text.count("\n", 0, stray.start()) + 1
         raise SnippetNoteError(f"{name}:{line}: a snippet annotation on no Python block")
+    for fence in _FENCE.finditer(text):
+        word = re.split(r"[\s{}.=]+", fence["info"].strip("{. \t"))[0]
+        if word in _PYTHON_WORDS and fence["fence"].rstrip() != "```python":
+            line = text.count("\n", 0, fence.start()) + 1
+            raise SnippetNoteError(f"{name}:{line}: fence a Python block as ```python, no more")
     found = []
     for match in _BLOCK.finditer(text):
         line = text.count("\n", 0, match.start("source")) + 1
         file, skip = _read_note(match["note"], f"{name}:{line}")
-        found.append(Snippet(name, line, match["source"], file=file, skip=skip))
+        source = _dedent(match["source"], match["indent"])
+        found.append(Snippet(name, line, source, file=file, skip=skip))
     return found
+
+
+def _dedent(source: str, indent: str) -> str:
+    """A block inside a list item or an admonition, without the indentation of its fence."""
+    return "".join(line.removeprefix(indent) for line in source.splitlines(keepends=True))
 
 
 def _read_note(note: str | None, where: str) -> tuple[str | None, str | None]:

@@ -276,7 +276,7 @@ def on_moto(request: pytest.FixtureRequest) -> Callable[..., Any]:
 
 #: Enough invoices for several batches: the check's owed crashes, duplicates and new ids need more
 #: than one invocation.
-INVOICES = 20
+INVOICES = 12
 
 
 def invoices_preamble(*, poison: bool) -> Callable[[pytest.FixtureRequest], Namespace]:
@@ -489,3 +489,27 @@ def test_a_project_whose_test_fails_fails(tmp_path: Path) -> None:
     assert [block.file for block in blocks] == ["src/app.py", "tests/test_app.py"]
     with pytest.raises(SnippetFailed, match="1 failed"):
         run_project(project_files(blocks), tmp_path / "project")
+
+
+def test_a_block_in_a_list_item_runs_without_its_indentation(tmp_path: Path) -> None:
+    blocks = _page(
+        tmp_path,
+        "1. Step:\n\n    ```python\n    x = 1\n    if x:\n        y = 2\n    ```\n\n"
+        "2. Then:\n\n    <!-- snippet: skip: needs an AWS account -->\n    ```python\n"
+        "    boto3.client('sts').get_caller_identity()\n    ```\n",
+    )
+    assert [(block.line, block.skip) for block in blocks] == [
+        (4, None),
+        (13, "needs an AWS account"),
+    ]
+    namespace: Namespace = {}
+    assert run_session(blocks, namespace) == 1
+    assert namespace["y"] == 2
+
+
+@pytest.mark.parametrize(
+    "fence", ["```py", "```python3", "```pycon", '```python title="app.py"', "```{.python}"]
+)
+def test_a_python_block_the_runner_would_not_find_is_refused(tmp_path: Path, fence: str) -> None:
+    with pytest.raises(SnippetNoteError, match="fence a Python block as"):
+        _page(tmp_path, f"Text.\n\n{fence}\nx = 1\n```\n")
