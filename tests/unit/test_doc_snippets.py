@@ -146,7 +146,7 @@ def run_project(files: Mapping[str, str], folder: Path) -> str:
         check=False,
     )
     tests = sum(len(re.findall(r"^def test_", source, re.MULTILINE)) for source in files.values())
-    if done.returncode != 0 or f"{tests} passed" not in done.stdout:
+    if done.returncode != 0 or not re.search(rf"\b{tests} passed\b", done.stdout):
         raise SnippetFailed(f"the page's project ({tests} tests):\n{done.stdout}{done.stderr}")
     return done.stdout
 
