@@ -4,13 +4,13 @@ relayed by `functions/outbox_relay` with the runtime dying after a send and befo
 (the batch is relayed again), then read from the notifications queue as the deliveries that
 customer-notifications consumes next.
 
-Relayed to a queue (`via="sqs"`, the default), the notifications queue is in memory
+Relayed to a queue (`relay_via="sqs"`, the default), the notifications queue is in memory
 (`devkit.memory_aws`: botocore validates and serializes every `SendMessageBatch`, only the
 sending is replaced): reading a thousand messages back from the moto server costs half a
-minute, and SQS is not what that leg tests. Relayed to a topic (`via="sns"`, as template.yaml
-does), the relay publishes to an SNS topic on the moto server whose subscription (raw message
-delivery) delivers to a queue there, and the runtime dies after a `PublishBatch`: outbox -> SNS
--> SQS -> inbox."""
+minute, and SQS is not what that leg tests. Relayed to a topic (`relay_via="sns"`, as
+template.yaml does), the relay publishes to an SNS topic on the moto server whose subscription
+(raw message delivery) delivers to a queue there, and the runtime dies after a `PublishBatch`:
+outbox -> SNS -> SQS -> inbox."""
 
 from __future__ import annotations
 
