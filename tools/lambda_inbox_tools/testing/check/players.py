@@ -34,7 +34,7 @@ from ..stream_events import (
 )
 from .mapping import Played
 from .order import acknowledged_after_a_failure
-from .retries import retried
+from .retries import retried, sns_notification_id
 
 Record = Mapping[str, Any]
 
@@ -166,10 +166,17 @@ class Draws:
     #: The fields a producer stamps anew on every send (`retries.retried`).
     volatile: Sequence[str] = ()
 
+    #: Copies under a new id that are SNS's redelivery of a notification (`retries`).
+    sns_redeliveries: int = 0
+
     def copy(self, again: dict[str, Any]) -> dict[str, Any]:
         """`again`, a message delivered again under a new id, as its producer sends it again
-        (`retries.retried`), noted as a copy."""
-        again = retried(again, self.rng, self.volatile)
+        (`retries.retried`; an SNS notification: the same one, SNS's redelivery), noted as a
+        copy."""
+        if sns_notification_id(again) is not None:
+            self.sns_redeliveries += 1
+        else:
+            again = retried(again, self.rng, self.volatile)
         self.copied.add(record_id(again))
         return again
 
