@@ -13,7 +13,7 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
   EventBridge events and S3 notifications as SQS bodies;
 - `delivery`: redeliver until acknowledged, concurrent invocations;
 - `crashes`: the runtime dying just before or after a DynamoDB write, a write failing after
-  the SDK's retries, and DynamoDB's own failures of a write (`dynamodb_answers`: cancelled
+  the SDK's retries, and DynamoDB's own failures of a write (`check.dynamodb_answers`: cancelled
   transactions with their reasons, transaction conflicts, unprocessed batch items); `faults`:
   throttling, cancelled transactions, lost answers, stale reads, slow sends;
 - `effectively_once`: `check_effectively_once`, which plays the event source against a handler

@@ -31,7 +31,7 @@ whatever the draws:
 - **Faults in writes** (`crashes.CrashSwitch`), each owed kind at the first write of an
   invocation of new work, then drawn at any write: the runtime dies just before a DynamoDB write
   or just after it, a write fails after the SDK's retries, and DynamoDB's own failure of a write
-  (`dynamodb_answers`: cancellations for `TransactionConflict` or `ThrottlingError`,
+  (`check.dynamodb_answers`: cancellations for `TransactionConflict` or `ThrottlingError`,
   `TransactionConflictException`, `UnprocessedItems`).
 - **What is owed, kept**: batches smaller while faults are owed; a batch as full as the source
   can hand over; what a run still owes played at its end, the effects of the messages under
