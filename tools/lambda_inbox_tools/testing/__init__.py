@@ -5,7 +5,7 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
 `lambda_context`). What it offers, by module:
 
 - `app`: a SAM template's tables and queues on local endpoints, its functions loaded in-process
-  (`local_app`, `LocalApp`, `LocalFunction`);
+  (`running_local_app`, `LocalApp`, `LocalFunction`; the pytest fixture `local_app`);
 - `events`: SQS and Kafka records and events as the event sources deliver them, redeliveries,
   partial batch responses read back; `stream_events`: the same for Kinesis Data Streams and
   DynamoDB Streams; `values`: Kafka values in Avro and Protobuf, with or
@@ -26,20 +26,20 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
 Documented in docs/testing.md.
 """
 
-from .app import LocalApp, LocalFunction, local_app
+from .app import LocalApp, LocalFunction, running_local_app
 from .context import FakeLambdaContext
 from .crashes import CrashSwitch, InjectedCrash
 from .delivery import deliver_until_acknowledged, run_concurrently
 from .effectively_once import NotEffectivelyOnce, Report, check_effectively_once
 from .events import (
+    delivered_again,
+    event_after,
     failed_ids,
     failed_offsets,
     kafka_event,
     kafka_record,
     payload,
     record_id,
-    redeliver,
-    redelivery,
     sqs_event,
     sqs_record,
 )
@@ -51,7 +51,6 @@ from .stream_events import (
     failed_sequence_numbers,
     kinesis_event,
     kinesis_record,
-    stream_redelivery,
 )
 from .values import avro_value, json_value, protobuf_value
 
@@ -67,8 +66,10 @@ __all__ = [
     "avro_value",
     "check_effectively_once",
     "deliver_until_acknowledged",
+    "delivered_again",
     "dynamodb_stream_event",
     "dynamodb_stream_record",
+    "event_after",
     "eventbridge_event",
     "failed_ids",
     "failed_offsets",
@@ -78,17 +79,14 @@ __all__ = [
     "kafka_record",
     "kinesis_event",
     "kinesis_record",
-    "local_app",
     "payload",
     "protobuf_value",
     "record_id",
-    "redeliver",
-    "redelivery",
     "run_concurrently",
+    "running_local_app",
     "s3_notification",
     "s3_test_event",
     "sns_notification",
     "sqs_event",
     "sqs_record",
-    "stream_redelivery",
 ]
