@@ -6,8 +6,9 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
 
 - `app`: a SAM template's tables and queues on local endpoints, its functions loaded in-process
   (`running_local_app`, `LocalApp`, `LocalFunction`; the pytest fixture `local_app`);
-- `events`: SQS and Kafka records and events as the event sources deliver them, redeliveries,
-  partial batch responses read back; `stream_events`: the same for Kinesis Data Streams and
+- `events`: SQS and Kafka records and events as the event sources deliver them, a message
+  delivered again (`delivered_again`), the event after a partial batch response (`event_after`),
+  responses read back; `stream_events`: the same for Kinesis Data Streams and
   DynamoDB Streams; `values`: Kafka values in Avro and Protobuf, with or
   without the Confluent prefix (extra `kafka-codecs`); `producers`: SNS notifications,
   EventBridge events and S3 notifications as SQS bodies;
@@ -17,7 +18,8 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
   transactions with their reasons, transaction conflicts, unprocessed batch items); `faults`:
   throttling, cancelled transactions, lost answers, stale reads, slow sends;
 - `effectively_once`: `check_effectively_once`, which plays the event source against a handler
-  (`check`: duplicates, redeliveries, messages under a new id, rewinds, reordering, the
+  (`check`: duplicates, redeliveries, messages under a new id, SNS's redelivery of a
+  notification, rewinds, reordering, the
   function's own event source mapping settings, overlapping invocations, order) with faults in
   its writes, and checks the effects happened once per message key;
 - `limits`: what SQS and DynamoDB refuse and moto accepts, as client hooks;
