@@ -19,7 +19,7 @@ from lambda_inbox import ConfigurationError, UnitOfWork, current_envelope
 from lambda_inbox.errors import UndecodableBody
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.sources.sqs import parse_sqs_event, sqs_response
-from lambda_inbox_tools.testing import redeliver, sqs_event, sqs_record
+from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
 from lambda_inbox_tools.testing.producers import (
     eventbridge_event,
     s3_notification,
@@ -322,7 +322,7 @@ def test_several_s3_records_commit_each_and_a_failure_redelivers_the_sqs_message
     assert response == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
     assert [_applied(aws, k) for k in ("k1", "k2", "k3")] == [1, 0, 1]
     failing.clear()
-    assert consumer.handle(sqs_event(redeliver(record)), None) == {"batchItemFailures": []}
+    assert consumer.handle(sqs_event(delivered_again(record)), None) == {"batchItemFailures": []}
     assert [_applied(aws, k) for k in ("k1", "k2", "k3")] == [1, 1, 1]  # the others duplicates
     assert set(aws.inbox_records("s3")) == {f"b/k{n}#0{n}" for n in (1, 2, 3)}
 

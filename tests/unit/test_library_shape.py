@@ -140,6 +140,11 @@ def test_no_folder_of_the_library_holds_more_than_twelve_modules() -> None:
     assert crowded_folders(LIBRARY) == {}
 
 
+def test_no_folder_of_the_testing_kit_holds_more_than_twelve_modules() -> None:
+    """The kit users import (`lambda_inbox_tools.testing`), its check's workings in `check/`."""
+    assert crowded_folders(REPO_ROOT / "tools" / "lambda_inbox_tools" / "testing") == {}
+
+
 def test_the_library_s_folders_import_each_other_in_no_circle() -> None:
     graph = room_graph(LIBRARY)
     assert "lambda_inbox.commit" in graph  # the graph was read
