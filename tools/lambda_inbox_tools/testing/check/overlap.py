@@ -3,6 +3,11 @@ while the first invocation still runs: on real threads, each invocation's first 
 held until the other has reached its own (or finished, or `MEET_SECONDS` passed), so both have
 read what they read before either writes: the interleaving a read-then-write without a
 condition does not survive.
+
+Each DynamoDB request of the overlapping invocations is atomic, as DynamoDB's are (a transaction
+is isolated from every other request): moto's in-process backend is not, and two transactions
+interleaved inside it lose writes no real table would lose. So the requests take turns
+(`_OneRequestAtATime`), and the invocations interleave between requests, as on AWS.
 """
 
 from __future__ import annotations
@@ -43,18 +48,54 @@ class _Meeting:
             self.barrier.wait()
 
 
+class _OneRequestAtATime:
+    """A lock held from a DynamoDB call's `before-call` to its `after-call` (or
+    `after-call-error`): registered last before the call, so the meeting and any injected
+    crash or answer come first (a call they end never takes it), and first after it, so no
+    crash injected after the call keeps it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.local = threading.local()
+
+    def take(self, **_: Any) -> None:
+        if not getattr(self.local, "held", False):  # still held: its last call never ended
+            self.lock.acquire()
+            self.local.held = True
+
+    def give_back(self, **_: Any) -> None:
+        if getattr(self.local, "held", False):
+            self.local.held = False
+            self.lock.release()
+
+
 def overlapping(calls: Sequence[Callable[[], Any]], clients: Iterable[Any]) -> list[Any]:
     """Run `calls` each on a thread of its own, released together, their first DynamoDB writes
     through `clients` meeting; their results, in order. An exception in a thread is raised here
     once all have ended."""
     meeting = _Meeting(len(calls))
+    turns = _OneRequestAtATime()
     hooked: list[tuple[Any, str, str]] = []
     for client in clients:
+        events = client.meta.events
         for operation in WRITE_OPERATIONS:
             event = f"before-call.dynamodb.{operation}"
             unique = f"lambda-inbox-overlap-{id(meeting)}-{operation}"
-            client.meta.events.register_first(event, meeting.hook, unique_id=unique)
+            events.register_first(event, meeting.hook, unique_id=unique)
             hooked.append((client, event, unique))
+        # Each operation by its name: botocore calls an event's own handlers before those of
+        # its prefix, and an injected crash is registered under the operation's name. (A
+        # unique id names one registration of an emitter: one per event.)
+        for operation in client.meta.service_model.operation_names:
+            event = f"before-call.dynamodb.{operation}"
+            unique = f"lambda-inbox-overlap-turns-{id(turns)}-{event}"
+            events.register_last(event, turns.take, unique_id=unique)
+            hooked.append((client, event, unique))
+            for after in ("after-call", "after-call-error"):
+                event = f"{after}.dynamodb.{operation}"
+                unique = f"lambda-inbox-overlap-turns-{id(turns)}-{event}"
+                events.register_first(event, turns.give_back, unique_id=unique)
+                hooked.append((client, event, unique))
     start = threading.Barrier(len(calls))
     results: list[Any] = [None] * len(calls)
     errors: list[BaseException] = []
@@ -67,6 +108,7 @@ def overlapping(calls: Sequence[Callable[[], Any]], clients: Iterable[Any]) -> l
         except BaseException as error:  # raised again by the calling thread
             errors.append(error)
         finally:
+            turns.give_back()  # a call that ended between its before-call and after-call
             meeting.leave()
 
     threads = [
