@@ -28,6 +28,7 @@ from lambda_inbox_tools.testing import (
     payload,
     sqs_record,
 )
+from lambda_inbox_tools.testing.check.clock import CheckClock
 
 from .zoo_dynamodb import (
     every_cancellation_a_duplicate,
@@ -51,6 +52,7 @@ from .zoo_producers import (
     keyed_by_event_hash,
     keyed_by_event_hash_without_volatile_fields,
 )
+from .zoo_time import client_request_token_only, inbox_kept_7_days, inbox_kept_15_minutes
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 SOURCES = ("sqs", "fifo", "kafka", "kinesis", "dynamodb")
@@ -188,6 +190,9 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     "reads, then writes without a condition": reads_then_writes,
     # Order (tools/lambda_inbox_tools/testing/check/order.py).
     "goes on after a failure in its group": goes_on_after_a_failure,
+    # Dedupe that lapses before a late redelivery (devkit.zoo_time).
+    "inbox records kept 15 minutes": inbox_kept_15_minutes,
+    "ClientRequestToken as the only dedupe": client_request_token_only,
 }
 
 #: Correct consumers besides `transactional_inbox`: the same code as a broken one under other
@@ -198,6 +203,7 @@ CONTROLS: dict[str, Callable[[Ledger], Handler]] = {
     "a whole batch of 10 in one transaction": small_batch_in_one_transaction,
     "UnprocessedItems sent again": retries_unprocessed_items,
     "key is a hash of the event without its sent_at": keyed_by_event_hash_without_volatile_fields,
+    "inbox records kept 7 days": inbox_kept_7_days,
 }
 
 #: Sources on which a consumer of BROKEN is broken but the check cannot show it, and why.
@@ -283,7 +289,10 @@ def check(consumer: Callable[[Ledger], Handler], source: str, seed: int) -> Repo
 
 
 def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: Ledger) -> Report:
-    """One run of the check on `ledger`: batches of 4, or what the consumer's template says."""
+    """One run of the check on `ledger`: batches of 4, or what the consumer's template says;
+    the ledger's clock the check's."""
+    clock = CheckClock()
+    ledger.clock = clock
     handler = consumer(ledger)
     return check_effectively_once(
         handler,
@@ -294,6 +303,7 @@ def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: L
         seed=seed,
         batch_size=None if isinstance(handler, Deployed) else 4,
         volatile=VOLATILE,
+        clock=clock,
     )
 
 

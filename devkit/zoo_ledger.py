@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +31,8 @@ _SHARED: dict[str, Any] = {}
 class Ledger:
     dynamodb: Any
     table: str = "ledger"
+    #: The clock the consumer stamps its records' expiry on (the check's, in `zoo.run`).
+    clock: Callable[[], float] = time.time
 
     @classmethod
     def in_memory(cls) -> Ledger:
@@ -37,7 +41,7 @@ class Ledger:
         if not _SHARED:
             memory = MemoryAws()
             client = memory.botocore_client("dynamodb")
-            create_domain_table(client, "ledger")
+            create_ledger_table(client, "ledger")
             _SHARED.update(memory=memory, client=client)
         _SHARED["memory"].clear_items()
         return cls(_SHARED["client"])
@@ -86,6 +90,14 @@ class Ledger:
             ConsistentRead=True,
         )
         return "Item" in answer
+
+
+def create_ledger_table(client: Any, name: str) -> None:
+    """The ledger's table: the domain table's keys, TTL on `expires_at`."""
+    create_domain_table(client, name)
+    client.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"}
+    )
 
 
 def deliveries(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -13,9 +13,9 @@ import pytest
 
 from devkit.paths import REPO_ROOT
 from devkit.payloads import order, payment
-from devkit.tables import create_domain_table
 from devkit.zoo import BROKEN, SOUND_ON, SOURCES, UNSEEN_ON, Ledger
 from devkit.zoo import run as run_zoo
+from devkit.zoo_ledger import create_ledger_table
 from lambda_inbox_tools.services.offline import local_client
 from lambda_inbox_tools.testing import (
     NotEffectivelyOnce,
@@ -224,7 +224,7 @@ def test_the_zoo_is_caught_on_dynamodb_local_too(dynamodb_local_endpoint: str, s
         if source in SOUND_ON.get(name, {}) or source in UNSEEN_ON.get(name, {}):
             continue
         table = f"ledger-{uuid.uuid4().hex[:8]}"
-        create_domain_table(client, table)
+        create_ledger_table(client, table)
         ledger = Ledger(client, table)
         with pytest.raises(NotEffectivelyOnce):
             run_zoo(consumer, source, 7, ledger)

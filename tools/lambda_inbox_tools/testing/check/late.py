@@ -1,0 +1,84 @@
+"""The late redelivery every run plays (`play_late`): an acknowledged message that causes an
+effect delivered again hours or days after the run began, within the redrive window the app
+declares (`check_effectively_once(redrive_window=...)`, by default the inbox's default retention,
+7 days), the check's clock (`clock.CheckClock`) moved on to it and what DynamoDB would have
+forgotten by then forgotten first (`expiry.Expiry`).
+
+As each source brings a message back that late: SQS (standard and FIFO), a redrive from the
+dead-letter queue or a send again, under a new `messageId`; Kafka and Kinesis, the same record
+read again (a consumer group or a mapping started again from an earlier position); a DynamoDB
+stream, the same record, no later than the stream keeps it (24 hours).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from ..events import record_id
+from .clock import CheckClock
+from .expiry import Expiry
+from .mapping import Played
+from .owed import again_draws
+from .players import Draws, new_sqs_id
+
+__all__ = ["DEFAULT_REDRIVE_WINDOW", "LATE_AT_LEAST", "STREAM_RETENTION", "play_late"]
+
+Record = Mapping[str, Any]
+#: The window a redelivery may come in unless the app declares one: the inbox's default
+#: retention (`InboxConfig(retention=...)`), which must cover it.
+DEFAULT_REDRIVE_WINDOW = timedelta(days=7)
+#: How long a DynamoDB stream keeps a record (AWS: 24 hours).
+STREAM_RETENTION = timedelta(hours=24)
+#: The earliest a late redelivery comes after the run began (or the window, if shorter).
+LATE_AT_LEAST = timedelta(hours=1)
+
+
+def play_late(
+    records: Sequence[Record],
+    driver: Any,
+    draws: Draws,
+    played: Played,
+    play: Callable[[Sequence[Record], Any, Draws, Played], None],
+    *,
+    key: Callable[[Record], Hashable | None],
+    expiry: Expiry | None,
+    clock: CheckClock,
+    began: float,
+    window: timedelta,
+) -> str | None:
+    """One late redelivery (see the module); what was played, for the report (None: the run
+    plays no redeliveries, or no message causes an effect)."""
+    with_effect = [r for r in records if draws.has_effect(r)]
+    if draws.duplicate_rate <= 0 or not with_effect:
+        return None
+    if draws.observed:  # a redelivery must not repair a loss unseen
+        draws.witness([r for r in records if record_id(r) in draws.observed])
+        draws.observed.clear()
+    if "dynamodb" in records[0]:
+        window = min(window, STREAM_RETENTION)
+    rng = draws.rng
+    record = rng.choice(with_effect)
+    # Up to a second short of the window: TTLs are whole seconds.
+    longest = max(window.total_seconds() - 1, 1.0)
+    delay = rng.uniform(min(LATE_AT_LEAST.total_seconds(), longest), longest)
+    clock.advance(began + delay - clock())
+    removed = expiry.expire() if expiry is not None else 0
+    again = new_sqs_id(record) if "messageId" in record else copy.deepcopy(dict(record))
+    late = again_draws(draws)
+    play([again], driver, late, played)
+    draws.order_checks += late.order_checks
+    return (
+        f"{key(record)} again {_span(delay)} after the run began (window {_span(window)}; "
+        f"{removed} expired items removed first)"
+    )
+
+
+def _span(seconds: float | timedelta) -> str:
+    total = seconds.total_seconds() if isinstance(seconds, timedelta) else seconds
+    days, rest = divmod(int(total), 86400)
+    hours, rest = divmod(rest, 3600)
+    parts = [f"{days} d" if days else "", f"{hours} h" if hours else "", f"{rest // 60} min"]
+    return " ".join(p for p in parts if p and p != "0 min") or f"{int(total)} s"
