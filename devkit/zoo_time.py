@@ -19,7 +19,7 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 EXPIRES_AT = "expires_at"
 
 
-def _inbox_kept_for(retention: timedelta) -> Callable[[Ledger], Handler]:
+def inbox_kept_for(retention: timedelta) -> Callable[[Ledger], Handler]:
     """A transactional inbox whose records expire `retention` after they are written (on the
     ledger's clock, the check's)."""
 
@@ -44,9 +44,9 @@ def _inbox_kept_for(retention: timedelta) -> Callable[[Ledger], Handler]:
 
 
 #: Inbox records kept 15 minutes: a message redriven an hour later is applied again.
-inbox_kept_15_minutes = _inbox_kept_for(timedelta(minutes=15))
+inbox_kept_15_minutes = inbox_kept_for(timedelta(minutes=15))
 #: Inbox records kept 7 days, the redrive window the check plays by default (the control).
-inbox_kept_7_days = _inbox_kept_for(timedelta(days=7))
+inbox_kept_7_days = inbox_kept_for(timedelta(days=7))
 
 
 def client_request_token_only(ledger: Ledger) -> Handler:

@@ -16,6 +16,7 @@ import pytest
 from moto import mock_aws
 
 from devkit.zoo import BROKEN, CONTROLS, Ledger, records, run
+from devkit.zoo_time import inbox_kept_for
 from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox_tools.services.offline import REGION
 from lambda_inbox_tools.testing import NotEffectivelyOnce, check_effectively_once, payload
@@ -98,9 +99,10 @@ def test_a_client_request_token_lapses_after_10_minutes_on_the_clock() -> None:
 
 def test_the_report_names_the_late_redelivery() -> None:
     report = run(CONTROLS["inbox records kept 7 days"], "sqs", 3, Ledger.in_memory())
-    assert len(report.late) == 1
-    assert "after the run began (window 7 d;" in report.late[0]
-    assert f"late: {report.late[0]}" in str(report)
+    drawn, at_the_end = report.late
+    assert " after the run began (" in drawn
+    assert at_the_end.split(" ", 1)[1].startswith("6 d 23 h 59 min after the run began (")
+    assert f"late, in a redrive window of 7 d: {drawn}; {at_the_end};" in str(report)
 
 
 @pytest.mark.parametrize(
@@ -179,3 +181,31 @@ def test_the_library_passes_with_its_default_retention_and_not_with_15_minutes(
             run_check()
     else:
         assert run_check().late
+
+
+@pytest.mark.parametrize(("window_days", "caught"), [(7, True), (5, False)])
+def test_a_dedupe_shorter_than_the_window_is_caught_on_every_seed(
+    window_days: int, caught: bool
+) -> None:
+    """Records kept 6 days: caught in the default window of 7 days whatever the draws (one late
+    delivery comes at the window's end), passed in a declared window of 5."""
+    said = []
+    for seed in range(5):
+        ledger, clock = Ledger.in_memory(), CheckClock()
+        ledger.clock = clock
+        try:
+            check_effectively_once(
+                inbox_kept_for(timedelta(days=6))(ledger),
+                records("sqs"),
+                effects=ledger.effects,
+                key=lambda record: payload(record)["event_id"],
+                clients=[ledger.dynamodb],
+                seed=seed,
+                batch_size=4,
+                clock=clock,
+                redrive_window=timedelta(days=window_days),
+            )
+            said.append(False)
+        except NotEffectivelyOnce as finding:
+            said.append(str(finding).startswith("applied twice"))
+    assert said == [caught] * 5

@@ -31,8 +31,8 @@ whatever the draws:
   or just after it, a write fails after the SDK's retries, and DynamoDB's own failure of a write
   (`dynamodb_answers`: cancellations for `TransactionConflict` or `ThrottlingError`,
   `TransactionConflictException`, `UnprocessedItems`).
-- **A late redelivery** (`check.late`): an acknowledged message delivered again hours or days
-  after the run began, within `redrive_window` (7 days unless given), on the check's clock
+- **Late redeliveries** (`check.late`): an acknowledged message delivered again hours or days
+  after the run began, another at the end of `redrive_window` (7 days unless given), on the check's clock
   (`check.clock`), the items whose TTL lapsed by then deleted first and `ClientRequestToken`s
   older than 10 minutes forgotten (`check.expiry`), as DynamoDB forgets them.
 - **What is owed, kept**: batches smaller while faults are owed; a batch as full as the source
@@ -62,7 +62,7 @@ from typing import Any
 
 from .check.clock import CheckClock
 from .check.expiry import Expiry
-from .check.late import DEFAULT_REDRIVE_WINDOW, play_late
+from .check.late import DEFAULT_REDRIVE_WINDOW, late_span, play_late, played_window
 from .check.mapping import Played, played_settings
 from .check.overlap import overlapping
 from .check.owed import play_what_is_owed
@@ -118,8 +118,11 @@ class Report:
     out_of_order: list[str] = field(default_factory=list)
     #: Keys found without their effect before an owed redelivery repeated their messages.
     lost_early: set[str] = field(default_factory=set)
-    #: The late redeliveries played (`check.late`): the message, how late, what expired first.
+    #: The late redeliveries played (`check.late`): the message, how late, what expired first;
+    #: within `redrive_window`.
     late: list[str] = field(default_factory=list)
+    redrive_window: str = ""
+
     effects: Counter[Hashable] = field(default_factory=Counter)
 
     def __str__(self) -> str:
@@ -131,7 +134,8 @@ class Report:
             f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
             f"{self.replays} rewinds, {self.owed_rounds} rounds for owed faults, "
             f"{self.order_checks} responses judged for order, {self.overlaps} overlapping "
-            f"invocations; late: {'; '.join(self.late) or 'none'}; faults: {faults}; "
+            f"invocations; late, in a redrive window of {self.redrive_window}: "
+            f"{'; '.join(self.late) or 'none'}; faults: {faults}; "
             f"{self.settings}; seed {self.seed})"
         )
 
@@ -313,6 +317,7 @@ def check_effectively_once(
         report_batch_item_failures=report_batch_item_failures,
     )
     report = Report(seed=seed, messages=len(records), settings=played)
+    report.redrive_window = late_span(played_window(records, redrive_window))
     clock = clock if clock is not None else CheckClock()
     began = clock()
     draws = Draws(
@@ -352,7 +357,7 @@ def check_effectively_once(
                 watching.callback(expiry.remove)
             play(records, driver, draws, played)
             play_what_is_owed(records, driver, draws, played, play, report)
-            late = play_late(
+            report.late = play_late(
                 records,
                 driver,
                 draws,
@@ -364,7 +369,6 @@ def check_effectively_once(
                 began=began,
                 window=redrive_window,
             )
-            report.late += [late] if late else []
     except UncoveredWrite as uncovered:
         raise ValueError(str(uncovered)) from None
     finally:

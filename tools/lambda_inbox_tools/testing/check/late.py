@@ -1,4 +1,4 @@
-"""The late redelivery every run plays (`play_late`): an acknowledged message that causes an
+"""The late redeliveries every run plays (`play_late`): acknowledged messages that cause an
 effect delivered again hours or days after the run began, within the redrive window the app
 declares (`check_effectively_once(redrive_window=...)`, by default the inbox's default retention,
 7 days), the check's clock (`clock.CheckClock`) moved on to it and what DynamoDB would have
@@ -24,7 +24,14 @@ from .mapping import Played
 from .owed import again_draws
 from .players import Draws, new_sqs_id
 
-__all__ = ["DEFAULT_REDRIVE_WINDOW", "LATE_AT_LEAST", "STREAM_RETENTION", "play_late"]
+__all__ = [
+    "DEFAULT_REDRIVE_WINDOW",
+    "LATE_AT_LEAST",
+    "STREAM_RETENTION",
+    "late_span",
+    "play_late",
+    "played_window",
+]
 
 Record = Mapping[str, Any]
 #: The window a redelivery may come in unless the app declares one: the inbox's default
@@ -48,35 +55,44 @@ def play_late(
     clock: CheckClock,
     began: float,
     window: timedelta,
-) -> str | None:
-    """One late redelivery (see the module); what was played, for the report (None: the run
-    plays no redeliveries, or no message causes an effect)."""
+) -> list[str]:
+    """Two late redeliveries (see the module), each of a message drawn among those that cause an
+    effect: one at a time drawn between an hour (or the window, if shorter) and the window's
+    end, one at the window's end, so that any dedupe that lapses within the window is seen.
+    What was played, for the report (none when the run plays no redeliveries, or no message
+    causes an effect)."""
     with_effect = [r for r in records if draws.has_effect(r)]
     if draws.duplicate_rate <= 0 or not with_effect:
-        return None
+        return []
     if draws.observed:  # a redelivery must not repair a loss unseen
         draws.witness([r for r in records if record_id(r) in draws.observed])
         draws.observed.clear()
-    if "dynamodb" in records[0]:
-        window = min(window, STREAM_RETENTION)
+    window = played_window(records, window)
     rng = draws.rng
-    record = rng.choice(with_effect)
-    # Up to a second short of the window: TTLs are whole seconds.
+    # Up to a second short of the window's end: TTLs are whole seconds.
     longest = max(window.total_seconds() - 1, 1.0)
-    delay = rng.uniform(min(LATE_AT_LEAST.total_seconds(), longest), longest)
-    clock.advance(began + delay - clock())
-    removed = expiry.expire() if expiry is not None else 0
-    again = new_sqs_id(record) if "messageId" in record else copy.deepcopy(dict(record))
-    late = again_draws(draws)
-    play([again], driver, late, played)
-    draws.order_checks += late.order_checks
-    return (
-        f"{key(record)} again {_span(delay)} after the run began (window {_span(window)}; "
-        f"{removed} expired items removed first)"
-    )
+    drawn = rng.uniform(min(LATE_AT_LEAST.total_seconds(), longest), longest)
+    played_late: list[str] = []
+    for delay in (drawn, longest):
+        record = rng.choice(with_effect)
+        clock.advance(began + delay - clock())
+        removed = expiry.expire() if expiry is not None else 0
+        again = new_sqs_id(record) if "messageId" in record else copy.deepcopy(dict(record))
+        late = again_draws(draws)
+        play([again], driver, late, played)
+        draws.order_checks += late.order_checks
+        played_late.append(
+            f"{key(record)} {late_span(delay)} after the run began ({removed} expired items removed)"
+        )
+    return played_late
 
 
-def _span(seconds: float | timedelta) -> str:
+def played_window(records: Sequence[Record], window: timedelta) -> timedelta:
+    """`window`, or a DynamoDB stream's retention if shorter."""
+    return min(window, STREAM_RETENTION) if "dynamodb" in records[0] else window
+
+
+def late_span(seconds: float | timedelta) -> str:
     total = seconds.total_seconds() if isinstance(seconds, timedelta) else seconds
     days, rest = divmod(int(total), 86400)
     hours, rest = divmod(rest, 3600)
