@@ -19,6 +19,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from lambda_inbox_tools.testing import (
+    CheckClock,
     NotEffectivelyOnce,
     Report,
     check_effectively_once,
@@ -28,7 +29,6 @@ from lambda_inbox_tools.testing import (
     payload,
     sqs_record,
 )
-from lambda_inbox_tools.testing.check.clock import CheckClock
 
 from .zoo_dynamodb import (
     every_cancellation_a_duplicate,

@@ -19,8 +19,12 @@ from devkit.zoo import BROKEN, CONTROLS, Ledger, records, run
 from devkit.zoo_time import inbox_kept_for
 from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox_tools.services.offline import REGION
-from lambda_inbox_tools.testing import NotEffectivelyOnce, check_effectively_once, payload
-from lambda_inbox_tools.testing.check.clock import CheckClock
+from lambda_inbox_tools.testing import (
+    CheckClock,
+    NotEffectivelyOnce,
+    check_effectively_once,
+    payload,
+)
 from lambda_inbox_tools.testing.check.expiry import TOKEN_SECONDS, Expiry
 
 from .conftest import KEEP_BOTO3_SESSION
