@@ -38,6 +38,8 @@ class Expiry:
         self.tables: dict[str, Any] = {}
         #: The consumer's token -> (the token sent for it, when that one was first sent).
         self.tokens: dict[str, tuple[str, float]] = {}
+        #: Table name -> its TTL attribute (None: TTL off) and key attribute names.
+        self._described: dict[str, tuple[str | None, list[str]]] = {}
         self._hooks = [(client, functools.partial(self._seen, client)) for client in clients]
         for client, hook in self._hooks:
             client.meta.events.register(_EVENT, hook)
@@ -63,11 +65,11 @@ class Expiry:
         now = self.clock()
         removed = 0
         for table, client in list(self.tables.items()):
-            attribute = _ttl_attribute(client, table)
+            if table not in self._described:
+                self._described[table] = _ttl_and_key(client, table)
+            attribute, names = self._described[table]
             if attribute is None:
                 continue
-            schema = client.describe_table(TableName=table)["Table"]["KeySchema"]
-            names = [key["AttributeName"] for key in schema]
             for item in list(_scan(client, table)):
                 expires = item.get(attribute, {}).get("N")
                 if expires is not None and float(expires) < now:
@@ -85,14 +87,16 @@ def _tables(params: Mapping[str, Any]) -> Iterator[str]:
             yield request["TableName"]
 
 
-def _ttl_attribute(client: Any, table: str) -> str | None:
+def _ttl_and_key(client: Any, table: str) -> tuple[str | None, list[str]]:
+    """The table's TTL attribute (None when TTL is off or the table is gone) and key names."""
     try:
         described = client.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
+        if described.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
+            return None, []
+        schema = client.describe_table(TableName=table)["Table"]["KeySchema"]
     except ClientError:
-        return None
-    if described.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING"):
-        return None
-    return str(described["AttributeName"])
+        return None, []
+    return str(described["AttributeName"]), [key["AttributeName"] for key in schema]
 
 
 def _scan(client: Any, table: str) -> Iterator[dict[str, Any]]:

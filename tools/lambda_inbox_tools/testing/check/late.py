@@ -26,6 +26,7 @@ from .players import Draws, new_sqs_id
 
 __all__ = [
     "DEFAULT_REDRIVE_WINDOW",
+    "END_MARGIN",
     "LATE_AT_LEAST",
     "STREAM_RETENTION",
     "late_span",
@@ -39,6 +40,8 @@ Record = Mapping[str, Any]
 DEFAULT_REDRIVE_WINDOW = timedelta(days=7)
 #: How long a DynamoDB stream keeps a record (AWS: 24 hours).
 STREAM_RETENTION = timedelta(hours=24)
+#: How far short of the window's end the last late redelivery comes.
+END_MARGIN = timedelta(minutes=1)
 #: The earliest a late redelivery comes after the run began (or the window, if shorter).
 LATE_AT_LEAST = timedelta(hours=1)
 
@@ -69,8 +72,9 @@ def play_late(
         draws.observed.clear()
     window = played_window(records, window)
     rng = draws.rng
-    # Up to a second short of the window's end: TTLs are whole seconds.
-    longest = max(window.total_seconds() - 1, 1.0)
+    # The window's last minute: TTLs are whole seconds, and the clock runs on while a
+    # delivery is played.
+    longest = max(window.total_seconds() - END_MARGIN.total_seconds(), 1.0)
     drawn = rng.uniform(min(LATE_AT_LEAST.total_seconds(), longest), longest)
     played_late: list[str] = []
     for delay in (drawn, longest):
