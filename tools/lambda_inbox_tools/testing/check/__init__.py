@@ -1,4 +1,5 @@
 """The workings of `check_effectively_once` (`..effectively_once`): the event sources played
 (`players`), the function's own mapping settings (`mapping`), a producer's retry (`retries`),
-order judged on responses (`order`), two invocations holding one message (`overlap`), and what
-a run still owes at its end (`owed`)."""
+order judged on responses (`order`), two invocations holding one message (`overlap`), what
+a run still owes at its end (`owed`), and time: the check's clock (`clock`), what DynamoDB
+forgets with it (`expiry`), the late redeliveries (`late`)."""

@@ -13,9 +13,12 @@ stream, the same record, no later than the stream keeps it (24 hours).
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
+
+from lambda_inbox import InboxConfig
 
 from ..events import record_id
 from .clock import CheckClock
@@ -36,8 +39,8 @@ __all__ = [
 
 Record = Mapping[str, Any]
 #: The window a redelivery may come in unless the app declares one: the inbox's default
-#: retention (`InboxConfig(retention=...)`), which must cover it.
-DEFAULT_REDRIVE_WINDOW = timedelta(days=7)
+#: retention (`InboxConfig(retention=...)`, 7 days), which must cover it.
+DEFAULT_REDRIVE_WINDOW: timedelta = inspect.signature(InboxConfig).parameters["retention"].default
 #: How long a DynamoDB stream keeps a record (AWS: 24 hours).
 STREAM_RETENTION = timedelta(hours=24)
 #: How far short of the window's end the last late redelivery comes.
