@@ -191,7 +191,7 @@ def test_memory_aws_keeps_ttl_settings_and_client_request_tokens_as_dynamodb_doe
     assert plain == {"TimeToLiveStatus": "DISABLED"}
 
     def add(sk: str, token: str) -> None:
-        update = {
+        update: Any = {
             "TableName": "domain",
             "Key": {"pk": {"S": "A"}, "sk": {"S": sk}},
             "UpdateExpression": "ADD n :one",
