@@ -121,7 +121,7 @@ class Report:
     #: The late redeliveries played (`check.late`): the message, how late, what expired first;
     #: within `redrive_window`.
     late: list[str] = field(default_factory=list)
-    redrive_window: str = ""
+    redrive_window: timedelta | None = None
 
     effects: Counter[Hashable] = field(default_factory=Counter)
 
@@ -134,7 +134,7 @@ class Report:
             f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
             f"{self.replays} rewinds, {self.owed_rounds} rounds for owed faults, "
             f"{self.order_checks} responses judged for order, {self.overlaps} overlapping "
-            f"invocations; late, in a redrive window of {self.redrive_window}: "
+            f"invocations; late, in a redrive window of {late_span(self.redrive_window or 0)}: "
             f"{'; '.join(self.late) or 'none'}; faults: {faults}; "
             f"{self.settings}; seed {self.seed})"
         )
@@ -317,7 +317,7 @@ def check_effectively_once(
         report_batch_item_failures=report_batch_item_failures,
     )
     report = Report(seed=seed, messages=len(records), settings=played)
-    report.redrive_window = late_span(played_window(records, redrive_window))
+    report.redrive_window = played_window(records, redrive_window)
     clock = clock if clock is not None else CheckClock()
     began = clock()
     draws = Draws(

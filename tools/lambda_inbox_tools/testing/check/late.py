@@ -100,6 +100,7 @@ def played_window(records: Sequence[Record], window: timedelta) -> timedelta:
 
 
 def late_span(seconds: float | timedelta) -> str:
+    """`seconds` as days, hours and minutes ("2 d 5 h 56 min"), or seconds when under a minute."""
     total = seconds.total_seconds() if isinstance(seconds, timedelta) else seconds
     days, rest = divmod(int(total), 86400)
     hours, rest = divmod(rest, 3600)
