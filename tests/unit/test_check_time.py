@@ -13,9 +13,11 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from devkit.zoo import BROKEN, CONTROLS, Ledger, records, run
+from devkit.zoo_ledger import OK, cancelled_by_condition, deliveries
 from devkit.zoo_time import inbox_kept_for
 from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox_tools.services.offline import REGION
@@ -213,3 +215,32 @@ def test_a_dedupe_shorter_than_the_window_is_caught_on_every_seed(
         except NotEffectivelyOnce as finding:
             said.append(str(finding).startswith("applied twice"))
     assert said == [caught] * 5
+
+
+def test_effects_whose_own_items_expire_are_not_taken_for_lost() -> None:
+    """A sound inbox whose effect items carry a TTL of a day: the late deliveries' sweep removes
+    them, and the check counts the effects from before the late deliveries and what those add."""
+
+    def consumer(ledger: Ledger) -> Any:
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            for _, message in deliveries(event):
+                event_id = str(message["event_id"])
+                effect = ledger.effect(event_id)
+                effect["UpdateExpression"] = "ADD applied :one SET expires_at = :expires"
+                effect["ExpressionAttributeValues"][":expires"] = {
+                    "N": str(int(ledger.clock() + 24 * HOUR))
+                }
+                actions = [{"Put": ledger.mark(event_id)}, {"Update": effect}]
+                try:
+                    ledger.dynamodb.transact_write_items(TransactItems=actions)
+                except ClientError as error:
+                    if not cancelled_by_condition(error):
+                        raise
+            return OK
+
+        return handler
+
+    for seed in range(3):
+        report = run(consumer, "sqs", seed, Ledger.in_memory())
+        removed = [int(late.rsplit("(", 1)[1].split(" ", 1)[0]) for late in report.late]
+        assert sum(removed) >= 8  # every effect item swept, and still no loss reported

@@ -357,6 +357,9 @@ def check_effectively_once(
                 watching.callback(expiry.remove)
             play(records, driver, draws, played)
             play_what_is_owed(records, driver, draws, played, play, report)
+            # Effects before the late deliveries, and only what they add after: an effect whose
+            # own item expired on the clock is TTL's doing, not a loss.
+            before_late = Counter(effects())
             report.late = play_late(
                 records,
                 driver,
@@ -380,7 +383,8 @@ def check_effectively_once(
         draws.rewinds,
     )
     report.order_checks, report.out_of_order = draws.order_checks, draws.out_of_order
-    report.effects = Counter(effects())  # a mapping key -> count, or one entry per effect
+    after_late = Counter(effects())  # a mapping key -> count, or one entry per effect
+    report.effects = before_late + (after_late - before_late) if report.late else after_late
     _verdict(records, key, report)
     return report
 
