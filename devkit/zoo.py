@@ -3,8 +3,10 @@ testing kit's effectively-once check must tell apart, for every seed and every s
 (tests/integration/kit/test_broken_consumers.py, scripts/effectively_once_zoo.py).
 
 Every consumer takes messages `{"event_id": ..., "points": ...}` from SQS (standard or FIFO),
-Kafka, Kinesis (the data) or DynamoDB Streams (the new image), and its effect is one `ADD applied :1` on the item `EFFECT#{event_id}` of its ledger: a
-message applied twice shows as 2. The ledger is devkit's in-memory DynamoDB behind a plain
+Kafka, Kinesis (the data) or DynamoDB Streams (the new image), and its effect is one `ADD
+applied :1` on the item `EFFECT#{event_id}` of its ledger: a message applied twice shows as 2.
+The consumers of SNS notifications (devkit.zoo_sns) take them from a standard queue an SNS topic
+feeds (source "sns") only (`ONLY_ON`). The ledger is devkit's in-memory DynamoDB behind a plain
 botocore client (`MemoryAws.botocore_client`): every call goes through botocore whole, so the
 check's faults fire on the consumer's writes as they would on DynamoDB's; what the zoo proves is
 the check, single-threaded. (The example consumers are checked on DynamoDB Local.)
@@ -26,7 +28,6 @@ from lambda_inbox_tools.testing import (
     dynamodb_stream_record,
     kafka_record,
     kinesis_record,
-    payload,
     sqs_record,
 )
 
@@ -51,6 +52,13 @@ from .zoo_producers import (
     keyed_by_body_hash,
     keyed_by_event_hash,
     keyed_by_event_hash_without_volatile_fields,
+)
+from .zoo_sns import (
+    SNS,
+    keyed_by_the_sqs_message_id,
+    message_key,
+    notification_records,
+    with_the_sns_envelope,
 )
 from .zoo_time import client_request_token_only, inbox_kept_7_days, inbox_kept_15_minutes
 
@@ -193,6 +201,8 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     # Dedupe that lapses before a late redelivery (devkit.zoo_time).
     "inbox records kept 15 minutes": inbox_kept_15_minutes,
     "ClientRequestToken as the only dedupe": client_request_token_only,
+    # SNS's redelivery under a new SQS messageId (devkit.zoo_sns).
+    "SNS notifications keyed by the SQS messageId": keyed_by_the_sqs_message_id,
 }
 
 #: Correct consumers besides `transactional_inbox`: the same code as a broken one under other
@@ -204,6 +214,13 @@ CONTROLS: dict[str, Callable[[Ledger], Handler]] = {
     "UnprocessedItems sent again": retries_unprocessed_items,
     "key is a hash of the event without its sent_at": keyed_by_event_hash_without_volatile_fields,
     "inbox records kept 7 days": inbox_kept_7_days,
+    'envelope="sns", no key extractor': with_the_sns_envelope,
+}
+
+#: Consumers played on one source only, and which (the SNS consumers read notifications).
+ONLY_ON: dict[str, str] = {
+    "SNS notifications keyed by the SQS messageId": SNS,
+    'envelope="sns", no key extractor': SNS,
 }
 
 #: Sources on which a consumer of BROKEN is broken but the check cannot show it, and why.
@@ -256,13 +273,24 @@ SOUND_ON: dict[str, dict[str, str]] = {
 }
 
 
+def sources(name: str) -> list[str]:
+    """The sources the consumer `name` (of BROKEN or CONTROLS) is played on: its one source
+    (`ONLY_ON`), or every one of SOURCES where it is broken and the check can see it."""
+    if name in ONLY_ON:
+        return [ONLY_ON[name]]
+    skipped = {**SOUND_ON.get(name, {}), **UNSEEN_ON.get(name, {})} if name in BROKEN else {}
+    return [source for source in SOURCES if source not in skipped]
+
+
 def records(source: str, count: int = 8) -> list[dict[str, Any]]:
-    """`count` messages as `source` (one of SOURCES) delivers them: Kafka on 3 partitions,
-    Kinesis on 2 shards."""
+    """`count` messages as `source` (one of SOURCES, or "sns") delivers them: Kafka on 3
+    partitions, Kinesis on 2 shards, "sns" a standard queue an SNS topic feeds."""
     bodies: list[dict[str, Any]] = [
         {"event_id": f"E-{n}", "points": n + 1, "sent_at": f"2024-11-21T12:{n % 60:02d}:00Z"}
         for n in range(count)
     ]
+    if source == SNS:
+        return notification_records(bodies)
     if source == "sqs":
         return [sqs_record(body) for body in bodies]
     if source == "fifo":
@@ -298,7 +326,7 @@ def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: L
         handler,
         records(source, MESSAGES.get(consumer, 8)),
         effects=ledger.effects,
-        key=lambda record: payload(record)["event_id"],
+        key=message_key,
         clients=[ledger.dynamodb],
         seed=seed,
         batch_size=None if isinstance(handler, Deployed) else 4,
@@ -317,14 +345,18 @@ def verdict(consumer: Callable[[Ledger], Handler], source: str, seed: int) -> st
     return None
 
 
-def table(seeds: Iterable[int]) -> list[tuple[str, str, int, Counter[str]]]:
-    """consumer x source: how many of `seeds` the check caught, and how it said so."""
+def table(
+    seeds: Iterable[int], only: Iterable[str] | None = None
+) -> list[tuple[str, str, int, Counter[str]]]:
+    """broken consumer (of `only`, when given) x source: how many of `seeds` the check caught,
+    and how it said so."""
     chosen = list(seeds)
+    names = set(BROKEN if only is None else only)
     rows = []
     for name, consumer in BROKEN.items():
-        for source in SOURCES:
-            if source in SOUND_ON.get(name, {}) or source in UNSEEN_ON.get(name, {}):
-                continue
+        if name not in names:
+            continue
+        for source in sources(name):
             said = Counter(v for v in (verdict(consumer, source, s) for s in chosen) if v)
             rows.append((name, source, sum(said.values()), said))
     return rows

@@ -1,6 +1,7 @@
 """The zoo's ledger (devkit.zoo): one table on devkit's in-memory DynamoDB (or DynamoDB Local)
 behind a plain botocore client, where each consumer's effect is one `ADD applied :1` on the
-item `EFFECT#{event_id}` and its inbox record is the item `INBOX#{key}`; and what the zoo's
+item `EFFECT#{event_id}` and its inbox record is the item `INBOX#{key}` (the library's inbox
+table beside it, `inbox`, for the zoo's consumers built on `InboxConsumer`); and what the zoo's
 consumers share to read an event."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from botocore.exceptions import ClientError
 from lambda_inbox_tools.testing import payload, record_id
 
 from .memory_aws import MemoryAws
-from .tables import create_domain_table
+from .tables import create_domain_table, create_inbox_table
 
 RUN = "RUN"
 OK: dict[str, Any] = {"batchItemFailures": []}
@@ -31,6 +32,8 @@ _SHARED: dict[str, Any] = {}
 class Ledger:
     dynamodb: Any
     table: str = "ledger"
+    #: The library's inbox table (`InboxConsumer`'s), in the in-memory ledger only.
+    inbox: str = "inbox"
     #: The clock the consumer stamps its records' expiry on (the check's, in `zoo.run`).
     clock: Callable[[], float] = time.time
 
@@ -42,6 +45,7 @@ class Ledger:
             memory = MemoryAws()
             client = memory.botocore_client("dynamodb")
             create_ledger_table(client, "ledger")
+            create_inbox_table(client, "inbox")
             _SHARED.update(memory=memory, client=client)
         _SHARED["memory"].clear_items()
         return cls(_SHARED["client"])

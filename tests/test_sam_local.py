@@ -182,6 +182,9 @@ def test_the_start_lambda_env_vars_name_the_local_stacks_resources() -> None:
     assert document["Parameters"] == {
         "AWS_ENDPOINT_URL_DYNAMODB": "http://172.17.0.1:8000",
         "AWS_ENDPOINT_URL_SQS": "http://172.17.0.1:5000",
+        # The template's topics (the relay publishes to one) live on the SQS endpoint's server.
+        "AWS_ENDPOINT_URL_SNS": "http://172.17.0.1:5000",
+        "AWS_ENDPOINT_URL_EVENTBRIDGE": "http://172.17.0.1:5000",
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
     }
@@ -189,6 +192,8 @@ def test_the_start_lambda_env_vars_name_the_local_stacks_resources() -> None:
     orders = document["OrderEventsFunction"]
     assert orders["INBOX_TABLE"] == stack.table("InboxTable").name == "lambda-inbox-InboxTable"
     assert orders["DEAD_LETTER_QUEUE_URL"] == stack.queue("OrderEventsDLQ").url
+    relay = document["OutboxRelayFunction"]
+    assert relay["NOTIFICATION_TOPIC_ARN"] == stack.routes.topics[0].arn
     # The local lease (shorter than the scaled visibility timeout) reaches the container.
     assert document["CustomerNotificationsFunction"]["NOTIFY_LEASE_SECONDS"] == "5"
 

@@ -4,9 +4,13 @@ relayed by `functions/outbox_relay` with the runtime dying after a send and befo
 (the batch is relayed again), then read from the notifications queue as the deliveries that
 customer-notifications consumes next.
 
-The notifications queue is in memory (`devkit.memory_aws`: botocore validates and serializes
-every `SendMessageBatch`, only the sending is replaced): reading a thousand messages back from
-the moto server costs half a minute, and SQS is not what this leg tests."""
+Relayed to a queue (`relay_via="sqs"`, the default), the notifications queue is in memory
+(`devkit.memory_aws`: botocore validates and serializes every `SendMessageBatch`, only the
+sending is replaced): reading a thousand messages back from the moto server costs half a
+minute, and SQS is not what that leg tests. Relayed to a topic (`relay_via="sns"`, as
+template.yaml does), the relay publishes to an SNS topic on the moto server whose subscription
+(raw message delivery) delivers to a queue there, and the runtime dies after a `PublishBatch`:
+outbox -> SNS -> SQS -> inbox."""
 
 from __future__ import annotations
 
@@ -16,12 +20,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import boto3
+
 from devkit.handlers import function_dir, load_function
 from devkit.memory_aws import MemoryAws
 from lambda_inbox_tools.local.invoker import Invocation
 from lambda_inbox_tools.local.stream_poller import StreamPoller
 from lambda_inbox_tools.local.template import FunctionSpec, StreamEventSpec
 from lambda_inbox_tools.services.offline import patched_environ
+from lambda_inbox_tools.services.queues import create_queue, receive_all
 
 from .containers import LambdaContext
 from .workload import NOTIFICATIONS, ChaosConfig, Crash, Delivery, sqs_record
@@ -41,20 +48,31 @@ class RelayStats:
 
 
 class _CrashingRelay:
-    """Invokes the relay; the runtime dies after a `SendMessageBatch` with `crash_rate`."""
+    """Invokes the relay; the runtime dies after a `SendMessageBatch` (or, relaying to a topic,
+    a `PublishBatch`) with `relay_crash_rate`."""
 
     def __init__(self, module: Any, config: ChaosConfig, stats: RelayStats) -> None:
         self.module, self.config, self.stats = module, config, stats
         self.rng = random.Random(config.seed + 77)
         self.client = module.relay.sqs
-        module.relay.sqs = self  # the relay sends through `send_message_batch` below
+        if module.sns is not None:  # a relay to the topic: the crash follows a PublishBatch
+            module.sns.meta.events.register("after-call.sns.PublishBatch", self._published)
+        else:
+            module.relay.sqs = self  # the relay sends through `send_message_batch` below
+
+    def _published(self, parsed: dict[str, Any], **_: Any) -> None:
+        self.stats.sent += len(parsed.get("Successful", []))
+        self._maybe_crash()
+
+    def _maybe_crash(self) -> None:
+        if self.rng.random() < self.config.relay_crash_rate:
+            self.stats.crashes += 1
+            raise Crash("relay after send, before acknowledging")
 
     def send_message_batch(self, **request: Any) -> Any:
         answer = self.client.send_message_batch(**request)
         self.stats.sent += len(answer.get("Successful", []))
-        if self.rng.random() < self.config.relay_crash_rate:
-            self.stats.crashes += 1
-            raise Crash("relay after send, before acknowledging")
+        self._maybe_crash()
         return answer
 
     def invoke(self, function: FunctionSpec, event: Any) -> Invocation:
@@ -68,15 +86,39 @@ class _CrashingRelay:
 
 
 def relay_outbox(
-    admin: Any, streams: Any, domain_table: str, config: ChaosConfig
+    admin: Any, streams: Any, domain_table: str, config: ChaosConfig, endpoint: str = ""
 ) -> tuple[list[Delivery], RelayStats]:
     """Relay every notification request of `domain_table`; the notifications queue's messages
-    as deliveries for customer-notifications."""
-    memory = MemoryAws()
-    queue_url = memory.create_queue(f"{domain_table}-notifications")
-    with patched_environ({"NOTIFICATION_QUEUE_URL": queue_url}):
-        module = load_function("outbox_relay")
-    module.relay.sqs = memory.client("sqs")
+    as deliveries for customer-notifications. `config.relay_via` "sns": through a topic on the
+    moto server at `endpoint`."""
+    if config.relay_via == "sns":
+        sns: Any = boto3.client("sns", endpoint_url=endpoint, region_name="us-east-1")
+        sqs: Any = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+        topic = sns.create_topic(Name=f"{domain_table}-shipment-notifications")["TopicArn"]
+        queue_url = create_queue(sqs, f"{domain_table}-notifications")
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])
+        sns.subscribe(
+            TopicArn=topic,
+            Protocol="sqs",
+            Endpoint=queue_arn["Attributes"]["QueueArn"],
+            Attributes={"RawMessageDelivery": "true"},
+        )
+        variables = {"NOTIFICATION_TOPIC_ARN": topic, "AWS_ENDPOINT_URL_SNS": endpoint}
+        with patched_environ({**variables, "NOTIFICATION_QUEUE_URL": queue_url}):
+            module = load_function("outbox_relay")
+
+        def drain() -> list[Any]:
+            return list(receive_all(sqs, queue_url, delete=True))
+    else:
+        memory = MemoryAws()
+        queue_url = memory.create_queue(f"{domain_table}-notifications")
+        with patched_environ({"NOTIFICATION_QUEUE_URL": queue_url}):
+            module = load_function("outbox_relay")
+        module.relay.sqs = memory.client("sqs")
+
+        def drain() -> list[Any]:
+            return memory.drain(queue_url)
+
     stats = RelayStats()
     function = FunctionSpec(
         logical_id="OutboxRelayFunction",
@@ -106,7 +148,7 @@ def relay_outbox(
     while idle < IDLE_POLLS:
         idle = 0 if poller.poll_once() else idle + 1
     deliveries = []
-    for message in memory.drain(queue_url):
+    for message in drain():
         body = json.loads(message["Body"])
         record = sqs_record(NOTIFICATIONS, body, message["MessageId"])
         deliveries.append(Delivery(NOTIFICATIONS, body["event_id"], message["MessageId"], record))

@@ -124,7 +124,9 @@ def run_chaos(config: ChaosConfig, dynamodb_endpoint: str, sqs_endpoint: str) ->
                 "dynamodbstreams", endpoint_url=dynamodb_endpoint, region_name="us-east-1"
             )
             with patched_environ(common), contextlib.redirect_stdout(null):
-                relayed, relay_stats = relay_outbox(admin, streams, domain_table, config)
+                relayed, relay_stats = relay_outbox(
+                    admin, streams, domain_table, config, sqs_endpoint
+                )
                 second = EventSource(relayed, config)
                 threads = [
                     threading.Thread(
@@ -188,6 +190,7 @@ def render(result: ChaosResult) -> str:
         f"{stats.conflict_transactions - stats.injected_conflicts} real (concurrent consumers)",
         f"outbox: {verdict.notification_requests} notification requests for "
         f"{verdict.shipped_orders} shipped orders, {result.relayed_messages} messages relayed "
+        f"through {'an SNS topic to its queue' if config.relay_via == 'sns' else 'the queue'} "
         f"({result.relay.invocations} relay invocations, {result.relay.crashes} crashes after a send)",
         f"webhook: {verdict.webhook_calls} calls, {verdict.webhook_keys_called_again} keys called "
         "more than once (absorbed by Idempotency-Key)",
@@ -249,6 +252,12 @@ def main() -> None:
     parser.add_argument(
         "--duplicate-read", choices=("auto", "always", "never"), default=defaults.duplicate_read
     )
+    parser.add_argument(
+        "--relay-via",
+        choices=("sqs", "sns"),
+        default=defaults.relay_via,
+        help="the outbox leg: to the queue, or through an SNS topic to it (moto server)",
+    )
     args = parser.parse_args()
     config = ChaosConfig(
         deliveries=args.deliveries,
@@ -259,6 +268,7 @@ def main() -> None:
         lost_response_rate=args.lost_response_rate,
         throttle_rate=args.throttle_rate,
         duplicate_read=args.duplicate_read,
+        relay_via=args.relay_via,
     )
     from moto.server import ThreadedMotoServer
 
@@ -279,6 +289,7 @@ def main() -> None:
         "command: .venv/bin/python benchmarks/chaos.py "
         f"--deliveries {config.deliveries} --seed {config.seed}"
         + (f" --duplicate-read {config.duplicate_read}" if config.duplicate_read != "auto" else "")
+        + (f" --relay-via {config.relay_via}" if config.relay_via != "sqs" else "")
     )
     print(result.summary())
     sys.exit(0 if result.ok else 1)

@@ -88,6 +88,9 @@ class ChaosConfig:
     webhook_error_rate: float = 0.02
     #: Probability that the outbox relay dies after a send and before acknowledging the batch.
     relay_crash_rate: float = 0.05
+    #: Where the relay sends the notifications: "sqs" (the queue itself) or "sns" (a topic whose
+    #: subscription delivers to the queue, as template.yaml does).
+    relay_via: str = "sqs"
     rejected_orders: float = 0.02
     sqs_batch: int = 10
     kafka_batch: int = 50

@@ -78,7 +78,7 @@ def build_report(workload: Workload, elapsed: float) -> Report:
     notifications = check_notifications(state, wanted | relayed, applied)
     shipped = sum("SHIPMENT" in r for r in state.orders.values())
     check(
-        "one notification request per shipped order (outbox), and each one relayed and sent",
+        "one notification request per shipped order (outbox), each one relayed (through the topic) and sent",
         requests.ok and all(event_id in state.notifications for event_id in relayed),
         _detail(
             requests,

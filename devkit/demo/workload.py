@@ -94,7 +94,7 @@ class Workload:
                 CrashPlan("PaymentEventsFunction", 1, "after"),
                 # The relay sent its batch and dies before acknowledging the stream records:
                 # the batch is sent again, and customer-notifications' inbox absorbs it.
-                CrashPlan("OutboxRelayFunction", 2, "after", "sqs.SendMessageBatch"),
+                CrashPlan("OutboxRelayFunction", 2, "after", "sns.PublishBatch"),
             ]
         )
         self.crashes.install(self.local.invoker)

@@ -7,7 +7,8 @@ failed or crashed delivery redelivered until settled. Then the outbox leg: the s
 notification requests read from the domain table's stream, relayed with crashes after sends,
 and consumed by customer-notifications like the rest. Then, from the tables: nothing lost,
 nothing applied twice (one request and one notification per shipped order included), every
-poison message dead-lettered.
+poison message dead-lettered. A second, smaller run relays the outbox leg through an SNS topic
+to the queue (`relay_via="sns"`), as template.yaml does.
 
 The suite runs `CHAOS_SUITE_DELIVERIES` deliveries (default 3,000: about a minute alone on a shared
 2-core machine, see docs/PERFORMANCE.md); `CHAOS_SEED` changes the seed and
@@ -86,3 +87,34 @@ def test_chaos_loses_nothing_and_applies_nothing_twice(
     for name in WORKLOADS:
         assert verdict.poison_sent[name] > 0
         assert verdict.dead_lettered[name] == verdict.poison_sent[name], summary
+
+
+@pytest.mark.timeout(900)
+def test_the_outbox_leg_through_an_sns_topic_loses_nothing_and_applies_nothing_twice(
+    dynamodb_local_endpoint: str, moto_server_endpoint: str
+) -> None:
+    """outbox -> SNS -> SQS -> inbox, as template.yaml relays: the relay publishes to a topic on
+    the moto server whose subscription (raw message delivery) fills the queue customer-
+    notifications reads, and dies after a `PublishBatch` often enough to publish copies. A
+    smaller run: the leg, not the consumers' chaos, is what it adds."""
+    config = ChaosConfig(
+        deliveries=800,
+        seed=SEED,
+        crash_rate=CRASH_RATE,
+        relay_crash_rate=0.1,
+        relay_via="sns",
+    )
+    result = run_chaos(config, dynamodb_local_endpoint, moto_server_endpoint)
+    summary = result.summary()
+    print(summary)
+
+    assert result.lost == 0, summary
+    assert result.double_applied == 0, summary
+    assert result.verdict.problems == [], summary
+    verdict = result.verdict
+    assert "through an SNS topic to its queue" in summary
+    assert verdict.shipped_orders > 0
+    assert verdict.notification_requests == verdict.shipped_orders
+    # Copies were published, delivered by the topic, and absorbed by the receiving inbox.
+    assert result.relay.crashes > 0 and result.relayed_messages > verdict.shipped_orders, summary
+    assert result.relay.sent == result.relayed_messages, summary

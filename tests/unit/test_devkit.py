@@ -15,11 +15,11 @@ from devkit.app_state import AppState
 from devkit.captured import capture_requests, replay
 from devkit.events import (
     binary_attribute,
+    event_after,
     kafka_event,
     kafka_record,
     lambda_attributes,
     received_attributes,
-    redelivery,
     replayed,
     sqs_event,
     sqs_record,
@@ -59,8 +59,8 @@ def test_lambda_and_receive_message_attributes_convert_both_ways() -> None:
 def test_sqs_redelivery_is_the_reported_messages_again() -> None:
     first, second = sqs_record("{}", message_id="m-1"), sqs_record("{}", message_id="m-2")
     event = sqs_event(first, second)
-    assert redelivery(event, {"batchItemFailures": []}) is None
-    again = redelivery(event, {"batchItemFailures": [{"itemIdentifier": "m-2"}]})
+    assert event_after(event, {"batchItemFailures": []}) is None
+    again = event_after(event, {"batchItemFailures": [{"itemIdentifier": "m-2"}]})
     assert again is not None
     (record,) = again["Records"]
     assert record["messageId"] == "m-2"
@@ -76,7 +76,7 @@ def test_kafka_redelivery_is_every_record_of_a_partition_from_the_first_reported
     response = {
         "batchItemFailures": [{"itemIdentifier": {"topic-partition": "payments-0", "offset": 2}}]
     }
-    again = redelivery(event, response)
+    again = event_after(event, response)
     assert again is not None
     assert {
         partition: [r["offset"] for r in records] for partition, records in again["records"].items()

@@ -17,7 +17,7 @@ from lambda_inbox.outcomes import MessageResult
 from lambda_inbox.sources import KafkaSource
 from lambda_inbox.sources.sqs import parse_sqs_event
 from lambda_inbox.triage import RECENT_DUPLICATE_THRESHOLD, ReadFirst
-from lambda_inbox_tools.testing.events import kafka_record, redeliver
+from lambda_inbox_tools.testing.events import delivered_again, kafka_record
 
 
 def results(*outcomes: Outcome) -> list[MessageResult]:
@@ -68,7 +68,7 @@ def test_one_batch_in_twenty_with_a_duplicate_stays_near_the_threshold() -> None
     ("record", "redelivered"),
     [
         (sqs_record("{}"), False),
-        (redeliver(sqs_record("{}")), True),
+        (delivered_again(sqs_record("{}")), True),
         (sqs_record("{}", receive_count=7), True),
         (
             sqs_record(
@@ -191,6 +191,6 @@ def test_never_leaves_redelivered_duplicates_to_the_commit(aws: AppState) -> Non
     record = sqs_record(json.dumps({"id": "a"}))
     consumer.handle(sqs_event(record))
     meter = RequestMeter(consumer.dynamodb)
-    (again,) = consumer.process(parse_sqs_event(sqs_event(redeliver(record))))
+    (again,) = consumer.process(parse_sqs_event(sqs_event(delivered_again(record))))
     assert again.outcome is Outcome.DUPLICATE
     assert meter.operations() == ["TransactWriteItems"]

@@ -1,8 +1,9 @@
 """The testing kit's effectively-once check against a zoo of broken consumers (devkit.zoo),
 each caught for every seed played (`ZOO_SEEDS`: 0-4 in `make check` and `make test`, 0-49 in
 `make soak`) on SQS standard, SQS FIFO, Kafka, Kinesis and DynamoDB Streams (where it is broken
-there and the check can see it: `SOUND_ON`, `UNSEEN_ON`), while the correct controls pass all of
-them; and what the check plays every run, whatever the draws. (The example consumers pass it on
+there and the check can see it: `SOUND_ON`, `UNSEEN_ON`; the SNS consumers on a queue an SNS
+topic feeds: `ONLY_ON`), while the correct controls pass all of them; and what the check plays
+every run, whatever the draws. (The example consumers pass it on
 DynamoDB Local: tests/integration/kit/.)"""
 
 from __future__ import annotations
@@ -19,16 +20,19 @@ import pytest
 from devkit.zoo import (
     BROKEN,
     CONTROLS,
+    ONLY_ON,
     SOUND_ON,
     SOURCES,
     UNSEEN_ON,
     Ledger,
     check,
     records,
+    sources,
     transactional_inbox,
     verdict,
 )
 from devkit.zoo_mapping import deployed
+from devkit.zoo_sns import SNS, keyed_by_the_sqs_message_id, with_the_sns_envelope
 from lambda_inbox_tools.testing import (
     NotEffectivelyOnce,
     Report,
@@ -41,12 +45,8 @@ from lambda_inbox_tools.testing import (
 SEEDS = range(int(os.environ.get("ZOO_SEEDS", "5")))
 
 
-BROKEN_PAIRS = [
-    (consumer, source)
-    for consumer in BROKEN
-    for source in SOURCES
-    if source not in SOUND_ON.get(consumer, {}) and source not in UNSEEN_ON.get(consumer, {})
-]
+BROKEN_PAIRS = [(consumer, source) for consumer in BROKEN for source in sources(consumer)]
+CONTROL_PAIRS = [(control, source) for control in CONTROLS for source in sources(control)]
 
 
 @pytest.mark.parametrize(("consumer", "source"), BROKEN_PAIRS)
@@ -61,11 +61,13 @@ def test_a_dynamodb_stream_consumer_keyed_by_event_id_is_sound() -> None:
     keyed_by_event_id = BROKEN["key includes the delivery id"]
     assert [seed for seed in SEEDS if verdict(keyed_by_event_id, "dynamodb", seed)] == []
     skipped = sum(map(len, SOUND_ON.values())) + sum(map(len, UNSEEN_ON.values()))
-    assert len(BROKEN_PAIRS) == len(BROKEN) * len(SOURCES) - skipped
+    one_source = [name for name in BROKEN if name in ONLY_ON]
+    everywhere = len(BROKEN) - len(one_source)
+    assert len(BROKEN_PAIRS) == everywhere * len(SOURCES) - skipped + len(one_source)
+    assert [(name, SNS) for name in one_source] == [p for p in BROKEN_PAIRS if p[1] == SNS]
 
 
-@pytest.mark.parametrize("control", CONTROLS)
-@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize(("control", "source"), CONTROL_PAIRS)
 def test_a_correct_consumer_passes_every_seed(control: str, source: str) -> None:
     """The transactional inbox, and the code of the consumers broken by their template under
     a template that suits it."""
@@ -407,3 +409,49 @@ def test_every_standard_queue_run_plays_two_invocations_holding_one_message(sour
         report = check(CONTROLS["transactional inbox"], source, seed)
         assert report.overlaps == (1 if source == "sqs" else 0), report
         assert f"{report.overlaps} overlapping invocations" in str(report)
+
+
+def test_sns_redelivers_a_notification_unchanged_under_a_new_sqs_message_id() -> None:
+    """SNS's redelivery, played every run on a queue an SNS topic feeds: the same notification,
+    byte for byte, under another SQS `messageId`; named in the report."""
+    for seed in SEEDS:
+        seen: dict[str, set[str]] = {}
+
+        def watched(ledger: Ledger, seen: dict[str, set[str]] = seen) -> Any:
+            inner = with_the_sns_envelope(ledger)
+
+            def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+                for record in event["Records"]:
+                    seen.setdefault(record["body"], set()).add(record["messageId"])
+                return inner(event, context)
+
+            return handler
+
+        report = check(watched, SNS, seed)
+        assert report.sns_redeliveries >= 1 and report.sns_redeliveries == report.new_ids, report
+        assert f"({report.sns_redeliveries} SNS redeliveries)" in str(report)
+        again = [body for body, ids in seen.items() if len(ids) > 1]
+        assert len(again) >= report.sns_redeliveries, seen
+        for body in again:
+            assert json.loads(body)["Type"] == "Notification"
+
+
+def test_a_consumer_keyed_by_the_sqs_message_id_applies_snss_redelivery_twice() -> None:
+    for seed in SEEDS:
+        with pytest.raises(NotEffectivelyOnce, match=r"^applied twice: E-\d x\d") as raised:
+            check(keyed_by_the_sqs_message_id, SNS, seed)
+        assert "SNS redeliveries" in str(raised.value)
+
+
+def test_a_body_that_is_no_sns_notification_is_sent_again_as_a_producer_retry() -> None:
+    """Raw message delivery (the message itself in the body) has no notification to keep: the
+    copy under a new id is the producer's retry, serialized again; a notification is kept."""
+    from lambda_inbox_tools.testing.check.retries import sns_notification_id
+
+    notification = records(SNS, 1)[0]
+    assert sns_notification_id(notification) == "n-E-0"
+    assert sns_notification_id(records("sqs", 1)[0]) is None
+    assert sns_notification_id(sqs_record('{"Type": "Notification"}')) is None
+    report = check(transactional_inbox, "sqs", 0)
+    assert report.new_ids >= 1 and report.sns_redeliveries == 0
+    assert "SNS redeliveries" not in str(report)

@@ -19,7 +19,7 @@ from lambda_inbox import ConfigurationError, UnitOfWork, current_envelope
 from lambda_inbox.errors import UndecodableBody
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.sources.sqs import parse_sqs_event, sqs_response
-from lambda_inbox_tools.testing import redeliver, sqs_event, sqs_record
+from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
 from lambda_inbox_tools.testing.producers import (
     eventbridge_event,
     s3_notification,
@@ -169,6 +169,49 @@ def test_an_idempotency_key_among_the_notifications_attributes_is_the_key() -> N
     assert message.attributes["idempotency-key"] == "k-1"
 
 
+def _relayed_event(resources: Any) -> str:
+    event = json.loads(eventbridge_event({"n": 1}))
+    return json.dumps({**event, "resources": resources})
+
+
+def test_an_events_outbox_message_id_in_its_resources_is_its_attribute() -> None:
+    body = _relayed_event(
+        ["arn:aws:ec2:us-west-2:123456789012:instance/i-1", "outbox-message-id:m-7"]
+    )
+    (message,) = parse_sqs_event(sqs_event(sqs_record(body)), envelope="eventbridge")
+    assert message.attributes == {"outbox-message-id": "m-7"}
+    assert message.envelope.attributes == {"outbox-message-id": "m-7"}
+
+
+@pytest.mark.parametrize(
+    "resources", [[], ["outbox-message-id:"], ["outbox-message-id"], ["other:m-7"], "x", None]
+)
+def test_an_event_without_an_outbox_message_id_adds_no_attribute(resources: Any) -> None:
+    (message,) = parse_sqs_event(
+        sqs_event(sqs_record(_relayed_event(resources))), envelope="eventbridge"
+    )
+    assert "outbox-message-id" not in message.attributes
+
+
+def test_the_sqs_messages_own_attribute_wins_over_the_events() -> None:
+    own = {"outbox-message-id": {"stringValue": "own", "dataType": "String"}}
+    record = sqs_record(_relayed_event(["outbox-message-id:m-7"]), message_attributes=own)
+    (message,) = parse_sqs_event(sqs_event(record), envelope="eventbridge")
+    assert message.attributes["outbox-message-id"] == "own"
+
+
+def test_two_deliveries_of_a_relayed_event_under_two_ids_commit_once(aws: AppState) -> None:
+    applied: list[Any] = []
+    consumer = aws.consumer(
+        "bus-fed", model=dict, decide=lambda d, u: applied.append(d), envelope="eventbridge"
+    )
+    event = json.loads(_relayed_event(["outbox-message-id:m-7"]))
+    again = {**event, "id": "another-event-id"}  # EventBridge gives every put a new id
+    bodies = [json.dumps(event), json.dumps(again)]
+    consumer.handle(sqs_event(*(sqs_record(b) for b in bodies)), None)
+    assert set(aws.inbox_records("bus-fed")) == {"m-7"} and len(applied) == 1
+
+
 # ---- bodies that are not their envelope ---------------------------------------------------
 
 NOT_SNS = [
@@ -279,7 +322,7 @@ def test_several_s3_records_commit_each_and_a_failure_redelivers_the_sqs_message
     assert response == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
     assert [_applied(aws, k) for k in ("k1", "k2", "k3")] == [1, 0, 1]
     failing.clear()
-    assert consumer.handle(sqs_event(redeliver(record)), None) == {"batchItemFailures": []}
+    assert consumer.handle(sqs_event(delivered_again(record)), None) == {"batchItemFailures": []}
     assert [_applied(aws, k) for k in ("k1", "k2", "k3")] == [1, 1, 1]  # the others duplicates
     assert set(aws.inbox_records("s3")) == {f"b/k{n}#0{n}" for n in (1, 2, 3)}
 

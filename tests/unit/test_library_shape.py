@@ -1,26 +1,24 @@
 """The shape of the library (docs/architecture.md, "The library's shape"): folders of at most 12
 modules, no import circle between its folders and root modules (`TYPE_CHECKING` imports
 included), one writer of a batch's report (the pipeline), a constructor of at most nine parameters, the number size rule written once, and user
-code (functions/, examples/, starter/, the README's and the docs' snippets) importing public
-names only. Each check is proven on the broken input it must refuse."""
+code (functions/, examples/, starter/; the docs' snippets in test_doc_snippets.py) importing
+public names only. Each check is proven on the broken input it must refuse."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import inspect
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
 
 import lambda_inbox
+from devkit.doc_snippets import private_imports, public_names
 from devkit.paths import REPO_ROOT
 
 LIBRARY = REPO_ROOT / "layers" / "inbox" / "lambda_inbox"
-#: Subpackages the API reference documents with an `__all__` of their own.
-PUBLIC_SUBPACKAGES = ("lambda_inbox.reaper",)
 MAX_MODULES = 12
 MAX_PARAMETERS = 9
 
@@ -125,45 +123,13 @@ def number_rules(library: Path) -> list[str]:
     return places
 
 
-def public_names() -> dict[str, set[str]]:
-    names = {"lambda_inbox": set(lambda_inbox.__all__)}
-    for package in PUBLIC_SUBPACKAGES:
-        names[package] = set(importlib.import_module(package).__all__)
-    return names
-
-
-def private_imports(source: str, public: Mapping[str, set[str]]) -> list[str]:
-    """The imports of `source` that reach past the public contract."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lambda_inbox"):
-            module = node.module or ""
-            if module == "lambda_inbox_tools" or module.startswith("lambda_inbox_tools."):
-                continue
-            allowed = public.get(module)
-            for alias in node.names:
-                if allowed is None or alias.name not in allowed:
-                    found.append(f"from {module} import {alias.name}")
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                name = alias.name
-                if name.startswith("lambda_inbox.") and name not in public:
-                    found.append(f"import {name}")
-    return found
-
-
-SNIPPET = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
-
-
 def user_sources() -> dict[str, str]:
-    """Every Python source of user code, and every Python snippet of the README and the docs."""
+    """Every Python source of user code (the README's and the docs' snippets are checked as they
+    run, by tests/unit/test_doc_snippets.py)."""
     sources: dict[str, str] = {}
     for folder in ("functions", "examples", "starter"):
         for path in (REPO_ROOT / folder).rglob("*.py"):
             sources[str(path.relative_to(REPO_ROOT))] = path.read_text()
-    for page in [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").rglob("*.md"))]:
-        for number, snippet in enumerate(SNIPPET.findall(page.read_text())):
-            sources[f"{page.relative_to(REPO_ROOT)}#{number}"] = snippet
     return sources
 
 
@@ -172,6 +138,11 @@ def user_sources() -> dict[str, str]:
 
 def test_no_folder_of_the_library_holds_more_than_twelve_modules() -> None:
     assert crowded_folders(LIBRARY) == {}
+
+
+def test_no_folder_of_the_testing_kit_holds_more_than_twelve_modules() -> None:
+    """The kit users import (`lambda_inbox_tools.testing`), its check's workings in `check/`."""
+    assert crowded_folders(REPO_ROOT / "tools" / "lambda_inbox_tools" / "testing") == {}
 
 
 def test_the_library_s_folders_import_each_other_in_no_circle() -> None:

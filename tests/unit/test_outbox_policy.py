@@ -56,8 +56,9 @@ def test_the_snippet_grants_publishing_on_the_named_topic_and_bus_only() -> None
     assert publishing_problems(snippet_statements(load_template(SNIPPET)), PUBLISHING) == []
 
 
-def test_the_templates_relay_publishes_to_no_topic_or_bus() -> None:
-    """template.yaml relays to a queue only: its relay has no SNS or EventBridge right at all."""
+def test_the_templates_relay_publishes_to_its_topic_only() -> None:
+    """template.yaml's relay publishes the shipment notifications to ShipmentNotificationsTopic:
+    `sns:Publish` on that topic, no other SNS or EventBridge right."""
     relay = load_template(REPO_ROOT / "template.yaml")["Resources"]["OutboxRelayFunction"]
     statements = [
         statement
@@ -65,7 +66,8 @@ def test_the_templates_relay_publishes_to_no_topic_or_bus() -> None:
         if isinstance(policy, dict) and "Statement" in policy
         for statement in policy["Statement"]
     ]
-    assert statements and publishing_problems(statements, {}) == []
+    expected = {"sns:Publish": "ShipmentNotificationsTopic"}
+    assert statements and publishing_problems(statements, expected) == []
 
 
 def _wildcard(statements: list[dict[str, Any]]) -> None:

@@ -8,7 +8,8 @@ by pytest through the `pytest11` entry point. Its fixtures:
   real transactions).
 - `local_app`: a factory, `local_app("template.yaml", parameters={...})`, giving the template's
   tables (on DynamoDB Local, or with `dynamodb="moto"` on the moto server) and queues on those
-  endpoints and its functions (`lambda_inbox_tools.testing.LocalApp`), removed after the test.
+  endpoints and its functions (`lambda_inbox_tools.testing.LocalApp`), removed after the test
+  (`lambda_inbox_tools.testing.running_local_app` on the plugin's endpoints).
 - `lambda_context`: a Lambda context with five minutes left.
 
 Nothing heavy is imported until a fixture is used.
@@ -57,7 +58,7 @@ def local_app(
     template's tables on DynamoDB Local (`dynamodb="moto"`: on the moto server, for tests that
     need no real transactions; DynamoDB Local is then not started) and its queues on the moto
     server, its functions loadable; all removed after the test."""
-    from .testing.app import local_app as open_app
+    from .testing.app import running_local_app
 
     with contextlib.ExitStack() as stack:
 
@@ -76,7 +77,7 @@ def local_app(
                 else request.getfixturevalue("dynamodb_local_endpoint")
             )
             return stack.enter_context(
-                open_app(
+                running_local_app(
                     template,
                     dynamodb_endpoint=endpoint,
                     sqs_endpoint=moto_server_endpoint,

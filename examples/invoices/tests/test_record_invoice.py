@@ -12,8 +12,8 @@ from typing import Any
 from lambda_inbox_tools.testing import (
     LocalApp,
     check_effectively_once,
+    delivered_again,
     payload,
-    redeliver,
     sqs_event,
     sqs_record,
 )
@@ -49,7 +49,7 @@ def test_an_invoice_redelivered_is_posted_once(local_app: Any) -> None:
     record = sqs_record(invoice(1), arn=app.stack.queue("InvoicesQueue").arn)
 
     assert record_invoice(sqs_event(record)) == {"batchItemFailures": []}
-    assert record_invoice(sqs_event(redeliver(record))) == {"batchItemFailures": []}
+    assert record_invoice(sqs_event(delivered_again(record))) == {"batchItemFailures": []}
 
     assert ledger(app) == (Counter({"INV-1": 1}), {"C-1": {"due": 1250, "invoices": 1}})
 

@@ -12,10 +12,10 @@ from typing import Any
 from lambda_inbox_tools.testing import (
     LocalApp,
     check_effectively_once,
+    delivered_again,
     kafka_event,
     kafka_record,
     payload,
-    redeliver,
     sqs_event,
     sqs_record,
 )
@@ -55,7 +55,7 @@ def event(batch: list[dict[str, Any]]) -> dict[str, Any]:
 
 def again(batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The same records delivered once more (SQS: the receive count goes up)."""
-    return [redeliver(record) for record in batch] if SOURCE == "sqs" else batch
+    return [delivered_again(record) for record in batch] if SOURCE == "sqs" else batch
 
 
 def totals(app: LocalApp) -> tuple[Counter[str], dict[str, dict[str, int]]]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from devkit.emf import emf_records
-from devkit.events import failed_ids, redeliver, sqs_event, sqs_record
+from devkit.events import delivered_again, failed_ids, sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
 from lambda_inbox import InboxConfig, InboxConsumer, LeaseContext, Leased, LeasePolicy, Outcome
@@ -102,7 +102,7 @@ def test_lease_takeover_after_expiry(leased_env: LocalTables) -> None:
     assert stored.payload_snapshot == record["body"].encode()
 
     # While the lease lives, a redelivery is reported in_progress and calls nothing.
-    [result] = consumer.process(SqsSource("stop").messages(sqs_event(redeliver(record))))
+    [result] = consumer.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
     assert (result.outcome, result.error_code) == (Outcome.FAILED, "in_progress")
     assert side_effect.calls == []
 
@@ -114,7 +114,7 @@ def test_lease_takeover_after_expiry(leased_env: LocalTables) -> None:
         UpdateExpression="SET lease_expires_at = :past",
         ExpressionAttributeValues={":past": {"N": f"{time.time() - 1:.3f}"}},
     )
-    response = consumer.handle(sqs_event(redeliver(record)))
+    response = consumer.handle(sqs_event(delivered_again(record)))
     assert failed_ids(response) == []
     assert side_effect.calls == [("evt-1", 2)]
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-1")
@@ -134,7 +134,9 @@ def test_late_completion_after_losing_the_lease_commits_nothing(
 
     def stall_then_lose(payload: dict[str, Any], lease: LeaseContext) -> None:
         time.sleep(0.7)  # past our lease: another delivery takes over and completes
-        takeover.extend(second.process(SqsSource("stop").messages(sqs_event(redeliver(record)))))
+        takeover.extend(
+            second.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
+        )
 
     slow.before = stall_then_lose
     capsys.readouterr()
@@ -151,7 +153,7 @@ def test_late_completion_after_losing_the_lease_commits_nothing(
     metrics = [r for r in emf_records(output) if "LeasesLost" in r]
     assert metrics and metrics[0]["LeasesLost"] == [1.0]
     # The redelivery of the late one is now a plain duplicate: no side effect.
-    [again] = first.process(SqsSource("stop").messages(sqs_event(redeliver(record))))
+    [again] = first.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
     assert again.outcome is Outcome.DUPLICATE
     assert len(slow.calls) == 1
 
@@ -178,7 +180,7 @@ def test_attempts_exhausted_dead_letters_and_marks_failed(
 
     time.sleep(0.4)
     side_effect.before = boom
-    [second] = consumer.process(SqsSource("stop").messages(sqs_event(redeliver(record))))
+    [second] = consumer.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
     assert (second.outcome, second.error_code) == (Outcome.DEAD_LETTERED, "attempts_exhausted")
     assert side_effect.calls == [("evt-doomed", 1), ("evt-doomed", 2)]
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-doomed")
@@ -208,7 +210,7 @@ def test_release_on_failure_makes_the_message_claimable_at_once(leased_env: Loca
     side_effect.before = boom
     [first] = consumer.process(SqsSource("stop").messages(sqs_event(record)))
     assert first.error_code == "side_effect_failed"
-    [second] = consumer.process(SqsSource("stop").messages(sqs_event(redeliver(record))))
+    [second] = consumer.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
     assert second.outcome is Outcome.COMMITTED
     assert side_effect.calls == [("evt-release", 1), ("evt-release", 2)]
 
@@ -222,7 +224,9 @@ def test_duplicate_filter_and_batch_followers_keep_working(leased_env: LocalTabl
     results = consumer.process(SqsSource("stop").messages(sqs_event(a, b, a_again)))
     assert [r.outcome for r in results] == [Outcome.COMMITTED, Outcome.COMMITTED, Outcome.DUPLICATE]
     assert sorted(side_effect.calls) == [("evt-a", 1), ("evt-b", 1)]
-    again = consumer.process(SqsSource("stop").messages(sqs_event(redeliver(a), redeliver(b))))
+    again = consumer.process(
+        SqsSource("stop").messages(sqs_event(delivered_again(a), delivered_again(b)))
+    )
     assert [r.outcome for r in again] == [Outcome.DUPLICATE, Outcome.DUPLICATE]
     assert len(side_effect.calls) == 2
     assert len(notifications(tables)) == 2
@@ -243,13 +247,15 @@ def test_webhook_fails_then_times_out_then_succeeds(
         assert failed_ids(app.handler(sqs_event(record), None)) == [record["messageId"]]
         time.sleep(1.1)
         # The receiver takes 1.5 s: the call times out at the lease's end (it was accepted).
-        assert failed_ids(app.handler(sqs_event(redeliver(record)), None)) == [record["messageId"]]
+        assert failed_ids(app.handler(sqs_event(delivered_again(record)), None)) == [
+            record["messageId"]
+        ]
         time.sleep(0.2)
         # 2xx (the receiver recognises the key): the notification commits.
-        response = app.handler(sqs_event(redeliver(record), other), None)
+        response = app.handler(sqs_event(delivered_again(record), other), None)
         assert failed_ids(response) == []
         # Redelivered again: a duplicate, no call.
-        assert failed_ids(app.handler(sqs_event(redeliver(record)), None)) == []
+        assert failed_ids(app.handler(sqs_event(delivered_again(record)), None)) == []
 
         assert webhook.calls == {"evt-hook": 3, "evt-other": 1}
         assert webhook.accepted == {"evt-hook": 1, "evt-other": 1}

@@ -87,14 +87,12 @@ def serving(api: InvokeApi) -> Iterator[str]:
 
 
 def offline(dynamodb: str, sqs: str) -> dict[str, str | None]:
-    return {
-        "AWS_ENDPOINT_URL_DYNAMODB": dynamodb,
-        "AWS_ENDPOINT_URL_SQS": sqs,
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
+    """What `make sam-local` gives every container (endpoints, SNS and EventBridge on the SQS
+    endpoint's server, offline credentials), and the region."""
+    from lambda_inbox_tools.local.sam_env import shared_variables
+
+    variables = shared_variables(dynamodb_endpoint=dynamodb, sqs_endpoint=sqs)
+    return {**variables, "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1"}
 
 
 def test_the_demo_runs_through_an_invoke_endpoint_on_running_services(

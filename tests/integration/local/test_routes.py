@@ -115,9 +115,48 @@ def test_a_rule_routes_matching_events_on_its_bus_to_its_queue(
     events.put_events(Entries=[{**entry, "EventBusName": rule.bus} for entry in entries])
     (routed,) = [json.loads(m["Body"]) for m in app.messages("Routed", wait_seconds=1)]
     assert routed["detail"] == {"n": "1"}
-    # moto's EventBridge leaves out the event's `account` (docs/aws-fidelity.md): the one
-    # difference from AWS's sample; when moto adds it this test says so.
-    assert shape_problems(aws_document("eventbridge-event.json"), routed) == ["$.account: missing"]
+    # The local stack's moto server delivers the event as AWS does, `account` included.
+    assert shape_problems(aws_document("eventbridge-event.json"), routed) == []
+    assert routed["account"] == "123456789012"
+
+
+def test_moto_itself_leaves_the_events_account_out() -> None:
+    """moto's own default template (what a target receives without `moto_events`' patch) has no
+    `account`: the one difference from AWS's sample (docs/aws-fidelity.md). When moto sends it,
+    this test fails and `lambda_inbox_tools.services.moto_events` can go."""
+    from moto.events.utils import EventTemplateParser
+
+    from lambda_inbox_tools.services.moto_events import moto_template, with_account
+
+    sample = aws_document("eventbridge-event.json")
+    # What moto's EventBridge hands the template: the event, its time still a Unix time.
+    event: Any = {**sample, "time": 1513968228.0, "ingestion-time": 1513968228.0}
+    delivered = EventTemplateParser.parse(moto_template(), {}, event)
+    assert "account" not in delivered
+    patched = EventTemplateParser.parse(with_account(moto_template()), {}, event)
+    assert patched == {k: v for k, v in event.items() if k != "ingestion-time"}
+    assert with_account(with_account(moto_template())) == with_account(moto_template())
+
+
+def test_an_eventbridge_fed_consumer_reads_a_routed_event(
+    local_app: Any, moto_server_endpoint: str, tmp_path: Path
+) -> None:
+    """What failed before the patch: a routed event refused as `envelope_mismatch`."""
+    from lambda_inbox.sources.sqs import parse_sqs_event
+
+    template = tmp_path / "template.yaml"
+    template.write_text(ROUTES_TEMPLATE)
+    app = local_app(template)
+    (rule,) = app.stack.routes.rules
+    events = local_client("events", moto_server_endpoint)
+    entry = {"Source": "com.example.orders", "DetailType": "OrderPlaced", "Detail": '{"n": "1"}'}
+    (put,) = events.put_events(Entries=[{**entry, "EventBusName": rule.bus}])["Entries"]
+    (received,) = app.messages("Routed", wait_seconds=1)
+    queue = app.stack.queue("Routed")
+    (message,) = parse_sqs_event(
+        sqs_event(sqs_record_from(received, arn=queue.arn)), envelope="eventbridge"
+    )
+    assert (message.delivery_id, message.json) == (put["EventId"], {"n": "1"})
 
 
 def test_an_sns_fed_consumer_commits_a_published_notification_once(

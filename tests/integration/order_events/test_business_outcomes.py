@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
-from devkit.events import load_event, redeliver, sqs_event, sqs_record
+from devkit.events import delivered_again, load_event, sqs_event, sqs_record
 from devkit.handlers import load_function, process
 from devkit.meters import RequestMeter
 from devkit.payloads import order
@@ -125,7 +125,7 @@ def test_new_event_id_for_an_order_with_a_shipment_is_a_logical_duplicate(
     assert _result(aws, "evt-1") == {"outcome": "reserved"}
     assert _result(aws, "evt-2") == {"outcome": "logical_duplicate"}
     # And the logical duplicate itself, redelivered, is a plain duplicate.
-    assert [r.outcome for r in process(module.consumer, sqs_event(redeliver(later)))] == [
+    assert [r.outcome for r in process(module.consumer, sqs_event(delivered_again(later)))] == [
         Outcome.DUPLICATE
     ]
     aws.assert_dlq_empty()

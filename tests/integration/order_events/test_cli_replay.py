@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
-from devkit.events import ORDER_QUEUE_ARN, redeliver, sqs_event, sqs_record, sqs_record_from
+from devkit.events import ORDER_QUEUE_ARN, delivered_again, sqs_event, sqs_record, sqs_record_from
 from devkit.handlers import load_function
 from devkit.payloads import order
 from lambda_inbox_tools.services.queues import receive_all
@@ -63,8 +63,8 @@ def test_redriving_poison_after_the_fix_has_exactly_once_effects(
     assert replayed["MessageAttributes"]["inbox-message-key"]["StringValue"] == "evt-order-0902"
     first = sqs_record_from(replayed, arn=ORDER_QUEUE_ARN)
     assert fixed.handler(sqs_event(first), None) == {"batchItemFailures": []}
-    assert fixed.handler(sqs_event(redeliver(first)), None) == {"batchItemFailures": []}
-    second_copy = {**redeliver(first), "messageId": str(uuid.uuid4())}
+    assert fixed.handler(sqs_event(delivered_again(first)), None) == {"batchItemFailures": []}
+    second_copy = {**delivered_again(first), "messageId": str(uuid.uuid4())}
     assert fixed.handler(sqs_event(second_copy), None) == {"batchItemFailures": []}
 
     # 5. Effects happened once; the record is COMPLETED; nothing is open or dead-lettered.

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
-from devkit.events import redeliver, sqs_event, sqs_record
+from devkit.events import delivered_again, sqs_event, sqs_record
 from devkit.handlers import load_function, process
 from devkit.meters import RequestMeter
 from devkit.payloads import order
@@ -74,10 +74,10 @@ def test_crash_before_the_transaction_then_redelivery_commits_once(
     assert aws.inbox_records(ORDER_EVENTS) == {}
 
     fresh = load_function("order_events")
-    results = process(fresh.consumer, sqs_event(*(redeliver(r) for r in batch)))
+    results = process(fresh.consumer, sqs_event(*(delivered_again(r) for r in batch)))
     assert [result.outcome for result in results] == [Outcome.COMMITTED] * 3
     # And any later redelivery is a duplicate.
-    again = process(fresh.consumer, sqs_event(*(redeliver(r) for r in batch)))
+    again = process(fresh.consumer, sqs_event(*(delivered_again(r) for r in batch)))
     assert [result.outcome for result in again] == [Outcome.DUPLICATE] * 3
     _assert_effects_once(aws)
     aws.assert_dlq_empty()
@@ -97,7 +97,7 @@ def test_crash_after_the_transaction_committed_then_redelivery_is_a_duplicate(
 
     fresh = load_function("order_events")
     meter = RequestMeter(fresh.consumer.dynamodb)
-    redelivered = [redeliver(r) for r in batch]
+    redelivered = [delivered_again(r) for r in batch]
     results = process(fresh.consumer, sqs_event(*redelivered))
     assert [result.outcome for result in results] == [
         Outcome.DUPLICATE,
@@ -122,7 +122,7 @@ def test_crash_after_commit_then_redelivery_racing_the_inbox_read_is_a_duplicate
     fresh = load_function("order_events")
     stale_batch_reads(fresh.consumer.dynamodb)
     meter = RequestMeter(fresh.consumer.dynamodb)
-    results = process(fresh.consumer, sqs_event(*(redeliver(r) for r in batch)))
+    results = process(fresh.consumer, sqs_event(*(delivered_again(r) for r in batch)))
     assert [result.outcome for result in results] == [
         Outcome.DUPLICATE,
         Outcome.COMMITTED,
@@ -157,6 +157,6 @@ def test_lost_commit_response_is_resent_with_the_same_token_and_counts_as_commit
     aws.assert_dlq_empty()
 
     # A later redelivery builds a new request (new token) and meets the inbox record.
-    again = process(module.consumer, sqs_event(*(redeliver(r) for r in batch)))
+    again = process(module.consumer, sqs_event(*(delivered_again(r) for r in batch)))
     assert [result.outcome for result in again] == [Outcome.DUPLICATE] * 3
     _assert_effects_once(aws)

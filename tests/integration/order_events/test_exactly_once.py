@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
-from devkit.events import load_event, redeliver, sqs_event, sqs_record
+from devkit.events import delivered_again, load_event, sqs_event, sqs_record
 from devkit.handlers import deliver_until_acknowledged, load_function, process, run_concurrently
 from devkit.meters import RequestMeter
 from devkit.payloads import order
@@ -57,11 +57,11 @@ def test_same_message_id_redelivered_has_effects_once(aws: AppState) -> None:
     first = load_function("order_events")
     assert first.handler(sqs_event(record), None) == {"batchItemFailures": []}
     # SQS redelivers the same message (visibility timeout): to the same and to a new container.
-    assert outcomes(first, [redeliver(record)]) == [Outcome.DUPLICATE]
+    assert outcomes(first, [delivered_again(record)]) == [Outcome.DUPLICATE]
     second = load_function("order_events")
     meter = RequestMeter(second.consumer.dynamodb)
-    assert second.handler(sqs_event(redeliver(record)), None) == {"batchItemFailures": []}
-    assert outcomes(second, [redeliver(record), redeliver(record)]) == [
+    assert second.handler(sqs_event(delivered_again(record)), None) == {"batchItemFailures": []}
+    assert outcomes(second, [delivered_again(record), delivered_again(record)]) == [
         Outcome.DUPLICATE,
         Outcome.DUPLICATE,
     ]
@@ -106,7 +106,7 @@ def test_producer_retries_in_one_batch_and_across_batches_have_effects_once(
     ]
     # Next batch: yet another copy of evt-1, an SQS redelivery of evt-2, a new order, and a
     # producer retry of that new order in the same batch.
-    batch = [sqs_record(one), redeliver(two_record), sqs_record(three), sqs_record(three)]
+    batch = [sqs_record(one), delivered_again(two_record), sqs_record(three), sqs_record(three)]
     assert outcomes(load_function("order_events"), batch) == [
         Outcome.DUPLICATE,
         Outcome.DUPLICATE,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
-from devkit.events import redeliver, sqs_event, sqs_record
+from devkit.events import delivered_again, sqs_event, sqs_record
 from devkit.handlers import load_function, process
 from devkit.meters import RequestMeter
 from devkit.payloads import order
@@ -88,7 +88,7 @@ def test_batch_of_190_actions_commits_in_transactions_of_at_most_100(
     aws.assert_dlq_empty()
 
     # Redelivered whole: duplicates only, no transaction.
-    again = process(module.consumer, sqs_event(*(redeliver(r) for r in batch)))
+    again = process(module.consumer, sqs_event(*(delivered_again(r) for r in batch)))
     assert [r.outcome for r in again] == [Outcome.DUPLICATE] * ORDERS
     assert len(meter.transactions) == 2
 

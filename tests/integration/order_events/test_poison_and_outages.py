@@ -10,10 +10,10 @@ import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
 from devkit.events import (
+    delivered_again,
     failed_ids,
     load_event,
     received_attributes,
-    redeliver,
     sqs_event,
     sqs_record,
 )
@@ -93,7 +93,9 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
         assert "expires_at" not in failed  # an incident artifact: kept until resolved
 
     # The valid records redelivered are duplicates: still nothing reported, nothing new in the DLQ.
-    again = process(module.consumer, sqs_event(redeliver(records[0]), redeliver(records[4])))
+    again = process(
+        module.consumer, sqs_event(delivered_again(records[0]), delivered_again(records[4]))
+    )
     assert [r.outcome for r in again] == [Outcome.DUPLICATE, Outcome.DUPLICATE]
     aws.assert_dlq_empty()
 
@@ -133,7 +135,7 @@ def test_missing_domain_table_reports_every_new_record_and_dead_letters_nothing(
         sqs_record(order("evt-3", "ord-3", {"SKU-BLUE-CAP": 2})),
         sqs_record(order("evt-4", "ord-4", {"SKU-GREEN-PEN": 3, "SKU-BLUE-CAP": 1})),
     ]
-    batch = [fresh[0], redeliver(done), fresh[1], fresh[2]]
+    batch = [fresh[0], delivered_again(done), fresh[1], fresh[2]]
     response = module.handler(sqs_event(*batch), None)
     # The already completed record is still acknowledged as a duplicate; the new ones fail.
     assert failed_ids(response) == [record["messageId"] for record in fresh]

@@ -25,7 +25,7 @@ from devkit.meters import WRITE_OPERATIONS, RequestMeter
 from devkit.payloads import order
 from lambda_inbox import Outcome
 from lambda_inbox.sources.sqs import parse_sqs_event
-from lambda_inbox_tools.testing.events import redeliver
+from lambda_inbox_tools.testing.events import delivered_again
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +84,7 @@ def test_the_same_batch_redelivered_costs_one_read_and_no_write(
 ) -> None:
     first = sqs_event(*(sqs_record(body) for body in orders(aws, "again")))
     assert order_events.handler(first, None) == {"batchItemFailures": []}
-    again = sqs_event(*(redeliver(record) for record in first["Records"]))
+    again = sqs_event(*(delivered_again(record) for record in first["Records"]))
 
     calls, response = run(order_events, again)
 
@@ -92,7 +92,7 @@ def test_the_same_batch_redelivered_costs_one_read_and_no_write(
     assert response == {"batchItemFailures": []}
     assert calls == ["BatchGetItem"]
     assert (
-        outcomes(order_events, sqs_event(*(redeliver(r) for r in again["Records"])))
+        outcomes(order_events, sqs_event(*(delivered_again(r) for r in again["Records"])))
         == [Outcome.DUPLICATE] * BATCH_SIZE
     )
     assert aws.stock("SKU-again-00-A") == (49, 1)

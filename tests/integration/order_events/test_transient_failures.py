@@ -20,7 +20,7 @@ import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
 from devkit.emf import emf_records
-from devkit.events import failed_ids, redeliver, sqs_event, sqs_record
+from devkit.events import delivered_again, failed_ids, sqs_event, sqs_record
 from devkit.handlers import load_function, process
 from devkit.meters import RequestMeter
 from devkit.payloads import order
@@ -114,14 +114,14 @@ def test_conflicts_that_never_clear_are_reported_failed_without_effects(
     assert [result.outcome for result in results] == [Outcome.FAILED] * 3
     assert {result.error_code for result in results} == {"retries_exhausted"}
     assert faults.injected == MAX_ATTEMPTS
-    response = module.handler(sqs_event(*(redeliver(r) for r in batch)), None)
+    response = module.handler(sqs_event(*(delivered_again(r) for r in batch)), None)
     assert failed_ids(response) == [record["messageId"] for record in batch]
     _assert_untouched(aws)
     aws.assert_dlq_empty()
 
     # Once the contention is gone, SQS redelivers them and they commit once.
     recovered = process(
-        load_function("order_events").consumer, sqs_event(*(redeliver(r) for r in batch))
+        load_function("order_events").consumer, sqs_event(*(delivered_again(r) for r in batch))
     )
     assert [result.outcome for result in recovered] == [Outcome.COMMITTED] * 3
     _assert_committed_once(aws)
@@ -153,7 +153,7 @@ def test_one_message_conflicting_does_not_hold_back_the_others_forever(
     aws.assert_dlq_empty()
 
     recovered = process(
-        load_function("order_events").consumer, sqs_event(*(redeliver(r) for r in batch))
+        load_function("order_events").consumer, sqs_event(*(delivered_again(r) for r in batch))
     )
     assert [r.outcome for r in recovered] == [
         Outcome.DUPLICATE,
@@ -220,7 +220,7 @@ def test_throttling_that_never_stops_is_reported_failed_without_effects(
     response = module.handler(sqs_event(*batch), None)
     assert failed_ids(response) == [record["messageId"] for record in batch]
     assert faults.injected == MAX_ATTEMPTS
-    results = process(module.consumer, sqs_event(*(redeliver(r) for r in batch)))
+    results = process(module.consumer, sqs_event(*(delivered_again(r) for r in batch)))
     assert {(r.outcome, r.error_code) for r in results} == {(Outcome.FAILED, "retries_exhausted")}
     _assert_untouched(aws)
     aws.assert_dlq_empty()
@@ -313,7 +313,7 @@ def test_orders_commit_exactly_while_other_writers_hammer_the_same_items(
                 results = process(module.consumer, sqs_event(*pending))
                 outcomes.update(result.outcome for result in results)
                 retry = {r.message.item_identifier for r in results if r.outcome is Outcome.FAILED}
-                pending = [redeliver(rec) for rec in pending if rec["messageId"] in retry]
+                pending = [delivered_again(rec) for rec in pending if rec["messageId"] in retry]
                 if not pending:
                     break
             assert pending == []

@@ -54,13 +54,12 @@ def test_a_relay_killed_between_sending_and_acknowledging_causes_no_second_effec
         relay_module = local.invoker.modules["OutboxRelayFunction"]  # type: ignore[attr-defined]
 
         def count(params: dict[str, Any], **_: Any) -> None:
-            for entry in params["Entries"]:
+            for entry in params["PublishBatchRequestEntries"]:
                 sent_by_relay[entry["MessageAttributes"]["outbox-message-id"]["StringValue"]] += 1
 
-        relay_module.relay.sqs.meta.events.register(
-            "before-parameter-build.sqs.SendMessageBatch", count
-        )
-        crashes = Crashes([CrashPlan("OutboxRelayFunction", 1, "after", "sqs.SendMessageBatch")])
+        # The relay publishes to ShipmentNotificationsTopic, which delivers to NotificationQueue.
+        relay_module.sns.meta.events.register("before-parameter-build.sns.PublishBatch", count)
+        crashes = Crashes([CrashPlan("OutboxRelayFunction", 1, "after", "sns.PublishBatch")])
         crashes.install(local.invoker)  # type: ignore[arg-type]
         queue = local.stack.queue("OrderEventsQueue").url
         bodies = [order(f"evt-{n}", lines=[("SKU-RED-MUG", 1)]) for n in range(ORDERS)]
@@ -83,7 +82,7 @@ def test_a_relay_killed_between_sending_and_acknowledging_causes_no_second_effec
         local.stop()
 
     assert [str(plan) for plan in crashes.fired] == [
-        "OutboxRelayFunction after sqs.SendMessageBatch #1"
+        "OutboxRelayFunction after sns.PublishBatch #1"
     ]
     requests, relayed = shipment_notifications(state)
     assert requests.ok, requests.all()

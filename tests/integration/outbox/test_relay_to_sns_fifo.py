@@ -1,15 +1,19 @@
-"""outbox -> SNS FIFO topic -> SQS FIFO queue (raw message delivery) -> inbox, with the relay
-killed mid-batch and retried: DynamoDB Local holds the producing consumer's inbox, its table and
+"""outbox -> SNS FIFO topic -> SQS FIFO queue -> inbox, with the relay killed mid-batch and
+retried, raw message delivery on (the queue holds the messages, the id an SQS message attribute)
+and off (it holds notifications, the id in their `MessageAttributes`, read with
+`envelope="sns"`): DynamoDB Local holds the producing consumer's inbox, its table and
 the table's stream; a moto server the topic, its subscription and the queue.
 
 The producing consumer commits one outbox item per shipped order; the relay reads the stream's
 records, publishes the first call of the batch and dies before answering; the stream's retry
 sends the whole batch again. Every entry carries its outbox message id as its
 `MessageDeduplicationId` (and its customer as `MessageGroupId`), so whatever copies reach the
-queue, the receiving consumer, with no key configured, applies each shipment once."""
+queue, the receiving consumer, with no key configured, applies each shipment once: each copy,
+and each again under a new SQS `messageId` (SNS's own redelivery)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -89,7 +93,7 @@ def stream_event(tables: LocalTables, table: str) -> dict[str, Any]:
     return {"Records": [lambda_stream_record(r, arn) for r in outbox]}
 
 
-def fifo_topic_with_queue(endpoint: str) -> tuple[Any, Any, str, str, str]:
+def fifo_topic_with_queue(endpoint: str, raw: bool) -> tuple[Any, Any, str, str, str]:
     sns: Any = boto3.client("sns", endpoint_url=endpoint, region_name=REGION)
     sqs: Any = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
     suffix = uuid.uuid4().hex[:8]
@@ -104,18 +108,29 @@ def fifo_topic_with_queue(endpoint: str) -> tuple[Any, Any, str, str, str]:
         TopicArn=topic,
         Protocol="sqs",
         Endpoint=queue_arn,
-        Attributes={"RawMessageDelivery": "true"},
+        Attributes={"RawMessageDelivery": str(raw).lower()},
     )
     return sns, sqs, topic, queue, queue_arn
 
 
+def outbox_message_id(message: Any, raw: bool) -> str:
+    """The outbox message id a delivered SQS message carries: its own attribute (raw delivery)
+    or its notification's."""
+    if raw:
+        return str(message["MessageAttributes"]["outbox-message-id"]["StringValue"])
+    notification = json.loads(message["Body"])
+    assert notification["Type"] == "Notification"
+    return str(notification["MessageAttributes"]["outbox-message-id"]["Value"])
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["raw", "notification"])
 def test_a_relay_killed_mid_batch_and_retried_publishes_each_message_with_its_dedup_id(
-    local_tables: LocalTables, outbox_table: str, moto_server_endpoint: str
+    local_tables: LocalTables, outbox_table: str, moto_server_endpoint: str, raw: bool
 ) -> None:
     ship_orders(local_tables, outbox_table)
     event = stream_event(local_tables, outbox_table)
     assert len(event["Records"]) == ORDERS
-    sns, sqs, topic, queue, queue_arn = fifo_topic_with_queue(moto_server_endpoint)
+    sns, sqs, topic, queue, queue_arn = fifo_topic_with_queue(moto_server_endpoint, raw)
     relay = OutboxRelay(destinations={"shipments": topic}, sqs=sqs, sns=sns)
     published: list[dict[str, Any]] = []
     calls = Counter[str]()
@@ -149,9 +164,7 @@ def test_a_relay_killed_mid_batch_and_retried_publishes_each_message_with_its_de
 
     # The receiving side: whatever copies the queue holds, each shipment applies once.
     delivered = receive_all(sqs, queue, delete=True)
-    assert {m["MessageAttributes"]["outbox-message-id"]["StringValue"] for m in delivered} == (
-        written
-    )
+    assert {outbox_message_id(m, raw) for m in delivered} == written
     notices: Counter[str] = Counter()
 
     def notify(shipment: dict[str, Any], uow: UnitOfWork) -> None:
@@ -168,6 +181,7 @@ def test_a_relay_killed_mid_batch_and_retried_publishes_each_message_with_its_de
         decide=notify,
         config=InboxConfig("notices", local_tables.inbox),
         clients=Clients(dynamodb=local_client("dynamodb", local_tables.endpoint)),
+        envelope=None if raw else "sns",
     )
     records = [sqs_record_from(m, arn=queue_arn) for m in delivered]
     records += [sqs_record_from(m, arn=queue_arn, message_id=str(uuid.uuid4())) for m in delivered]
@@ -178,3 +192,11 @@ def test_a_relay_killed_mid_batch_and_retried_publishes_each_message_with_its_de
         if item["pk"]["S"].startswith("NOTICE#"):
             notices[item["pk"]["S"]] = int(item["times"]["N"])
     assert notices == {f"NOTICE#o-{n}": 1 for n in range(ORDERS)}
+    # Keyed on the outbox message id, with no key configured: a copy published after SNS's
+    # deduplication window (a new notification, a new MessageId) is a duplicate too.
+    keys = {
+        item["pk"]["S"]
+        for item in local_tables.client.scan(TableName=local_tables.inbox)["Items"]
+        if item["pk"]["S"].startswith("notices#")
+    }
+    assert keys == {f"notices#{message_id}" for message_id in written}

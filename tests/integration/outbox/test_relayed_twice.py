@@ -1,10 +1,16 @@
-"""A message the outbox relay sends twice to SQS (a relay retry: the same stream record again)
-arrives as two SQS messages with two `messageId`s; a lambda-inbox consumer with no key
-configured commits it once, keyed on its `outbox-message-id` attribute; a configured key wins
-over it. DynamoDB Local holds the inbox and the domain table, a moto server the queue."""
+"""A message the outbox relay sends twice (a relay retry: the same stream record again) arrives
+as two SQS messages with two `messageId`s, whatever the destination: a queue; an SNS topic whose
+subscription delivers notifications (raw delivery off: two notifications, two `MessageId`s); an
+EventBridge bus whose rule targets the queue (two events, two `id`s). A lambda-inbox consumer
+with no key configured (and the destination's envelope) commits it once, keyed on its
+`outbox-message-id` (an SQS message attribute, the notification's `MessageAttributes`, the
+event's `resources`); a configured key wins over it. DynamoDB Local holds the inbox and the
+domain table, a moto server the queue, the topic and the bus."""
 
 from __future__ import annotations
 
+import json
+import uuid
 from typing import Any
 
 import boto3
@@ -33,15 +39,38 @@ def stream_batch() -> dict[str, Any]:
     return {"Records": [{"eventName": "INSERT", "eventSource": "aws:dynamodb", "dynamodb": change}]}
 
 
-def relayed_twice(moto_server_endpoint: str) -> tuple[list[dict[str, Any]], str]:
-    sqs: Any = boto3.client("sqs", endpoint_url=moto_server_endpoint)
-    queue = create_queue(sqs, f"notifications-{id(sqs)}")
-    relay = OutboxRelay(destinations={"notifications": queue}, sqs=sqs)
+#: Destination kind -> the receiving consumer's envelope.
+ENVELOPES: dict[str, Any] = {"queue": None, "topic": "sns", "bus": "eventbridge"}
+
+
+def relayed_twice(kind: str, endpoint: str) -> tuple[list[dict[str, Any]], str]:
+    """The SQS messages of one outbox message relayed twice to a destination of `kind`, and
+    the queue's ARN."""
+    sqs: Any = boto3.client("sqs", endpoint_url=endpoint)
+    suffix = uuid.uuid4().hex[:8]
+    queue = create_queue(sqs, f"notifications-{suffix}")
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])
+    arn = str(arn["Attributes"]["QueueArn"])
+    sns: Any = boto3.client("sns", endpoint_url=endpoint)
+    events: Any = boto3.client("events", endpoint_url=endpoint)
+    destination = queue
+    if kind == "topic":
+        destination = sns.create_topic(Name=f"notifications-{suffix}")["TopicArn"]
+        sns.subscribe(TopicArn=destination, Protocol="sqs", Endpoint=arn)  # raw delivery off
+    elif kind == "bus":
+        destination = f"notifications-{suffix}"
+        events.create_event_bus(Name=destination)
+        pattern = json.dumps({"source": [{"prefix": ""}]})
+        events.put_rule(Name="all", EventBusName=destination, EventPattern=pattern)
+        events.put_targets(Rule="all", EventBusName=destination, Targets=[{"Id": "q", "Arn": arn}])
+    relay = OutboxRelay(
+        destinations={"notifications": destination}, sqs=sqs, sns=sns, events=events
+    )
     for _ in range(2):  # the stream retries a batch the relay had sent
         assert relay.handle(stream_batch(), FakeLambdaContext()) == {"batchItemFailures": []}
-    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])
     messages: list[Any] = receive_all(sqs, queue, delete=True)
-    return messages, str(arn["Attributes"]["QueueArn"])
+    assert len(messages) == 2 and len({m["MessageId"] for m in messages}) == 2
+    return messages, arn
 
 
 def consumer(tables: LocalTables, name: str, **options: Any) -> InboxConsumer[Any]:
@@ -63,18 +92,21 @@ def consumer(tables: LocalTables, name: str, **options: Any) -> InboxConsumer[An
     )
 
 
+@pytest.mark.parametrize("kind", ENVELOPES)
 def test_a_message_relayed_twice_commits_once_with_no_key_configured(
-    local_tables: LocalTables, moto_server_endpoint: str
+    local_tables: LocalTables, moto_server_endpoint: str, kind: str
 ) -> None:
-    messages, arn = relayed_twice(moto_server_endpoint)
-    assert len(messages) == 2 and len({m["MessageId"] for m in messages}) == 2
-    inbox = consumer(local_tables, "notifications")
+    messages, arn = relayed_twice(kind, moto_server_endpoint)
+    if kind != "queue":  # two notifications, two events: two delivery ids
+        bodies = [json.loads(m["Body"]) for m in messages]
+        assert len({b.get("MessageId") or b.get("id") for b in bodies}) == 2
+    inbox = consumer(local_tables, "notifications", envelope=ENVELOPES[kind])
 
     for message in messages:  # one delivery per invocation, as two separate receives would be
         response = inbox.handle(sqs_event(sqs_record_from(message, arn=arn)), FakeLambdaContext())
         assert response == {"batchItemFailures": []}
 
-    assert notified(local_tables) == 1  # keyed on the delivery id, it would be 2
+    assert notified(local_tables) == 1  # keyed on a delivery id, it would be 2
     record = local_tables.client.get_item(
         TableName=local_tables.inbox, Key={"pk": {"S": "notifications#ntf-1"}}
     )
@@ -89,11 +121,12 @@ def notified(tables: LocalTables) -> int:
     return int(item["times"]["N"])
 
 
+@pytest.mark.parametrize("kind", ENVELOPES)
 def test_a_configured_key_wins_over_the_outbox_message_id(
-    local_tables: LocalTables, moto_server_endpoint: str
+    local_tables: LocalTables, moto_server_endpoint: str, kind: str
 ) -> None:
-    messages, arn = relayed_twice(moto_server_endpoint)
-    inbox = consumer(local_tables, "keyed", key="order_id")
+    messages, arn = relayed_twice(kind, moto_server_endpoint)
+    inbox = consumer(local_tables, "keyed", key="order_id", envelope=ENVELOPES[kind])
 
     for message in messages:
         response = inbox.handle(sqs_event(sqs_record_from(message, arn=arn)), FakeLambdaContext())

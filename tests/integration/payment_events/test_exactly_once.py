@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from devkit.app_state import PAYMENT_EVENTS, AppState
-from devkit.events import failed_offsets, kafka_event, kafka_record, load_event, redelivery
+from devkit.events import event_after, failed_offsets, kafka_event, kafka_record, load_event
 from devkit.handlers import deliver_until_acknowledged, load_function, run_concurrently
 from devkit.meters import RequestMeter, assert_no_item_twice_per_transaction
 from devkit.payloads import payment
@@ -299,7 +299,7 @@ def test_a_partition_stuck_on_conflicts_is_reported_from_the_failed_offset(
     assert failed_offsets(response) == [("payments-0", 2), ("payments-0", 3), ("payments-0", 4)]
 
     outage.active = False
-    again = redelivery(event, response)
+    again = event_after(event, response)
     assert again is not None
     assert deliver_until_clean(module, again) == 1
     assert aws.balance("blocked") == (60, 2)

@@ -13,10 +13,10 @@ from devkit.app_state import AppState
 from lambda_inbox import InboxConsumer, UnitOfWork
 from lambda_inbox_tools.testing import (
     aggregated_kinesis_record,
+    event_after,
     failed_sequence_numbers,
     kinesis_event,
     kinesis_record,
-    stream_redelivery,
 )
 from lambda_inbox_tools.testing.stream_events import sequence_number
 
@@ -69,7 +69,7 @@ def test_n_user_records_commit_once_each_across_a_failure_in_the_middle_and_its_
     assert failed_sequence_numbers(response) == [sequence_number(1)]
     before = applied(aws)
     assert before == {100: 1, 0: 1, 1: 1, 2: 1}  # the siblings before the failure committed
-    again = stream_redelivery(event, response)
+    again = event_after(event, response)
     assert again is not None and len(again["Records"]) == 2  # the aggregate and what follows
     assert consumer.handle(again, None) == {"batchItemFailures": []}
     # Every user record once: the siblings committed before the failure were duplicates.

@@ -20,10 +20,10 @@ from lambda_inbox_tools.testing import (
     deliver_until_acknowledged,
     dynamodb_stream_event,
     dynamodb_stream_record,
+    event_after,
     failed_sequence_numbers,
     kinesis_event,
     kinesis_record,
-    stream_redelivery,
 )
 from lambda_inbox_tools.testing.faults import LambdaCrashed, crash_on
 from lambda_inbox_tools.testing.stream_events import sequence_number
@@ -114,7 +114,7 @@ def test_a_failure_stops_the_shard_and_is_retried_from_its_sequence_number(
     # Every record on the account is ordered after dep-3: it and all later ones come back.
     assert failed_sequence_numbers(response) == [sequence_number(3)]
     assert balances(aws) == {"a": (1 + 2 + 3, 3)}
-    again = stream_redelivery(event, response)
+    again = event_after(event, response)
     assert again is not None and len(again["Records"]) == 5
     assert consumer.handle(again, None) == {"batchItemFailures": []}
     assert balances(aws) == {"a": (sum(1 + n for n in range(8)), 8)}

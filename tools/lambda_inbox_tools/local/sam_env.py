@@ -17,14 +17,17 @@ OFFLINE_CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": FAKE_CREDENTIAL,
 }
 ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_SQS")
+#: SNS and EventBridge run on the SQS endpoint's moto server, with the template's topics and buses.
+ROUTE_ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_SNS", "AWS_ENDPOINT_URL_EVENTBRIDGE")
 #: Every variable the document sets for all functions.
-SHARED_VARIABLES = (*ENDPOINT_VARIABLES, *OFFLINE_CREDENTIALS)
+SHARED_VARIABLES = (*ENDPOINT_VARIABLES, *ROUTE_ENDPOINT_VARIABLES, *OFFLINE_CREDENTIALS)
 
 
 def shared_variables(*, dynamodb_endpoint: str, sqs_endpoint: str) -> dict[str, str]:
     """The `Parameters` of the document: endpoints and offline credentials."""
     endpoints = dict(zip(ENDPOINT_VARIABLES, (dynamodb_endpoint, sqs_endpoint), strict=True))
-    return {**endpoints, **OFFLINE_CREDENTIALS}
+    routes = dict.fromkeys(ROUTE_ENDPOINT_VARIABLES, sqs_endpoint)
+    return {**endpoints, **routes, **OFFLINE_CREDENTIALS}
 
 
 def sam_env_vars(

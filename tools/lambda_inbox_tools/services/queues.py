@@ -17,8 +17,13 @@ if TYPE_CHECKING:
 @contextlib.contextmanager
 def running_moto_server() -> Iterator[str]:
     """A threaded moto server (SQS and the rest of moto) on a free loopback port; yields its URL
-    `http://127.0.0.1:PORT` and stops it on exit. Its access log is silenced."""
+    `http://127.0.0.1:PORT` and stops it on exit. Its access log is silenced; its EventBridge
+    delivers events with `account`, as AWS does (`moto_events`)."""
     from moto.server import ThreadedMotoServer
+
+    from .moto_events import deliver_events_as_aws_does
+
+    deliver_events_as_aws_does()
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

@@ -5,42 +5,44 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
 `lambda_context`). What it offers, by module:
 
 - `app`: a SAM template's tables and queues on local endpoints, its functions loaded in-process
-  (`local_app`, `LocalApp`, `LocalFunction`);
-- `events`: SQS and Kafka records and events as the event sources deliver them, redeliveries,
-  partial batch responses read back; `stream_events`: the same for Kinesis Data Streams and
+  (`running_local_app`, `LocalApp`, `LocalFunction`; the pytest fixture `local_app`);
+- `events`: SQS and Kafka records and events as the event sources deliver them, a message
+  delivered again (`delivered_again`), the event after a partial batch response (`event_after`),
+  responses read back; `stream_events`: the same for Kinesis Data Streams and
   DynamoDB Streams; `values`: Kafka values in Avro and Protobuf, with or
   without the Confluent prefix (extra `kafka-codecs`); `producers`: SNS notifications,
   EventBridge events and S3 notifications as SQS bodies;
 - `delivery`: redeliver until acknowledged, concurrent invocations;
 - `crashes`: the runtime dying just before or after a DynamoDB write, a write failing after
-  the SDK's retries, and DynamoDB's own failures of a write (`dynamodb_answers`: cancelled
+  the SDK's retries, and DynamoDB's own failures of a write (`check.dynamodb_answers`: cancelled
   transactions with their reasons, transaction conflicts, unprocessed batch items); `faults`:
   throttling, cancelled transactions, lost answers, stale reads, slow sends;
 - `effectively_once`: `check_effectively_once`, which plays the event source against a handler
-  (`check`: duplicates, redeliveries, messages under a new id, rewinds, reordering, the
-  function's own event source mapping settings, overlapping invocations, order, late
-  redeliveries on its clock, `CheckClock`) with faults in its writes, and checks the effects happened once per message key;
+  (`check`: duplicates, redeliveries, messages under a new id, SNS's redelivery of a
+  notification, rewinds, reordering, the function's own event source mapping settings,
+  overlapping invocations, order, late redeliveries on its clock, `CheckClock`) with faults in
+  its writes, and checks the effects happened once per message key;
 - `limits`: what SQS and DynamoDB refuse and moto accepts, as client hooks;
 - `context`: a Lambda context.
 
 Documented in docs/testing.md.
 """
 
-from .app import LocalApp, LocalFunction, local_app
+from .app import LocalApp, LocalFunction, running_local_app
 from .check.clock import CheckClock
 from .context import FakeLambdaContext
 from .crashes import CrashSwitch, InjectedCrash
 from .delivery import deliver_until_acknowledged, run_concurrently
 from .effectively_once import NotEffectivelyOnce, Report, check_effectively_once
 from .events import (
+    delivered_again,
+    event_after,
     failed_ids,
     failed_offsets,
     kafka_event,
     kafka_record,
     payload,
     record_id,
-    redeliver,
-    redelivery,
     sqs_event,
     sqs_record,
 )
@@ -52,7 +54,6 @@ from .stream_events import (
     failed_sequence_numbers,
     kinesis_event,
     kinesis_record,
-    stream_redelivery,
 )
 from .values import avro_value, json_value, protobuf_value
 
@@ -69,8 +70,10 @@ __all__ = [
     "avro_value",
     "check_effectively_once",
     "deliver_until_acknowledged",
+    "delivered_again",
     "dynamodb_stream_event",
     "dynamodb_stream_record",
+    "event_after",
     "eventbridge_event",
     "failed_ids",
     "failed_offsets",
@@ -80,17 +83,14 @@ __all__ = [
     "kafka_record",
     "kinesis_event",
     "kinesis_record",
-    "local_app",
     "payload",
     "protobuf_value",
     "record_id",
-    "redeliver",
-    "redelivery",
     "run_concurrently",
+    "running_local_app",
     "s3_notification",
     "s3_test_event",
     "sns_notification",
     "sqs_event",
     "sqs_record",
-    "stream_redelivery",
 ]

@@ -1,7 +1,8 @@
 """A SAM template's tables, queues and Kinesis streams on local endpoints, and its functions loaded
 in this process, for a consumer's tests.
 
-`local_app(template, dynamodb_endpoint=..., sqs_endpoint=...)` reads the template the way
+`running_local_app(template, dynamodb_endpoint=..., sqs_endpoint=...)`, a context manager, reads
+the template the way
 `lambda-inbox local` does (parameters, `Globals`, intrinsic functions), creates its tables,
 queues and Kinesis streams (on the moto server) under a stack name of its own (so tests sharing
 one DynamoDB Local never meet), points the process at the endpoints with offline credentials
@@ -119,7 +120,7 @@ class LocalApp:
 
 
 @contextlib.contextmanager
-def local_app(
+def running_local_app(
     template: str | Path,
     *,
     dynamodb_endpoint: str,
@@ -128,7 +129,8 @@ def local_app(
     stack_name: str | None = None,
 ) -> Iterator[LocalApp]:
     """The template's tables and queues created on the endpoints (see the module docstring),
-    removed when the block ends."""
+    removed when the block ends. (In a pytest test, the kit's `local_app` fixture opens one on
+    the plugin's endpoints.)"""
     name = stack_name or f"t{uuid.uuid4().hex[:10]}"
     environment: dict[str, str | None] = dict.fromkeys(inherited_aws_settings(os.environ))
     environment |= {

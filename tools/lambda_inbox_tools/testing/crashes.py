@@ -12,7 +12,7 @@ then on:
 - `"error"`: raises botocore's modelled `ProvisionedThroughputExceededException` before it is
   sent, as the SDK does once its retries are spent; the handler sees an ordinary error;
 - `"dynamodb"`: DynamoDB's own failure of that write, as the service answers it
-  (`dynamodb_answers`: a transaction cancelled for `TransactionConflict` or `ThrottlingError`,
+  (`check.dynamodb_answers`: a transaction cancelled for `TransactionConflict` or `ThrottlingError`,
   `TransactionConflictException`, a batch write partly unprocessed), drawn with the switch's
   `rng`; `answered` names each.
 
@@ -35,7 +35,7 @@ from typing import Any, Literal
 from botocore.client import BaseClient
 
 from ..local.invoker import InjectedCrash
-from .dynamodb_answers import answer_for
+from .check.dynamodb_answers import answer_for
 
 __all__ = [
     "WRITE_OPERATIONS",

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from .events import redelivery
+from .events import event_after
 
 T = TypeVar("T")
 #: A Lambda handler: `handler(event, context)`.
@@ -18,7 +18,7 @@ def deliver_until_acknowledged(
     handler: Handler, event: Mapping[str, Any], *, max_deliveries: int = 30
 ) -> int:
     """Invoke `handler` with `event`, then with what the event source would redeliver after each
-    response (`events.redelivery`), until a response reports nothing. Returns the number
+    response (`events.event_after`), until a response reports nothing. Returns the number
     of deliveries; AssertionError when records still fail after `max_deliveries`."""
     pending: Mapping[str, Any] | None = event
     deliveries = 0
@@ -26,7 +26,7 @@ def deliver_until_acknowledged(
         deliveries += 1
         if deliveries > max_deliveries:
             raise AssertionError(f"still failing after {max_deliveries} deliveries")
-        pending = redelivery(pending, handler(dict(pending), None))
+        pending = event_after(pending, handler(dict(pending), None))
     return deliveries
 
 

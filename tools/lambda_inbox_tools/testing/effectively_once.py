@@ -24,12 +24,14 @@ whatever the draws:
 - **A new id**: at least one acknowledged message (that causes an effect) delivered again under
   a new id, a new SQS `messageId`, a new Kafka offset or a new Kinesis sequence number, its
   payload serialized again with its `volatile` fields restamped (`check.retries`), as a producer
-  retry or a redrive after a commit whose acknowledgement was lost does. (DynamoDB Streams have
-  no such retry: an item written again unchanged makes no stream record.)
+  retry or a redrive after a commit whose acknowledgement was lost does. An SQS body that is an
+  SNS notification comes again unchanged: SNS's redelivery of the notification under a new SQS
+  `messageId`. (DynamoDB Streams have no such retry: an item written again unchanged makes no
+  stream record.)
 - **Faults in writes** (`crashes.CrashSwitch`), each owed kind at the first write of an
   invocation of new work, then drawn at any write: the runtime dies just before a DynamoDB write
   or just after it, a write fails after the SDK's retries, and DynamoDB's own failure of a write
-  (`dynamodb_answers`: cancellations for `TransactionConflict` or `ThrottlingError`,
+  (`check.dynamodb_answers`: cancellations for `TransactionConflict` or `ThrottlingError`,
   `TransactionConflictException`, `UnprocessedItems`).
 - **Late redeliveries** (`check.late`): an acknowledged message delivered again hours or days
   after the run began, another at the end of `redrive_window` (7 days unless given), on the check's clock
@@ -102,6 +104,8 @@ class Report:
     replays: int = 0
     #: Acknowledged messages delivered again under a new id.
     new_ids: int = 0
+    #: Of those, SNS notifications delivered again unchanged under a new SQS `messageId`.
+    sns_redeliveries: int = 0
     #: Faults that fired: "before" / "after" (crashes), "error" (a write failed after the SDK's
     #: retries) and "dynamodb" (DynamoDB's own failure of a write, named in `dynamodb`).
     crashes: Counter[str] = field(default_factory=Counter)
@@ -131,7 +135,8 @@ class Report:
         faults = faults or "none"
         return (
             f"{self.messages} messages in {self.invocations} invocations ({self.deliveries} "
-            f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id, "
+            f"deliveries, {self.duplicates} duplicates, {self.new_ids} under a new id"
+            f"{f' ({self.sns_redeliveries} SNS redeliveries)' if self.sns_redeliveries else ''}, "
             f"{self.replays} rewinds, {self.owed_rounds} rounds for owed faults, "
             f"{self.order_checks} responses judged for order, {self.overlaps} overlapping "
             f"invocations; late, in a redrive window of {late_span(self.redrive_window or 0)}: "
@@ -383,6 +388,7 @@ def check_effectively_once(
         draws.rewinds,
     )
     report.order_checks, report.out_of_order = draws.order_checks, draws.out_of_order
+    report.sns_redeliveries = draws.sns_redeliveries
     after_late = Counter(effects())  # a mapping key -> count, or one entry per effect
     report.effects = before_late + (after_late - before_late) if report.late else after_late
     _verdict(records, key, report)

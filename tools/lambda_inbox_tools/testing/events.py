@@ -1,5 +1,6 @@
 """Lambda events as the event sources deliver them, for a consumer's tests: SQS (standard and
-FIFO) records and events, Kafka (MSK and self-managed) records and events, redeliveries, and
+FIFO) records and events, Kafka (MSK and self-managed) records and events, a message delivered
+again (`delivered_again`), the event after a partial batch response (`event_after`), and
 readers of the partial batch responses.
 
 SQS message attributes come in two spellings: a Lambda record's (`stringValue`, `dataType`,
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..services.offline import ACCOUNT, REGION
-from .stream_events import stream_image, stream_redelivery
+from .stream_events import stream_event_after, stream_image
 
 #: The queue a built SQS record comes from unless `arn` is given.
 QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:local-queue"
@@ -159,8 +160,9 @@ def sqs_event(*records: Mapping[str, Any]) -> dict[str, Any]:
     return {"Records": [dict(record) for record in records]}
 
 
-def redeliver(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The same SQS message delivered again: same messageId, new receipt handle, count + 1."""
+def delivered_again(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the SQS record `record` as the queue delivers the same message again: the same
+    messageId and body, a new receipt handle, its receive count + 1."""
     again: dict[str, Any] = copy.deepcopy(dict(record))
     again["receiptHandle"] = _receipt_handle()
     count = int(again["attributes"]["ApproximateReceiveCount"]) + 1
@@ -250,22 +252,21 @@ def failed_offsets(response: Mapping[str, Any]) -> list[tuple[str, int]]:
     ]
 
 
-def redelivery(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What the event source delivers after `response` (a partial batch response to `event`):
-    for Kafka, per reported partition every record from the first reported offset on; for a
-    Kinesis or DynamoDB stream, every record from the lowest reported sequence number on
-    (`stream_events.stream_redelivery`); for SQS, the reported messages again (`redeliver`).
-    None when nothing was reported; AssertionError when the response reports a record the
-    event does not hold."""
+def event_after(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The event the source delivers after `response`, a partial batch response to `event`: for
+    SQS, the reported messages again (`delivered_again`); for Kafka, per reported partition every
+    record from the first reported offset on; for a Kinesis or DynamoDB stream, every record from
+    the lowest reported sequence number on. None when nothing was reported; AssertionError when
+    the response reports a record the event does not hold."""
     if "Records" in event:
         records = event["Records"]
         if records and ("kinesis" in records[0] or "dynamodb" in records[0]):
-            return stream_redelivery(event, response)
+            return stream_event_after(event, response)
         failed = set(failed_ids(response))
         unknown = failed - {str(record["messageId"]) for record in records}
         if unknown:
             raise AssertionError(f"the response reports messages not in the event: {unknown}")
-        again = [redeliver(record) for record in records if record["messageId"] in failed]
+        again = [delivered_again(record) for record in records if record["messageId"] in failed]
         return sqs_event(*again) if again else None
     first_failed: dict[str, int] = {}
     for partition, offset in failed_offsets(response):

@@ -8,7 +8,8 @@ with `sqs_record(body)`; the consumer reads it with `InboxConsumer(..., envelope
     sqs_record(s3_notification(("bucket", "orders/o-1.json", "0055AED6DCD90281E5")))
 
 SNS redelivers a notification to SQS under a new SQS `messageId`: build the SQS record twice
-from one notification (`sqs_record(body)` gives each a new `messageId`).
+from one notification (`sqs_record(body)` gives each a new `messageId`); `check_effectively_once`
+plays it by itself (`check.retries`).
 """
 
 from __future__ import annotations

@@ -187,11 +187,11 @@ def failed_sequence_numbers(response: Mapping[str, Any]) -> list[str]:
     return [str(item["itemIdentifier"]) for item in response.get("batchItemFailures") or []]
 
 
-def stream_redelivery(
+def stream_event_after(
     event: Mapping[str, Any], response: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    """What the stream delivers after `response`: every record from the lowest sequence number
-    reported on. None when nothing was reported; AssertionError when the response reports a
+    """The event a stream delivers after `response` (`events.event_after`): every record from the
+    lowest sequence number reported on. None when nothing was reported; AssertionError when the response reports a
     record the event does not hold (Lambda would retry the whole batch)."""
     reported = failed_sequence_numbers(response)
     if not reported:

@@ -11,7 +11,10 @@ notification's `Message` parsed, the event's `detail`, one S3 record), never the
   (raw message delivery on) is the message itself, delivery id the SQS `messageId`. The
   notification's String `MessageAttributes` join the message's attributes (the SQS message's own
   win): an `idempotency-key` there is the key.
-- `"eventbridge"`: payload `detail`, delivery id the event's `id`.
+- `"eventbridge"`: payload `detail`, delivery id the event's `id`. The outbox message id an
+  outbox relay put in the event's `resources` (`outbox-message-id:<id>`) joins the message's
+  attributes as `outbox-message-id` (the SQS message's own win), so a receiver with no key
+  configured dedupes a relayed event by it.
 - `"s3"`: each record a message, payload the record, delivery id `"<bucket>/<key>#<sequencer>"`
   (the key as S3 sends it, URL-encoded; without a sequencer, `eventName@eventTime`). An
   `s3:TestEvent` is acknowledged with no message at all.
@@ -32,6 +35,7 @@ from typing import Any, Literal
 
 from lambda_inbox.errors import ErrorCode, UndecodableBody
 from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
+from lambda_inbox.sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE, outbox_message_id_of
 
 EnvelopeName = Literal["sns", "eventbridge", "s3"]
 ENVELOPES: tuple[EnvelopeName, ...] = ("sns", "eventbridge", "s3")
@@ -53,7 +57,12 @@ class Envelope:
 
     @property
     def attributes(self) -> dict[str, str]:
-        """An SNS notification's `MessageAttributes` as name -> `Value` (empty otherwise)."""
+        """What the envelope adds to the message's attributes: an SNS notification's
+        `MessageAttributes` as name -> `Value`; an EventBridge event's outbox message id (from
+        its `resources`) as `outbox-message-id`; nothing otherwise."""
+        if self.kind == "eventbridge":
+            relayed = outbox_message_id_of(self.fields.get("resources"))
+            return {} if relayed is None else {OUTBOX_MESSAGE_ID_ATTRIBUTE: relayed}
         raw = self.fields.get("MessageAttributes")
         if not isinstance(raw, Mapping):
             return {}
@@ -94,8 +103,9 @@ def _sns(message: InboundMessage, document: Any) -> InboundMessage:
     if problem:
         return _mismatch(message, f"not an SNS notification ({problem})")
     envelope = _envelope("sns", document["MessageId"], document)
-    attributes = {**envelope.attributes, **message.attributes}
-    return _derived(message, envelope, _json_text(document["Message"]), attributes=attributes)
+    return _derived(
+        message, envelope, _json_text(document["Message"]), _attributes(envelope, message)
+    )
 
 
 def _eventbridge(message: InboundMessage, document: Any) -> InboundMessage:
@@ -103,7 +113,9 @@ def _eventbridge(message: InboundMessage, document: Any) -> InboundMessage:
     if problem:
         return _mismatch(message, f"not an EventBridge event ({problem})")
     envelope = _envelope("eventbridge", document["id"], document)
-    return _derived(message, envelope, _constant(document["detail"]))
+    return _derived(
+        message, envelope, _constant(document["detail"]), _attributes(envelope, message)
+    )
 
 
 def _s3(message: InboundMessage, document: Any) -> list[InboundMessage]:
@@ -120,6 +132,11 @@ def _s3(message: InboundMessage, document: Any) -> list[InboundMessage]:
         delivery_id = f"{s3['bucket']['name']}/{item.get('key', '')}#{position}"
         messages.append(_derived(message, _envelope("s3", delivery_id, {}), _constant(record)))
     return messages
+
+
+def _attributes(envelope: Envelope, message: InboundMessage) -> dict[str, str]:
+    """The message's attributes with the envelope's added; the SQS message's own win."""
+    return {**envelope.attributes, **message.attributes}
 
 
 def _constant(value: Any) -> Callable[[], Any]:

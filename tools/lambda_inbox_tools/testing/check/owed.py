@@ -9,7 +9,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..events import record_id, redeliver
+from ..events import delivered_again, record_id
 from ..stream_events import produced_again, record_sequence, shard_of
 from .mapping import Played
 from .players import Draws, new_sqs_id
@@ -41,7 +41,7 @@ def owed_deliveries(records: Sequence[Record], draws: Draws) -> list[dict[str, A
     owed: list[dict[str, Any]] = []
     rng = draws.rng
     if draws.owed_duplicate and "messageId" in records[0]:
-        owed.append(redeliver(rng.choice(list(records))))
+        owed.append(delivered_again(rng.choice(list(records))))
         draws.owed_duplicate, draws.duplicates = False, draws.duplicates + 1
     with_effect = [r for r in records if draws.has_effect(r)]
     if draws.owed_new_id and with_effect and "dynamodb" not in records[0]:
@@ -114,6 +114,8 @@ def play_what_is_owed(
         driver.last_round = True
         again = again_draws(draws)
         report.owed_rounds += 1
-        play([redeliver(r) if "messageId" in r else r for r in records], driver, again, played)
+        play(
+            [delivered_again(r) if "messageId" in r else r for r in records], driver, again, played
+        )
         draws.order_checks += again.order_checks
         draws.full_batch_done = draws.full_batch_done or again.full_batch_done

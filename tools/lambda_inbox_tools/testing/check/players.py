@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from ...local.invoker import Invocation
 from ...local.kafka_poller import KafkaRecord, next_positions
 from ...local.sqs_poller import messages_to_delete
-from ..events import kafka_event, record_id, redeliver, sqs_event
+from ..events import delivered_again, kafka_event, record_id, sqs_event
 from ..stream_events import (
     acknowledged_count,
     dynamodb_stream_event,
@@ -34,7 +34,7 @@ from ..stream_events import (
 )
 from .mapping import Played
 from .order import acknowledged_after_a_failure
-from .retries import retried
+from .retries import retried, sns_notification_id
 
 Record = Mapping[str, Any]
 
@@ -166,10 +166,17 @@ class Draws:
     #: The fields a producer stamps anew on every send (`retries.retried`).
     volatile: Sequence[str] = ()
 
+    #: Copies under a new id that are SNS's redelivery of a notification (`retries`).
+    sns_redeliveries: int = 0
+
     def copy(self, again: dict[str, Any]) -> dict[str, Any]:
         """`again`, a message delivered again under a new id, as its producer sends it again
-        (`retries.retried`), noted as a copy."""
-        again = retried(again, self.rng, self.volatile)
+        (`retries.retried`; an SNS notification: the same one, SNS's redelivery), noted as a
+        copy."""
+        if sns_notification_id(again) is not None:
+            self.sns_redeliveries += 1
+        else:
+            again = retried(again, self.rng, self.volatile)
         self.copied.add(record_id(again))
         return again
 
@@ -187,7 +194,7 @@ def _acknowledged(batch: Sequence[Record], response: Any, played: Played) -> set
 def new_sqs_id(record: Record) -> dict[str, Any]:
     """The same message delivered under a new messageId (SQS assigns one to every send and to
     every message a redrive moves), received for the first time."""
-    again = redeliver(record)
+    again = delivered_again(record)
     again["messageId"] = str(uuid.uuid4())
     again["attributes"]["ApproximateReceiveCount"] = "1"
     if "SequenceNumber" in again["attributes"]:
@@ -214,10 +221,10 @@ def play_sqs(records: Sequence[Record], driver: Driver, draws: Draws, played: Pl
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for record in batch:
             if str(record["messageId"]) not in acked:  # visible again after its timeout
-                queue.insert(rng.randint(0, len(queue)), redeliver(record))
+                queue.insert(rng.randint(0, len(queue)), delivered_again(record))
                 continue
             if draws.duplicate(record):  # delivered once more, later (at-least-once delivery)
-                queue.insert(rng.randint(0, len(queue)), redeliver(record))
+                queue.insert(rng.randint(0, len(queue)), delivered_again(record))
             if draws.new_id(record):
                 queue.insert(rng.randint(0, len(queue)), draws.copy(new_sqs_id(record)))
 
@@ -243,13 +250,13 @@ def _play_overlap(
     timeout lapsed). Only the later receipt deletes it (SQS: an older receipt handle may not);
     what is not acknowledged comes back (returned, first in the queue)."""
     draws.owed_overlap = False
-    shared = redeliver(batch[0])
+    shared = delivered_again(batch[0])
     first, second = driver.invoke_overlapping(
         [(sqs_event(*batch), len(batch)), (sqs_event(shared), 1)]
     )
     acked = _acknowledged(batch[1:], first, played) | _acknowledged([shared], second, played)
     draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
-    return [redeliver(r) for r in batch if str(r["messageId"]) not in acked]
+    return [delivered_again(r) for r in batch if str(r["messageId"]) not in acked]
 
 
 def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: Played) -> None:
@@ -290,9 +297,9 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
         draws.observe(driver, [r for r in batch if str(r["messageId"]) in acked])
         for group in taken:
             mine = [r for r in batch if r["attributes"]["MessageGroupId"] == group]
-            back = [redeliver(r) for r in mine if str(r["messageId"]) not in acked]
+            back = [delivered_again(r) for r in mine if str(r["messageId"]) not in acked]
             if not back and all(draws.duplicate(r) for r in mine[:1]):  # the deletion was lost
-                back = [redeliver(r) for r in mine if record_id(r) not in draws.observed]
+                back = [delivered_again(r) for r in mine if record_id(r) not in draws.observed]
             groups[group].extendleft(reversed(back))
             for record in mine:
                 if str(record["messageId"]) in acked and draws.new_id(record):

@@ -7,6 +7,12 @@ payload: an SQS body, a Kafka value, a Kinesis record's data; anything else, suc
 Protobuf bytes, goes again unchanged). A consumer that keys its inbox by a hash of the bytes,
 or of the whole event with its volatile fields, takes the retry for a new event.
 
+An SQS body that is an SNS notification (`sns_notification_id`) is not sent through `retried`:
+its new SQS `messageId` is SNS's own redelivery, the same notification byte for byte, as SNS
+delivers it again when it did not see the queue's acknowledgement (and as a redrive moves it). A
+consumer that reads the notification (`InboxConsumer(..., envelope="sns")`) takes it for a
+duplicate; one keyed by the SQS `messageId` applies it again.
+
 An app names its volatile fields with `check_effectively_once(..., volatile=["sent_at",
 "meta.trace_id"])`: dotted paths into the JSON object; a path the event does not hold is left
 alone.
@@ -23,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-__all__ = ["restamped", "retried"]
+__all__ = ["restamped", "retried", "sns_notification_id"]
 
 #: (item separator, key separator, indent) of the serializations a retry is drawn from.
 STYLES: tuple[tuple[str, str, int | None], ...] = (
@@ -54,6 +60,22 @@ def retried(
         if value is not None:
             again["value"] = base64.b64encode(value).decode("ascii")
     return again
+
+
+def sns_notification_id(record: Mapping[str, Any]) -> str | None:
+    """The notification's `MessageId` when `record` is an SQS record whose body is an SNS
+    notification (raw message delivery off); None otherwise."""
+    body = record.get("body")
+    if not isinstance(body, str) or '"Notification"' not in body:
+        return None
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(document, dict) or document.get("Type") != "Notification":
+        return None
+    message_id = document.get("MessageId")
+    return message_id if isinstance(message_id, str) and "TopicArn" in document else None
 
 
 def _again(raw: bytes, rng: random.Random, volatile: Sequence[str]) -> bytes | None:

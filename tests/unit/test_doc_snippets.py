@@ -1,0 +1,515 @@
+"""Every Python snippet of README.md and docs/ runs (devkit/doc_snippets.py says how a page's
+blocks are read and annotated).
+
+A page's blocks run in order in one namespace, like a doctest session, after the page's preamble
+below: the environment, and the reader's own names a fragment refers to (a payload model, a
+`decide` function, an order). A preamble gives no name of the library or the testing kit: what a
+snippet uses of them, it imports. After a block, the page's checks may call what it defined. A
+page whose blocks name files (Getting started) is a project: pytest runs its tests in a fresh
+interpreter with no AWS credentials. A block annotated `skip` says why; it is reported as
+skipped, with its reason."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import BuiltinFunctionType, FunctionType, ModuleType
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from pydantic import BaseModel
+
+from devkit.doc_snippets import (
+    Snippet,
+    SnippetNoteError,
+    doc_pages,
+    private_imports,
+    public_names,
+    snippets,
+)
+from devkit.paths import REPO_ROOT
+from devkit.tables import create_inbox_table
+from lambda_inbox import InboxConsumer, PoisonMessage, UnitOfWork
+from lambda_inbox_tools.testing import sns_notification, sqs_event, sqs_record
+
+Namespace = dict[str, Any]
+EXAMPLE_TEMPLATE = REPO_ROOT / "examples" / "invoices" / "template.yaml"
+EXAMPLE_TESTS = REPO_ROOT / "examples" / "invoices" / "tests" / "test_record_invoice.py"
+PAYMENT_FUNCTION = REPO_ROOT / "functions" / "payment_events" / "app.py"
+
+
+class SnippetFailed(AssertionError):
+    """A block that cannot run as its page shows it."""
+
+
+# ---- the runner ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PageSession:
+    """What a page's blocks run with: `environment` set, the names `preamble` gives, and checks
+    run after the block of that number (1: the page's first block that runs in the session)."""
+
+    environment: Mapping[str, str] = field(default_factory=dict)
+    preamble: Callable[[pytest.FixtureRequest], Namespace] = lambda request: {}
+    after: Mapping[int, Callable[[Namespace, pytest.FixtureRequest], None]] = field(
+        default_factory=dict
+    )
+
+
+def library_names(namespace: Mapping[str, object]) -> list[str]:
+    """The names of `namespace` bound to a module, class or function of the library or the kit
+    (a preamble must leave those to the snippets' own imports)."""
+    found = []
+    for name, value in namespace.items():
+        if isinstance(value, ModuleType):
+            origin = value.__name__
+        elif isinstance(value, (type, FunctionType, BuiltinFunctionType)):
+            origin = value.__module__
+        else:
+            continue
+        if origin.split(".")[0] in ("lambda_inbox", "lambda_inbox_tools"):
+            found.append(name)
+    return found
+
+
+def run_session(
+    blocks: list[Snippet],
+    namespace: Namespace,
+    after: Mapping[int, Callable[[Namespace], None]] | None = None,
+) -> int:
+    """Run the blocks that run in the page's session, in order, in `namespace`; each is first
+    checked to import public names only. Returns how many ran."""
+    leaked = library_names(namespace)
+    if leaked:
+        raise SnippetFailed(f"the preamble gives library names {leaked}: a snippet imports them")
+    public = public_names()
+    ran = 0
+    for block in blocks:
+        if block.skip or block.file:
+            continue
+        if found := private_imports(block.source, public):
+            raise SnippetFailed(f"{block.where}: imports private names {found}")
+        try:
+            exec(block.compiled(), namespace)  # the docs' own code, as a reader runs it
+        except Exception as error:
+            raise SnippetFailed(f"{block.where}: {type(error).__name__}: {error}") from error
+        ran += 1
+        if check := (after or {}).get(ran):
+            check(namespace)
+    return ran
+
+
+def project_files(blocks: list[Snippet]) -> dict[str, str]:
+    """The page's project: file -> its blocks, joined in page order."""
+    files: dict[str, list[str]] = {}
+    for block in blocks:
+        if block.file and not block.skip:
+            files.setdefault(block.file, []).append(block.source)
+    return {name: "\n\n".join(parts) for name, parts in files.items()}
+
+
+def run_project(files: Mapping[str, str], folder: Path) -> str:
+    """Write the project to `folder` and run pytest there in a fresh interpreter, with no AWS
+    credentials and the library on the path; every test function it holds must pass."""
+    public = public_names()
+    for name, source in files.items():
+        if found := private_imports(source, public):
+            raise SnippetFailed(f"{name}: imports private names {found}")
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(source)
+    code = {str((folder / name).parent) for name in files if not name.startswith("tests/")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "INBOX_"))}
+    env.pop("PYTEST_ADDOPTS", None)
+    env.update(
+        PYTHONPATH=os.pathsep.join([*sorted(code), str(REPO_ROOT / "layers" / "inbox")]),
+        AWS_CONFIG_FILE=str(folder / "none"),
+        AWS_SHARED_CREDENTIALS_FILE=str(folder / "none"),
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    tests = sum(len(re.findall(r"^def test_", source, re.MULTILINE)) for source in files.values())
+    if done.returncode != 0 or not re.search(rf"\b{tests} passed\b", done.stdout):
+        raise SnippetFailed(f"the page's project ({tests} tests):\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+# ---- the pages' sessions -------------------------------------------------------------------
+
+
+def front_page_consumer(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The consumer in a few lines: built, its `decide` fills a unit of work, an empty batch
+    answered."""
+    assert isinstance(namespace["consumer"], InboxConsumer)
+    order = namespace["OrderPlaced"](event_id="e-1", order_id="o-1", sku="RED", quantity=2)
+    uow = UnitOfWork()
+    namespace["reserve_stock"](order, uow)
+    assert [(action.kind, action.table) for action in uow.actions] == [("Update", "stock")]
+    assert namespace["handler"]({"Records": []}, None) == {"batchItemFailures": []}
+
+
+def books_and_holds(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """Getting started's business outcomes: `book` writes the two items, and refuses another
+    currency as poison."""
+    invoice = namespace["InvoiceIssued"](
+        event_id="e-1", invoice_id="i-1", account_id="a-1", currency="EUR", amount_cents=100
+    )
+    uow = UnitOfWork()
+    namespace["book"](invoice, uow)
+    assert [(action.kind, action.table) for action in uow.actions] == [
+        ("Update", "ledger"),
+        ("Put", "ledger"),
+    ]
+    with pytest.raises(PoisonMessage):
+        namespace["book"](invoice.model_copy(update={"currency": "USD"}), UnitOfWork())
+    assert callable(namespace["handler"])
+
+
+class _Order(BaseModel):
+    event_id: str
+    order_id: str
+    customer_id: str = "C-1"
+
+
+def concepts_preamble(request: pytest.FixtureRequest) -> Namespace:
+    """The reader's own names concepts.md's fragments refer to."""
+
+    def place(order: _Order, uow: UnitOfWork) -> None:
+        uow.put("orders", {"pk": f"ORDER#{order.order_id}"})
+
+    def payment_captured_proto() -> type[Any]:
+        spec = importlib.util.spec_from_file_location(
+            "payment_captured_pb2",
+            PAYMENT_FUNCTION.with_name("schemas") / "payment_captured_pb2.py",
+        )
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.PaymentCaptured  # type: ignore[no-any-return]
+
+    def record_payment(payment: Mapping[str, Any], uow: UnitOfWork) -> None:
+        uow.put("payments", {"pk": f"PAYMENT#{payment['payment_id']}"})
+
+    def post_webhook(payload: Mapping[str, Any], context: object) -> None:
+        return None
+
+    return {
+        "__file__": str(PAYMENT_FUNCTION),
+        "OrderPlaced": _Order,
+        "place": place,
+        "PaymentCaptured": dict,
+        "record_payment": record_payment,
+        "payment_captured_proto": payment_captured_proto,
+        "uow": UnitOfWork(),
+        "DOMAIN_TABLE": "shop",
+        "order": _Order(event_id="evt-1", order_id="O-1"),
+        "notification_id": lambda order_id: f"order-shipped-{order_id}",
+        "CustomerNotification": _Order,
+        "record_notification": place,
+        "post_webhook": post_webhook,
+    }
+
+
+def keyed_by_the_sns_attribute(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The key extractor reads the SNS notification's message attribute: on moto, a message
+    whose attribute names the order is recorded under that key, whatever its body says."""
+    body = sns_notification({"event_id": "e-1", "order_id": "O-1"}, attributes={"order-id": "A-7"})
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb")
+        create_inbox_table(dynamodb, "inbox")
+        create_key_table(dynamodb, "orders")
+        response = namespace["consumer"].handle(sqs_event(sqs_record(body)), None)
+        keys = [item["pk"]["S"] for item in dynamodb.scan(TableName="inbox")["Items"]]
+    assert response == {"batchItemFailures": []}
+    assert keys == ["orders#A-7"]
+
+
+def create_key_table(dynamodb: Any, name: str) -> None:
+    dynamodb.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+    )
+
+
+def consumer_built(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    assert isinstance(namespace["consumer"], InboxConsumer)
+
+
+def outbox_request_written(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The outbox request is one conditional `Put` in the domain table."""
+    (action,) = namespace["uow"].actions
+    assert (action.kind, action.table) == ("Put", "shop")
+
+
+def _example_tests() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("invoices_example_tests", EXAMPLE_TESTS)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def on_moto(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """The kit's `local_app` fixture with the tables on its moto server (no Java)."""
+    factory = request.getfixturevalue("local_app")
+    return lambda template, **options: factory(template, dynamodb="moto", **options)
+
+
+#: Enough invoices for several batches: the check's owed crashes, duplicates and new ids need more
+#: than one invocation.
+INVOICES = 12
+
+
+def invoices_preamble(*, poison: bool) -> Callable[[pytest.FixtureRequest], Namespace]:
+    """The example application's test helpers, its app on the kit's moto server, and its
+    records (with `poison`, one invalid invoice too)."""
+
+    def preamble(request: pytest.FixtureRequest) -> Namespace:
+        example = _example_tests()
+        app = on_moto(request)(EXAMPLE_TEMPLATE)
+        arn = app.stack.queue("InvoicesQueue").arn
+        bodies = [example.invoice(n, customer=f"C-{n % 4}") for n in range(INVOICES)]
+        records = [example.sqs_record(body, arn=arn) for body in bodies]
+        if poison:
+            records.append(example.sqs_record(example.invoice(99, amount=0), arn=arn))
+        return {
+            "TEMPLATE": EXAMPLE_TEMPLATE,
+            "invoice": example.invoice,
+            "ledger": example.ledger,
+            "app": app,
+            "records": records,
+        }
+
+    return preamble
+
+
+def redelivered_posted_once(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    namespace["test_an_invoice_redelivered_is_posted_once"](on_moto(request))
+
+
+def checked_effectively_once(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    report = namespace["report"]
+    assert report.duplicates and report.new_ids, report
+    posted = Counter({f"INV-{n}": 1 for n in range(INVOICES)})
+    assert namespace["ledger"](namespace["app"])[0] == posted
+
+
+SESSIONS: dict[str, PageSession] = {
+    "README.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
+    "docs/index.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
+    "docs/getting-started.md": PageSession(
+        {"INBOX_TABLE": "inbox", "DOMAIN_TABLE": "ledger"}, after={1: books_and_holds}
+    ),
+    "docs/concepts.md": PageSession(
+        {"INBOX_TABLE": "inbox"},
+        concepts_preamble,
+        after={
+            1: keyed_by_the_sns_attribute,
+            2: consumer_built,
+            3: outbox_request_written,
+            4: consumer_built,
+        },
+    ),
+    "docs/example-application.md": PageSession(
+        preamble=invoices_preamble(poison=True), after={1: checked_effectively_once}
+    ),
+    "docs/testing.md": PageSession(
+        preamble=invoices_preamble(poison=False),
+        after={1: redelivered_posted_once, 2: checked_effectively_once},
+    ),
+}
+
+
+def pages_with_snippets() -> dict[str, list[Snippet]]:
+    found = {}
+    for page in doc_pages(REPO_ROOT):
+        if blocks := snippets(page, REPO_ROOT):
+            found[str(page.relative_to(REPO_ROOT))] = blocks
+    return found
+
+
+PAGES = pages_with_snippets()
+
+
+@pytest.fixture
+def session_environment(monkeypatch: pytest.MonkeyPatch) -> Callable[[Mapping[str, str]], None]:
+    def apply(environment: Mapping[str, str]) -> None:
+        for key, value in environment.items():
+            monkeypatch.setenv(key, value)
+
+    return apply
+
+
+def run_page(
+    name: str, request: pytest.FixtureRequest, apply: Callable[[Mapping[str, str]], None]
+) -> int:
+    blocks = PAGES[name]
+    session = SESSIONS.get(name, PageSession())
+    apply(session.environment)
+    after = {n: (lambda ns, c=check: c(ns, request)) for n, check in session.after.items()}
+    return run_session(blocks, session.preamble(request), after)
+
+
+# ---- every page ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_the_page_s_snippets_run(
+    page: str,
+    request: pytest.FixtureRequest,
+    session_environment: Callable[[Mapping[str, str]], None],
+    tmp_path: Path,
+) -> None:
+    blocks = PAGES[page]
+    ran = run_page(page, request, session_environment)
+    files = project_files(blocks)
+    if files:
+        run_project(files, tmp_path)
+    skipped = [block for block in blocks if block.skip]
+    assert ran + sum(1 for block in blocks if block.file) + len(skipped) == len(blocks)
+    assert set(SESSIONS.get(page, PageSession()).after) <= set(range(1, ran + 1))
+
+
+SKIPPED = [block for blocks in PAGES.values() for block in blocks if block.skip]
+
+if SKIPPED:  # each block left out is reported as skipped, with its reason (`pytest -ra`)
+
+    @pytest.mark.parametrize("block", SKIPPED, ids=[block.where for block in SKIPPED])
+    def test_a_snippet_that_does_not_run_says_why(block: Snippet) -> None:
+        pytest.skip(f"{block.where}: {block.skip}")
+
+
+def test_the_docs_hold_the_snippets_this_module_runs() -> None:
+    """A page named here keeps its Python blocks (a session for a page without them is stale),
+    and the pages people copy from most are among them."""
+    assert set(SESSIONS) <= set(PAGES)
+    assert {"README.md", "docs/getting-started.md", "docs/testing.md"} <= set(PAGES)
+
+
+# ---- the runner catches a broken snippet ---------------------------------------------------
+
+
+def _page(tmp_path: Path, text: str) -> list[Snippet]:
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "planted.md").write_text(text)
+    return snippets(tmp_path / "docs" / "planted.md", tmp_path)
+
+
+def test_a_snippet_that_raises_fails_at_its_line(tmp_path: Path) -> None:
+    blocks = _page(
+        tmp_path,
+        "# Planted\n\n```python\nx = 1\n```\n\nText.\n\n```python\ny = x\nz = y / 0\n```\n",
+    )
+    with pytest.raises(SnippetFailed, match=r"docs/planted.md:10: ZeroDivisionError") as caught:
+        run_session(blocks, {})
+    frames = [frame.tb_lineno for frame in _traceback(caught.value.__cause__)]
+    assert frames[-1] == 11  # the page's own line
+
+
+def _traceback(error: BaseException | None) -> Iterator[Any]:
+    assert error is not None
+    tb = error.__traceback__
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def test_a_later_block_sees_the_earlier_blocks_and_the_preamble(tmp_path: Path) -> None:
+    blocks = _page(tmp_path, "```python\nx = given + 1\n```\n\n```python\ny = x * 2\n```\n")
+    namespace: Namespace = {"given": 1}
+    assert run_session(blocks, namespace) == 2
+    assert namespace["y"] == 4
+
+
+def test_a_snippet_that_imports_a_private_name_fails(tmp_path: Path) -> None:
+    blocks = _page(
+        tmp_path, "```python\nfrom lambda_inbox.commit.unit_of_work import UnitOfWork\n```\n"
+    )
+    with pytest.raises(SnippetFailed, match="imports private names"):
+        run_session(blocks, {})
+    with pytest.raises(SnippetFailed, match="imports private names"):
+        run_project({"tests/test_x.py": blocks[0].source}, tmp_path / "project")
+
+
+def test_a_preamble_that_gives_a_library_name_fails(tmp_path: Path) -> None:
+    blocks = _page(tmp_path, "```python\nuow = UnitOfWork()\n```\n")
+    with pytest.raises(SnippetFailed, match=r"library names \['UnitOfWork'\]"):
+        run_session(blocks, {"UnitOfWork": UnitOfWork})
+
+
+def test_a_skip_without_its_reason_is_refused(tmp_path: Path) -> None:
+    for note in ("skip", "skip:", "skip:   ", "skipped because"):
+        with pytest.raises(SnippetNoteError, match="must say why"):
+            _page(tmp_path, f"<!-- snippet: {note} -->\n```python\nraise SystemExit\n```\n")
+
+
+def test_an_unknown_or_stray_annotation_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SnippetNoteError, match="unknown snippet annotation"):
+        _page(tmp_path, "<!-- snippet: later -->\n```python\nx = 1\n```\n")
+    with pytest.raises(SnippetNoteError, match="on no Python block"):
+        _page(tmp_path, "<!-- snippet: skip: needs AWS -->\n```bash\nsam deploy\n```\n")
+
+
+def test_a_skipped_block_is_counted_not_run(tmp_path: Path) -> None:
+    blocks = _page(
+        tmp_path,
+        "<!-- snippet: skip: needs a deployed stack -->\n```python\nraise SystemExit\n```\n\n"
+        "```python\nx = 1\n```\n",
+    )
+    assert [block.skip for block in blocks] == ["needs a deployed stack", None]
+    assert run_session(blocks, {}) == 1
+
+
+def test_a_project_whose_test_fails_fails(tmp_path: Path) -> None:
+    blocks = _page(
+        tmp_path,
+        "<!-- snippet: file src/app.py -->\n```python\ndef double(x):\n    return x + x\n```\n\n"
+        "<!-- snippet: file tests/test_app.py -->\n```python\nimport app\n\n\n"
+        "def test_double():\n    assert app.double(2) == 5\n```\n",
+    )
+    assert [block.file for block in blocks] == ["src/app.py", "tests/test_app.py"]
+    with pytest.raises(SnippetFailed, match="1 failed"):
+        run_project(project_files(blocks), tmp_path / "project")
+
+
+def test_a_block_in_a_list_item_runs_without_its_indentation(tmp_path: Path) -> None:
+    blocks = _page(
+        tmp_path,
+        "1. Step:\n\n    ```python\n    x = 1\n    if x:\n        y = 2\n    ```\n\n"
+        "2. Then:\n\n    <!-- snippet: skip: needs an AWS account -->\n    ```python\n"
+        "    boto3.client('sts').get_caller_identity()\n    ```\n",
+    )
+    assert [(block.line, block.skip) for block in blocks] == [
+        (4, None),
+        (13, "needs an AWS account"),
+    ]
+    namespace: Namespace = {}
+    assert run_session(blocks, namespace) == 1
+    assert namespace["y"] == 2
+
+
+@pytest.mark.parametrize(
+    "fence", ["```py", "```python3", "```pycon", '```python title="app.py"', "```{.python}"]
+)
+def test_a_python_block_the_runner_would_not_find_is_refused(tmp_path: Path, fence: str) -> None:
+    with pytest.raises(SnippetNoteError, match="fence a Python block as"):
+        _page(tmp_path, f"Text.\n\n{fence}\nx = 1\n```\n")
