@@ -21,6 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from lambda_inbox_tools.testing import (
+    CheckClock,
     NotEffectivelyOnce,
     Report,
     check_effectively_once,
@@ -59,6 +60,7 @@ from .zoo_sns import (
     notification_records,
     with_the_sns_envelope,
 )
+from .zoo_time import client_request_token_only, inbox_kept_7_days, inbox_kept_15_minutes
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 SOURCES = ("sqs", "fifo", "kafka", "kinesis", "dynamodb")
@@ -196,6 +198,9 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     "reads, then writes without a condition": reads_then_writes,
     # Order (tools/lambda_inbox_tools/testing/check/order.py).
     "goes on after a failure in its group": goes_on_after_a_failure,
+    # Dedupe that lapses before a late redelivery (devkit.zoo_time).
+    "inbox records kept 15 minutes": inbox_kept_15_minutes,
+    "ClientRequestToken as the only dedupe": client_request_token_only,
     # SNS's redelivery under a new SQS messageId (devkit.zoo_sns).
     "SNS notifications keyed by the SQS messageId": keyed_by_the_sqs_message_id,
 }
@@ -208,6 +213,7 @@ CONTROLS: dict[str, Callable[[Ledger], Handler]] = {
     "a whole batch of 10 in one transaction": small_batch_in_one_transaction,
     "UnprocessedItems sent again": retries_unprocessed_items,
     "key is a hash of the event without its sent_at": keyed_by_event_hash_without_volatile_fields,
+    "inbox records kept 7 days": inbox_kept_7_days,
     'envelope="sns", no key extractor': with_the_sns_envelope,
 }
 
@@ -311,7 +317,10 @@ def check(consumer: Callable[[Ledger], Handler], source: str, seed: int) -> Repo
 
 
 def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: Ledger) -> Report:
-    """One run of the check on `ledger`: batches of 4, or what the consumer's template says."""
+    """One run of the check on `ledger`: batches of 4, or what the consumer's template says;
+    the ledger's clock the check's."""
+    clock = CheckClock()
+    ledger.clock = clock
     handler = consumer(ledger)
     return check_effectively_once(
         handler,
@@ -322,6 +331,7 @@ def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: L
         seed=seed,
         batch_size=None if isinstance(handler, Deployed) else 4,
         volatile=VOLATILE,
+        clock=clock,
     )
 
 

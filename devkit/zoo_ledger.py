@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +34,8 @@ class Ledger:
     table: str = "ledger"
     #: The library's inbox table (`InboxConsumer`'s), in the in-memory ledger only.
     inbox: str = "inbox"
+    #: The clock the consumer stamps its records' expiry on (the check's, in `zoo.run`).
+    clock: Callable[[], float] = time.time
 
     @classmethod
     def in_memory(cls) -> Ledger:
@@ -40,7 +44,7 @@ class Ledger:
         if not _SHARED:
             memory = MemoryAws()
             client = memory.botocore_client("dynamodb")
-            create_domain_table(client, "ledger")
+            create_ledger_table(client, "ledger")
             create_inbox_table(client, "inbox")
             _SHARED.update(memory=memory, client=client)
         _SHARED["memory"].clear_items()
@@ -90,6 +94,14 @@ class Ledger:
             ConsistentRead=True,
         )
         return "Item" in answer
+
+
+def create_ledger_table(client: Any, name: str) -> None:
+    """The ledger's table: the domain table's keys, TTL on `expires_at`."""
+    create_domain_table(client, name)
+    client.update_time_to_live(
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"}
+    )
 
 
 def deliveries(event: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

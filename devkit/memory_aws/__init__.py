@@ -10,8 +10,9 @@ botocore returns, and errors are botocore's modelled exceptions (`ConditionalChe
 
 What it answers, and how far:
 
-- DynamoDB: `CreateTable` / `DescribeTable` / `DeleteTable` / `UpdateTimeToLive` (key schema
-  only; indexes and TTL accepted and ignored), `GetItem`, `PutItem`, `DeleteItem` (with
+- DynamoDB: `CreateTable` / `DescribeTable` / `DeleteTable` / `UpdateTimeToLive` /
+  `DescribeTimeToLive` (key schema only; indexes accepted and ignored; TTL remembered, nothing
+  expires), `GetItem`, `PutItem`, `DeleteItem` (with
   `ConditionExpression`), `UpdateItem` (`SET a = :v` and `ADD n :v`, with a condition),
   `BatchGetItem` (top-level `ProjectionExpression`), `BatchWriteItem` (puts and deletes, at
   most 25, every one processed: what its request body holds, so that a hook may leave some
@@ -22,7 +23,8 @@ What it answers, and how far:
   `NOT`, parentheses. Refused as DynamoDB refuses them: items beyond 400 KB, missing or empty key
   attributes, text that is not UTF-8. Anything else raises `NotImplementedError`: use moto or
   DynamoDB Local for it. Reads are always consistent;
-  `ClientRequestToken` is ignored. `botocore_client(service)` is the plain botocore client, for
+  a `TransactWriteItems` whose `ClientRequestToken` committed the same actions before changes
+  nothing (another's is refused), the token kept until `clear_items`. `botocore_client(service)` is the plain botocore client, for
   hooks on `before-call` / `after-call`.
 - SQS: `CreateQueue`, `SendMessage`, `SendMessageBatch`, `ReceiveMessage`, `DeleteMessage`,
   `DeleteMessageBatch`, `GetQueueAttributes` (message counts). FIFO queues (name ending in

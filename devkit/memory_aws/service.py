@@ -48,6 +48,8 @@ class MemoryAws:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.tables: dict[str, MemoryTable] = {}
         self.queues: dict[str, MemoryQueue] = {}
+        #: `ClientRequestToken` -> the actions of the transaction it committed.
+        self.tokens: dict[str, str] = {}
         self._clock = clock
         self._session = boto3.session.Session()
         #: One request answered at a time: each is atomic, as DynamoDB's and SQS's are.
@@ -130,6 +132,7 @@ class MemoryAws:
         """Empty every table (the tables stay)."""
         for table in self.tables.values():
             table.items.clear()
+        self.tokens.clear()
 
     # ---- DynamoDB -------------------------------------------------------------------------
 
@@ -157,8 +160,14 @@ class MemoryAws:
             del self.tables[table.name]
             return {"TableDescription": table.description()}
         if operation == "UpdateTimeToLive":
-            self._table(params["TableName"])
+            self._table(params["TableName"]).ttl = dict(params["TimeToLiveSpecification"])
             return {"TimeToLiveSpecification": params["TimeToLiveSpecification"]}
+        if operation == "DescribeTimeToLive":
+            ttl = self._table(params["TableName"]).ttl
+            if not ttl or not ttl.get("Enabled"):
+                return {"TimeToLiveDescription": {"TimeToLiveStatus": "DISABLED"}}
+            described = {"TimeToLiveStatus": "ENABLED", "AttributeName": ttl["AttributeName"]}
+            return {"TimeToLiveDescription": described}
         if operation == "GetItem":
             table = self._table(params["TableName"])
             item = table.items.get(table.key_of(params["Key"], what="key"))
@@ -193,7 +202,7 @@ class MemoryAws:
             found = [dict(item) for item in table.items.values()]
             return {"Items": found, "Count": len(found), "ScannedCount": len(found)}
         if operation == "TransactWriteItems":
-            return self._transact(params["TransactItems"])
+            return self._idempotent(params)
         if operation == "UpdateItem":
             table = self._table(params["TableName"])
             key = table.key_of(params["Key"], what="key")
@@ -247,6 +256,25 @@ class MemoryAws:
                 else:
                     table.items.pop(key, None)
         return {"UnprocessedItems": {}}
+
+    def _idempotent(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A transaction whose `ClientRequestToken` already committed one with the same actions
+        succeeds and changes nothing; with other actions it is refused (DynamoDB forgets a token
+        after 10 minutes; here it is kept until `clear_items`)."""
+        token = params.get("ClientRequestToken")
+        actions = json.dumps(params["TransactItems"], sort_keys=True, default=str)
+        if token is not None and token in self.tokens:
+            if self.tokens[token] != actions:
+                raise MemoryAwsError(
+                    "IdempotentParameterMismatchException",
+                    "The request uses the same client token as a previous, but non-identical "
+                    "request.",
+                )
+            return {}
+        answer = self._transact(params["TransactItems"])
+        if token is not None:
+            self.tokens[token] = actions
+        return answer
 
     def _transact(self, actions: list[dict[str, Any]]) -> dict[str, Any]:
         if len(actions) > MAX_TRANSACTION_ACTIONS:

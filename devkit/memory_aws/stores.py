@@ -25,6 +25,9 @@ class MemoryTable:
     key_names: tuple[str, ...]
     key_types: tuple[str, ...]
     items: dict[tuple[Any, ...], Item] = field(default_factory=dict)
+    #: `UpdateTimeToLive`'s last specification (nothing expires: the testing kit's check emulates
+    #: TTL over any backend).
+    ttl: dict[str, Any] | None = None
 
     def key_of(self, item: Mapping[str, Any], *, what: str = "item") -> tuple[Any, ...]:
         key: list[Any] = []

@@ -179,6 +179,35 @@ def test_memory_aws_answers_conditions_and_transactions_as_dynamodb_does() -> No
         client.put_item(TableName="inbox", Item={"pk": "not an attribute value"})
 
 
+def test_memory_aws_keeps_ttl_settings_and_client_request_tokens_as_dynamodb_does() -> None:
+    """`DescribeTimeToLive` says what `UpdateTimeToLive` set (nothing expires: the check emulates
+    TTL); a transaction sent again with its token changes nothing, and one with other actions
+    under the same token is refused."""
+    _, aws = memory_state()
+    client = aws.dynamodb
+    described = client.describe_time_to_live(TableName="inbox")["TimeToLiveDescription"]
+    assert described == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
+    plain = client.describe_time_to_live(TableName="domain")["TimeToLiveDescription"]
+    assert plain == {"TimeToLiveStatus": "DISABLED"}
+
+    def add(sk: str, token: str) -> None:
+        update: Any = {
+            "TableName": "domain",
+            "Key": {"pk": {"S": "A"}, "sk": {"S": sk}},
+            "UpdateExpression": "ADD n :one",
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+        }
+        client.transact_write_items(TransactItems=[{"Update": update}], ClientRequestToken=token)
+
+    add("V", "token-1")
+    add("V", "token-1")
+    add("V", "token-2")
+    item = aws.item("A", "V")
+    assert item is not None and item["n"] == {"N": "2"}
+    with pytest.raises(ClientError, match="IdempotentParameterMismatch"):
+        add("W", "token-1")
+
+
 def test_memory_aws_queues_enforce_sqs_limits_and_fifo_deduplication() -> None:
     memory, aws = memory_state()
     assert aws.fifo_dlq_url is not None

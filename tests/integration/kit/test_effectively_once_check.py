@@ -13,9 +13,10 @@ import pytest
 
 from devkit.paths import REPO_ROOT
 from devkit.payloads import order, payment
-from devkit.tables import create_domain_table, create_inbox_table
+from devkit.tables import create_inbox_table
 from devkit.zoo import BROKEN, SOURCES, Ledger, sources
 from devkit.zoo import run as run_zoo
+from devkit.zoo_ledger import create_ledger_table
 from devkit.zoo_sns import SNS
 from lambda_inbox_tools.services.offline import local_client
 from lambda_inbox_tools.testing import (
@@ -225,7 +226,7 @@ def test_the_zoo_is_caught_on_dynamodb_local_too(dynamodb_local_endpoint: str, s
         if source not in sources(name):
             continue
         table = f"ledger-{uuid.uuid4().hex[:8]}"
-        create_domain_table(client, table)
+        create_ledger_table(client, table)
         inbox = f"inbox-{uuid.uuid4().hex[:8]}"
         if source == SNS:  # the library's own consumers keep their inbox records there
             create_inbox_table(client, inbox)

@@ -19,8 +19,8 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
   throttling, cancelled transactions, lost answers, stale reads, slow sends;
 - `effectively_once`: `check_effectively_once`, which plays the event source against a handler
   (`check`: duplicates, redeliveries, messages under a new id, SNS's redelivery of a
-  notification, rewinds, reordering, the
-  function's own event source mapping settings, overlapping invocations, order) with faults in
+  notification, rewinds, reordering, the function's own event source mapping settings,
+  overlapping invocations, order, late redeliveries on its clock, `CheckClock`) with faults in
   its writes, and checks the effects happened once per message key;
 - `limits`: what SQS and DynamoDB refuse and moto accepts, as client hooks;
 - `context`: a Lambda context.
@@ -29,6 +29,7 @@ Documented in docs/testing.md.
 """
 
 from .app import LocalApp, LocalFunction, running_local_app
+from .check.clock import CheckClock
 from .context import FakeLambdaContext
 from .crashes import CrashSwitch, InjectedCrash
 from .delivery import deliver_until_acknowledged, run_concurrently
@@ -57,6 +58,7 @@ from .stream_events import (
 from .values import avro_value, json_value, protobuf_value
 
 __all__ = [
+    "CheckClock",
     "CrashSwitch",
     "FakeLambdaContext",
     "InjectedCrash",

@@ -33,6 +33,10 @@ whatever the draws:
   or just after it, a write fails after the SDK's retries, and DynamoDB's own failure of a write
   (`check.dynamodb_answers`: cancellations for `TransactionConflict` or `ThrottlingError`,
   `TransactionConflictException`, `UnprocessedItems`).
+- **Late redeliveries** (`check.late`): an acknowledged message delivered again hours or days
+  after the run began, another at the end of `redrive_window` (7 days unless given), on the check's clock
+  (`check.clock`), the items whose TTL lapsed by then deleted first and `ClientRequestToken`s
+  older than 10 minutes forgotten (`check.expiry`), as DynamoDB forgets them.
 - **What is owed, kept**: batches smaller while faults are owed; a batch as full as the source
   can hand over; what a run still owes played at its end, the effects of the messages under
   observation witnessed first.
@@ -55,8 +59,12 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from .check.clock import CheckClock
+from .check.expiry import Expiry
+from .check.late import DEFAULT_REDRIVE_WINDOW, late_span, play_late, played_window
 from .check.mapping import Played, played_settings
 from .check.overlap import overlapping
 from .check.owed import play_what_is_owed
@@ -114,6 +122,11 @@ class Report:
     out_of_order: list[str] = field(default_factory=list)
     #: Keys found without their effect before an owed redelivery repeated their messages.
     lost_early: set[str] = field(default_factory=set)
+    #: The late redeliveries played (`check.late`): the message, how late, what expired first;
+    #: within `redrive_window`.
+    late: list[str] = field(default_factory=list)
+    redrive_window: timedelta | None = None
+
     effects: Counter[Hashable] = field(default_factory=Counter)
 
     def __str__(self) -> str:
@@ -126,7 +139,9 @@ class Report:
             f"{f' ({self.sns_redeliveries} SNS redeliveries)' if self.sns_redeliveries else ''}, "
             f"{self.replays} rewinds, {self.owed_rounds} rounds for owed faults, "
             f"{self.order_checks} responses judged for order, {self.overlaps} overlapping "
-            f"invocations; faults: {faults}; {self.settings}; seed {self.seed})"
+            f"invocations; late, in a redrive window of {late_span(self.redrive_window or 0)}: "
+            f"{'; '.join(self.late) or 'none'}; faults: {faults}; "
+            f"{self.settings}; seed {self.seed})"
         )
 
 
@@ -277,6 +292,8 @@ def check_effectively_once(
     duplicate_rate: float = 0.3,
     crash_rate: float = 0.25,
     max_invocations: int | None = None,
+    clock: CheckClock | None = None,
+    redrive_window: timedelta = DEFAULT_REDRIVE_WINDOW,
 ) -> Report:
     """Drive `handler` through `records` (all SQS, Kafka, Kinesis or DynamoDB stream records, as
     the kit's `events` and `stream_events` build them) with what the event source and Lambda do
@@ -285,7 +302,10 @@ def check_effectively_once(
     `report_batch_item_failures`: the event source mapping's `BatchSize` and
     `FunctionResponseTypes`, a `LocalFunction`'s template's unless given (`check.mapping`).
     `volatile`: the payload fields the producer stamps anew on every send (dotted paths, such
-    as "sent_at"), changed in a message delivered under a new id (`check.retries`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
+    as "sent_at"), changed in a message delivered under a new id (`check.retries`). `clock`: the
+    check's clock (`check.clock.CheckClock`; pass the one the consumer's `InboxConfig(clock=...)`
+    holds); `redrive_window`: how late a message may come again (a dead-letter redrive, a replay),
+    which the inbox's retention must cover (`check.late`). Returns the report; raises `NotEffectivelyOnce` naming the keys lost,
     applied twice, or unexpected, and `ValueError` for records or clients it cannot play."""
     source = _source(records)
     if clients is None:
@@ -302,6 +322,9 @@ def check_effectively_once(
         report_batch_item_failures=report_batch_item_failures,
     )
     report = Report(seed=seed, messages=len(records), settings=played)
+    report.redrive_window = played_window(records, redrive_window)
+    clock = clock if clock is not None else CheckClock()
+    began = clock()
     draws = Draws(
         rng,
         duplicate_rate,
@@ -334,8 +357,26 @@ def check_effectively_once(
         with contextlib.ExitStack() as watching:
             if crash_rate > 0:  # faults in writes are played: every write must be reachable
                 watching.enter_context(uncovered_writes(switch.covered if switch else set()))
+            expiry = Expiry(switch.clients, clock) if switch is not None else None
+            if expiry is not None:
+                watching.callback(expiry.remove)
             play(records, driver, draws, played)
             play_what_is_owed(records, driver, draws, played, play, report)
+            # Effects before the late deliveries, and only what they add after: an effect whose
+            # own item expired on the clock is TTL's doing, not a loss.
+            before_late = Counter(effects())
+            report.late = play_late(
+                records,
+                driver,
+                draws,
+                played,
+                play,
+                key=key,
+                expiry=expiry,
+                clock=clock,
+                began=began,
+                window=redrive_window,
+            )
     except UncoveredWrite as uncovered:
         raise ValueError(str(uncovered)) from None
     finally:
@@ -348,7 +389,8 @@ def check_effectively_once(
     )
     report.order_checks, report.out_of_order = draws.order_checks, draws.out_of_order
     report.sns_redeliveries = draws.sns_redeliveries
-    report.effects = Counter(effects())  # a mapping key -> count, or one entry per effect
+    after_late = Counter(effects())  # a mapping key -> count, or one entry per effect
+    report.effects = before_late + (after_late - before_late) if report.late else after_late
     _verdict(records, key, report)
     return report
 

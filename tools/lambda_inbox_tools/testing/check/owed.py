@@ -14,7 +14,7 @@ from ..stream_events import produced_again, record_sequence, shard_of
 from .mapping import Played
 from .players import Draws, new_sqs_id
 
-__all__ = ["OWED_ROUNDS", "owed_deliveries", "play_what_is_owed"]
+__all__ = ["OWED_ROUNDS", "again_draws", "owed_deliveries", "play_what_is_owed"]
 
 Record = Mapping[str, Any]
 
@@ -66,7 +66,7 @@ def owed_deliveries(records: Sequence[Record], draws: Draws) -> list[dict[str, A
     return owed
 
 
-def _again(draws: Draws) -> Draws:
+def again_draws(draws: Draws) -> Draws:
     """Draws for a last round: no chance duplicates, new ids or rewinds; the rest as `draws`."""
     return Draws(
         draws.rng,
@@ -103,7 +103,7 @@ def play_what_is_owed(
     owed = owed_deliveries(records, draws)
     if owed:
         report.owed_rounds += 1
-        again = _again(draws)
+        again = again_draws(draws)
         play(owed, driver, again, played)
         draws.order_checks += again.order_checks
     for _ in range(OWED_ROUNDS):
@@ -112,7 +112,7 @@ def play_what_is_owed(
         observed = [r for r in records if record_id(r) in draws.observed]
         draws.witness(observed)
         driver.last_round = True
-        again = _again(draws)
+        again = again_draws(draws)
         report.owed_rounds += 1
         play(
             [delivered_again(r) if "messageId" in r else r for r in records], driver, again, played
