@@ -156,7 +156,7 @@ check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
 
 check-tests: venv
-	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=5 \
+	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=2 \
 		$(BIN)/pytest -q -n 2 --dist worksteal -m "not integration and not build and not soak"
 
 # The volumes of the long runs in `make test` (smaller, every assertion kept) and `make soak`.
