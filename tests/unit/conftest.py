@@ -14,36 +14,40 @@ from types import ModuleType
 import boto3
 import pytest
 from moto import mock_aws
-from moto.core.config import DefaultConfig
+from moto.core.config import default_user_config
 
 from devkit.app_state import AppState
 from devkit.handlers import load_function
 from devkit.payloads import SAMPLE_SKUS
 from lambda_inbox_tools.services.offline import REGION
 
+
 #: moto's default resets boto3's default session at every mock, so each test's clients load
 #: botocore's endpoint rules and service models again: about 130 ms of CPU per test. Instead the
 #: unit tests share one default session of their own (`_unit_session`), put in place for each
-#: test and taken away after it: each test still gets empty moto backends (its tables and queues
-#: are made anew) and fresh clients, and no later test of the worker inherits the session's
-#: cached credentials (moto's fake ones; DynamoDB Local keeps one database per access key, so a
-#: local-stack test would find none of its tables).
-KEEP_BOTO3_SESSION: DefaultConfig = {"core": {"reset_boto3_session": False}}
-
-
+#: test and taken away after it (with moto told not to reset it): each test still gets empty
+#: moto backends (its tables and queues are made anew) and fresh clients, and no later test of
+#: the worker inherits the session's cached credentials (moto's fake ones; DynamoDB Local keeps
+#: one database per access key, so a local-stack test would find none of its tables).
 @pytest.fixture(scope="session")
 def _unit_session() -> boto3.session.Session:
     return boto3.session.Session()
 
 
-@pytest.fixture
-def aws(
+@pytest.fixture(autouse=True)
+def _one_boto3_session(
     monkeypatch: pytest.MonkeyPatch, _unit_session: boto3.session.Session
-) -> Iterator[AppState]:
+) -> None:
+    core = {**default_user_config.get("core", {}), "reset_boto3_session": False}
+    monkeypatch.setitem(default_user_config, "core", core)
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", _unit_session)
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AppState]:
     """Inbox + domain tables and an SQS dead-letter queue (standard and FIFO) under moto; the
     example functions' environment points at them."""
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", _unit_session)
-    with mock_aws(config=KEEP_BOTO3_SESSION):
+    with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         sqs = boto3.client("sqs", region_name=REGION)
         state = AppState.created(dynamodb, sqs)

@@ -29,14 +29,12 @@ from lambda_inbox_tools.testing import (
 )
 from lambda_inbox_tools.testing.check.expiry import TOKEN_SECONDS, Expiry
 
-from .conftest import KEEP_BOTO3_SESSION
-
 HOUR = 3600.0
 
 
 @pytest.fixture
 def moto_dynamodb() -> Iterator[Any]:
-    with mock_aws(config=KEEP_BOTO3_SESSION):
+    with mock_aws():
         client = boto3.client("dynamodb", region_name=REGION)
         for name, ttl in (("with_ttl", True), ("without_ttl", False)):
             client.create_table(

@@ -118,6 +118,14 @@ def project_files(blocks: list[Snippet]) -> dict[str, str]:
     return {name: "\n\n".join(parts) for name, parts in files.items()}
 
 
+#: The project's pytest without the plugins it does not use (xdist, Hypothesis, pytest's cache):
+#: a reader's project has none of them, and each costs its start.
+QUIET_PLUGINS = [
+    *("-p", "no:cacheprovider", "-p", "no:randomly"),
+    *("-p", "no:xdist", "-p", "no:hypothesispytest"),
+]
+
+
 def run_project(files: Mapping[str, str], folder: Path) -> str:
     """Write the project to `folder` and run pytest there in a fresh interpreter, with no AWS
     credentials and the library on the path; every test function it holds must pass."""
@@ -137,7 +145,7 @@ def run_project(files: Mapping[str, str], folder: Path) -> str:
         AWS_EC2_METADATA_DISABLED="true",
     )
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+        [sys.executable, "-m", "pytest", "-q", *QUIET_PLUGINS],
         cwd=folder,
         env=env,
         capture_output=True,
