@@ -151,7 +151,8 @@ build: venv
 # The inner loop: lint beside the tests that start no service (moto, fakes, in-memory AWS), on
 # both cores. Hypothesis's "check" profile (tests/conftest.py) caps every property at 30
 # examples; fuzzing runs 20 examples per source in memory, 3 on moto; the zoo of broken
-# consumers plays 5 seeds (tests/unit/test_effectively_once_zoo.py; 50 in `make soak`).
+# consumers plays 2 seeds (tests/unit/test_effectively_once_zoo.py; 5 in `make test`, 50 in
+# `make soak`).
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
 
@@ -176,7 +177,7 @@ test: venv dynamodb-local
 # The long runs `make test` keeps short (docs/PERFORMANCE.md, "The test suite's time"): the chaos
 # test at 3,000 deliveries, the fuzzing at 500 examples per source, the stateful model at 30
 # examples, the zoo of broken consumers on 50 seeds, and the tests marked `soak` (the deadline
-# races on the wall clock). Raise them with SOAK_CHAOS_DELIVERIES,
+# races on the wall clock, the chaos run's SNS leg). Raise them with SOAK_CHAOS_DELIVERIES,
 # SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES and SOAK_STATEFUL_EXAMPLES.
 soak: venv dynamodb-local
 	CHAOS_SUITE_DELIVERIES=$(SOAK_CHAOS_DELIVERIES) INBOX_FUZZ_EXAMPLES=$(SOAK_FUZZ_EXAMPLES) \

@@ -89,6 +89,8 @@ def test_chaos_loses_nothing_and_applies_nothing_twice(
         assert verdict.dead_lettered[name] == verdict.poison_sent[name], summary
 
 
+@pytest.mark.soak  # `make soak`; `make test` proves the leg on DynamoDB Local in
+# tests/integration/outbox/test_relay_to_sns_fifo.py and through the local stack
 @pytest.mark.timeout(900)
 def test_the_outbox_leg_through_an_sns_topic_loses_nothing_and_applies_nothing_twice(
     dynamodb_local_endpoint: str, moto_server_endpoint: str
