@@ -230,7 +230,16 @@ def phase_stack(
         )
     except TemplateError as error:
         raise SamLocalError(str(error)) from None
-    provision(spec, dynamodb=dynamodb, sqs=sqs, kafka_bootstrap=None, scale=1.0)
+    provision(
+        spec,
+        dynamodb=dynamodb,
+        sqs=sqs,
+        kafka_bootstrap=None,
+        scale=1.0,
+        # The template's topic (shipment notifications) and its subscription, on the moto server.
+        sns=boto_client("sns", services.sqs),
+        events=boto_client("events", services.sqs),
+    )
     return stack_of(name, spec)
 
 

@@ -124,6 +124,10 @@ def provision(
     if stack.kinesis_streams:
         create_kinesis_streams(kinesis, stack)
     if stack.routes:
+        if sns is None or events is None:
+            raise ValueError(
+                "the template's SNS topics and EventBridge rules need sns= and events="
+            )
         create_routes(sns, events, stack.routes)
     if kafka_bootstrap is None:
         return {}
