@@ -11,9 +11,9 @@ reason, for the relay to report its stream record.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
@@ -188,3 +188,26 @@ def attributed_size(message: OutboxMessage) -> int:
     for name, value in string_attributes(message).items():
         size += len(name.encode("utf-8")) + len("String") + len(value["StringValue"].encode())
     return size
+
+
+def fifo_ids(message: OutboxMessage) -> dict[str, str]:
+    """A FIFO queue's or topic's ids of a message: its group (the message id unless the item
+    names one) and its id as the deduplication id."""
+    return {
+        "MessageGroupId": message.group_id or message.message_id,
+        "MessageDeduplicationId": message.message_id,
+    }
+
+
+def batch_refusals(answer: Mapping[str, Any]) -> list[Refusal]:
+    """The entries a `SendMessageBatch` or `PublishBatch` answer lists as `Failed` (the same
+    shape): each retryable unless the fault is the sender's."""
+    return [
+        Refusal(
+            str(failed["Id"]),
+            str(failed.get("Code", "")),
+            str(failed.get("Message", "")),
+            not failed.get("SenderFault", False),
+        )
+        for failed in answer.get("Failed", [])
+    ]

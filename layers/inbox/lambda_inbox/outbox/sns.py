@@ -16,7 +16,13 @@ from typing import Any
 
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.message import OutboxMessage
-from lambda_inbox.outbox.sending import Refusal, attributed_size, string_attributes
+from lambda_inbox.outbox.sending import (
+    Refusal,
+    attributed_size,
+    batch_refusals,
+    fifo_ids,
+    string_attributes,
+)
 
 __all__ = ["SnsSender", "sns_entry"]
 
@@ -31,8 +37,7 @@ def sns_entry(entry_id: str, message: OutboxMessage, fifo: bool) -> dict[str, An
         "MessageAttributes": string_attributes(message),
     }
     if fifo:
-        entry["MessageGroupId"] = message.group_id or message.message_id
-        entry["MessageDeduplicationId"] = message.message_id
+        entry.update(fifo_ids(message))
     return entry
 
 
@@ -56,12 +61,4 @@ class SnsSender:
         answer = self.client.publish_batch(
             TopicArn=self.destination.target, PublishBatchRequestEntries=entries
         )
-        return [
-            Refusal(
-                str(failed["Id"]),
-                str(failed.get("Code", "")),
-                str(failed.get("Message", "")),
-                not failed.get("SenderFault", False),
-            )
-            for failed in answer.get("Failed", [])
-        ]
+        return batch_refusals(answer)

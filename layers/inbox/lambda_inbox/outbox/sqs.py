@@ -13,7 +13,13 @@ from typing import Any
 
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.message import OutboxMessage
-from lambda_inbox.outbox.sending import Refusal, attributed_size, string_attributes
+from lambda_inbox.outbox.sending import (
+    Refusal,
+    attributed_size,
+    batch_refusals,
+    fifo_ids,
+    string_attributes,
+)
 
 __all__ = ["SqsSender", "sqs_entry"]
 
@@ -28,8 +34,7 @@ def sqs_entry(entry_id: str, message: OutboxMessage, queue_url: str) -> dict[str
         "MessageAttributes": string_attributes(message),
     }
     if queue_url.endswith(".fifo"):
-        entry["MessageGroupId"] = message.group_id or message.message_id
-        entry["MessageDeduplicationId"] = message.message_id
+        entry.update(fifo_ids(message))
     return entry
 
 
@@ -51,12 +56,4 @@ class SqsSender:
         url = self.destination.target
         entries = [sqs_entry(entry_id, message, url) for entry_id, message in batch]
         answer = self.client.send_message_batch(QueueUrl=url, Entries=entries)
-        return [
-            Refusal(
-                str(failed["Id"]),
-                str(failed.get("Code", "")),
-                str(failed.get("Message", "")),
-                not failed.get("SenderFault", False),
-            )
-            for failed in answer.get("Failed", [])
-        ]
+        return batch_refusals(answer)
