@@ -29,6 +29,8 @@ class KinesisPoller(ShardPoller):
     """Polls one Kinesis stream for one function event until `stop()`."""
 
     BATCH_INFO = "KinesisBatchInfo"
+    #: Lambda polls each shard of a Kinesis stream once a second.
+    IDLE_PAUSE_SECONDS = 1.0
 
     def __init__(
         self,

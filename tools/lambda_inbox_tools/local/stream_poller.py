@@ -48,7 +48,6 @@ from .on_failure import (
 )
 from .template import ACCOUNT, REGION, FunctionSpec, KinesisEventSpec, StreamEventSpec
 
-IDLE_PAUSE_SECONDS = 0.2
 #: GetRecords' largest page.
 PAGE_SIZE = 1000
 
@@ -102,6 +101,9 @@ class ShardPoller:
 
     #: The key of the on-failure record's batch description.
     BATCH_INFO = "DDBStreamBatchInfo"
+    #: The pause after a cycle that found nothing: Lambda polls a DynamoDB stream's shards four
+    #: times a second.
+    IDLE_PAUSE_SECONDS = 0.25
 
     def __init__(
         self,
@@ -275,7 +277,7 @@ class ShardPoller:
 
     def _cycle(self) -> None:
         if not self.poll_once():
-            self._loop.stopping.wait(IDLE_PAUSE_SECONDS)
+            self._loop.stopping.wait(self.IDLE_PAUSE_SECONDS)
 
     def start(self) -> None:
         self._loop.start()
