@@ -149,7 +149,13 @@ class Services:
         return f"http://{self.host}:{self.sqs_port}"
 
 
-JAVA_DYNAMODB_LOCAL = ("-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar")
+#: The launch of DynamoDB Local, without its telemetry (offline, it would only cost CPU).
+JAVA_DYNAMODB_LOCAL = (
+    "-Djava.library.path=DynamoDBLocal_lib",
+    "-jar",
+    "DynamoDBLocal.jar",
+    "-disableTelemetry",
+)
 
 
 def start_dynamodb_local(processes: Processes, logs: Path, host: str) -> int:

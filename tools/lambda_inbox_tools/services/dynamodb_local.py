@@ -1,6 +1,7 @@
 """DynamoDB Local as a real Java process, for the tests, the demo and the benchmarks.
 
-`running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` on a free loopback port, waits
+`running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` on a free loopback port (without
+its telemetry, which would try to reach AWS and costs a second of CPU at each start), waits
 until it answers `ListTables`, yields its URL `http://127.0.0.1:PORT` and stops the process on
 exit; the tests and `lambda-inbox local` run it with the JVM options of `QUICK_START`. Every
 failure to start is a `DynamoDBLocalError` with a message meant for a person (what is missing, or
@@ -92,7 +93,7 @@ def running_dynamodb_local(
         with log_path.open("wb") as log:
             # Java from PATH, fixed arguments (B603).
             process = subprocess.Popen(  # nosec B603
-                [*command, "-inMemory", "-port", str(port)],
+                [*command, "-inMemory", "-disableTelemetry", "-port", str(port)],
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
