@@ -12,6 +12,7 @@ testing kit's fixtures (lambda_inbox_tools.pytest_plugin), which adopters use to
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
 from collections.abc import Iterator
@@ -43,6 +44,12 @@ def _apply_fake_aws_env(mp: pytest.MonkeyPatch) -> None:
 
 
 _session_env = pytest.MonkeyPatch()
+
+# The suite's heap (botocore's service models, moto's backends, pydantic's schemas) is large and
+# lives as long as the session: with Python's default thresholds (700, 10, 10) the collector
+# spent about a tenth of the suite's CPU traversing it (docs/PERFORMANCE.md, "The test suite's
+# time").
+gc.set_threshold(50_000, 20, 100)
 
 #: The inner loop's cap on examples per property (`make check`); `make test` and `make soak` run
 #: every test's own count.
