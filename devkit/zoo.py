@@ -14,6 +14,7 @@ the check, single-threaded. (The example consumers are checked on DynamoDB Local
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -64,6 +65,12 @@ from .zoo_time import client_request_token_only, inbox_kept_7_days, inbox_kept_1
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 SOURCES = ("sqs", "fifo", "kafka", "kinesis", "dynamodb")
+
+
+def seeds_played() -> range:
+    """The seeds a suite plays the check on: 0 to `ZOO_SEEDS` - 1 (the Makefile's `check` 2,
+    `test` 5 by default, `soak` 50)."""
+    return range(int(os.environ.get("ZOO_SEEDS", "5")))
 
 
 # ---- the broken ones ----------------------------------------------------------------------------

@@ -6,8 +6,9 @@ below: the environment, and the reader's own names a fragment refers to (a paylo
 `decide` function, an order). A preamble gives no name of the library or the testing kit: what a
 snippet uses of them, it imports. After a block, the page's checks may call what it defined. A
 page whose blocks name files (Getting started) is a project: pytest runs its tests in a fresh
-interpreter with no AWS credentials. A block annotated `skip` says why; it is reported as
-skipped, with its reason."""
+interpreter with no AWS credentials (a process: marked `integration`, so `make test` runs it and
+`make check` does not). A block annotated `skip` says why; it is reported as skipped, with its
+reason."""
 
 from __future__ import annotations
 
@@ -385,16 +386,21 @@ def test_the_page_s_snippets_run(
     page: str,
     request: pytest.FixtureRequest,
     session_environment: Callable[[Mapping[str, str]], None],
-    tmp_path: Path,
 ) -> None:
     blocks = PAGES[page]
     ran = run_page(page, request, session_environment)
-    files = project_files(blocks)
-    if files:
-        run_project(files, tmp_path)
     skipped = [block for block in blocks if block.skip]
     assert ran + sum(1 for block in blocks if block.file) + len(skipped) == len(blocks)
     assert set(SESSIONS.get(page, PageSession()).after) <= set(range(1, ran + 1))
+
+
+PROJECT_PAGES = sorted(page for page, blocks in PAGES.items() if project_files(blocks))
+
+
+@pytest.mark.integration  # a pytest process per page
+@pytest.mark.parametrize("page", PROJECT_PAGES)
+def test_the_page_s_project_passes_its_own_tests(page: str, tmp_path: Path) -> None:
+    run_project(project_files(PAGES[page]), tmp_path)
 
 
 SKIPPED = [block for blocks in PAGES.values() for block in blocks if block.skip]
@@ -487,6 +493,7 @@ def test_a_skipped_block_is_counted_not_run(tmp_path: Path) -> None:
     assert run_session(blocks, {}) == 1
 
 
+@pytest.mark.integration  # a pytest process
 def test_a_project_whose_test_fails_fails(tmp_path: Path) -> None:
     blocks = _page(
         tmp_path,

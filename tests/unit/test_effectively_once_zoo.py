@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +26,7 @@ from devkit.zoo import (
     Ledger,
     check,
     records,
+    seeds_played,
     sources,
     transactional_inbox,
     verdict,
@@ -42,7 +42,7 @@ from lambda_inbox_tools.testing import (
     sqs_record,
 )
 
-SEEDS = range(int(os.environ.get("ZOO_SEEDS", "5")))
+SEEDS = seeds_played()
 
 
 BROKEN_PAIRS = [(consumer, source) for consumer in BROKEN for source in sources(consumer)]
