@@ -150,16 +150,16 @@ build: venv
 	echo "sam build with $$py313/python3.13"; \
 	PATH="$$py313:$$PATH" $(abspath $(BIN))/sam build --template-file template.yaml
 
-# The inner loop: lint beside the tests that start no service (moto, fakes, in-memory AWS), on
+# The inner loop: lint beside the tests that start no process (moto, fakes, in-memory AWS), on
 # both cores. Hypothesis's "check" profile (tests/conftest.py) caps every property at 30
 # examples; fuzzing runs 20 examples per source in memory, 3 on moto; the zoo of broken
-# consumers plays 2 seeds (tests/unit/test_effectively_once_zoo.py; 5 in `make test`, 50 in
+# consumers plays seed 0 (tests/unit/test_effectively_once_zoo.py; 5 seeds in `make test`, 50 in
 # `make soak`).
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
 
 check-tests: venv
-	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=2 \
+	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=1 \
 		$(BIN)/pytest -q -n 2 --dist worksteal -m "not integration and not build and not soak"
 
 # The volumes of the long runs in `make test` (smaller, every assertion kept) and `make soak`.

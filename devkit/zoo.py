@@ -68,7 +68,7 @@ SOURCES = ("sqs", "fifo", "kafka", "kinesis", "dynamodb")
 
 
 def seeds_played() -> range:
-    """The seeds a suite plays the check on: 0 to `ZOO_SEEDS` - 1 (the Makefile's `check` 2,
+    """The seeds a suite plays the check on: 0 to `ZOO_SEEDS` - 1 (the Makefile's `check` 1,
     `test` 5 by default, `soak` 50)."""
     return range(int(os.environ.get("ZOO_SEEDS", "5")))
 
