@@ -170,14 +170,15 @@ SOAK_FUZZ_MOTO_EXAMPLES ?= 10
 SOAK_STATEFUL_EXAMPLES ?= 30
 SOAK_ZOO_SEEDS ?= 50
 
-# The lints beside the whole suite on four workers (each starts its own DynamoDB Local): on two
-# cores, four keep both busy while tests wait on deadlines, subprocesses and Java, and the lints
-# take what the waits leave.
+# The lints beside the whole suite on three workers (each starts its own DynamoDB Local): on two
+# cores, three keep both busy while tests wait on deadlines, subprocesses and Java, and the lints
+# take what the waits leave (a fourth worker finished no sooner and cost 25 to 60 s more CPU:
+# docs/PERFORMANCE.md, "The test suite's time").
 test: venv dynamodb-local
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint template-lint suite
 
 suite: venv dynamodb-local
-	$(SUITE_VOLUMES) $(BIN)/pytest -q -n 4 --dist worksteal -m "not soak"
+	$(SUITE_VOLUMES) $(BIN)/pytest -q -n 3 --dist worksteal -m "not soak"
 
 # The long runs `make test` keeps short (docs/PERFORMANCE.md, "The test suite's time"): the chaos
 # test at 3,000 deliveries, the fuzzing at 500 examples per source, the stateful model at 30
