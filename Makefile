@@ -153,7 +153,7 @@ build: venv
 # The inner loop: lint beside the tests that start no process (moto, fakes, in-memory AWS), on
 # both cores. Hypothesis's "check" profile (tests/conftest.py) caps every property at 30
 # examples; fuzzing runs 20 examples per source in memory, 3 on moto; the zoo of broken
-# consumers plays seed 0 (tests/unit/test_effectively_once_zoo.py; 5 seeds in `make test`, 50 in
+# consumers plays seed 0 (tests/unit/test_effectively_once_zoo.py; 3 seeds in `make test`, 50 in
 # `make soak`).
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
