@@ -26,7 +26,7 @@ from lambda_inbox_tools.local.sam_env import (
 )
 from lambda_inbox_tools.local.template import Stack, TemplateError, read_stack
 from lambda_inbox_tools.local.webhook import serve_webhook
-from lambda_inbox_tools.services.dynamodb_local import dynamodb_local_dir
+from lambda_inbox_tools.services.dynamodb_local import JAR_ARGUMENTS, dynamodb_local_dir
 from lambda_inbox_tools.services.ports import free_port
 
 from .processes import Processes, say, wait_until
@@ -149,15 +149,6 @@ class Services:
         return f"http://{self.host}:{self.sqs_port}"
 
 
-#: The launch of DynamoDB Local, without its telemetry (offline, it would only cost CPU).
-JAVA_DYNAMODB_LOCAL = (
-    "-Djava.library.path=DynamoDBLocal_lib",
-    "-jar",
-    "DynamoDBLocal.jar",
-    "-disableTelemetry",
-)
-
-
 def start_dynamodb_local(processes: Processes, logs: Path, host: str) -> int:
     home = dynamodb_local_dir()
     if not (home / "DynamoDBLocal.jar").is_file() or not (home / "DynamoDBLocal_lib").is_dir():
@@ -170,7 +161,7 @@ def start_dynamodb_local(processes: Processes, logs: Path, host: str) -> int:
         "DynamoDB Local",
         # All interfaces (it has no option to choose one); -sharedDb: one database whatever the
         # credentials and region of the caller, so the containers see the tables created here.
-        [java, *JAVA_DYNAMODB_LOCAL, "-inMemory", "-sharedDb", "-port", str(port)],
+        [java, *JAR_ARGUMENTS, "-inMemory", "-sharedDb", "-port", str(port)],
         cwd=home,
         log=logs / "dynamodb-local.log",
     )

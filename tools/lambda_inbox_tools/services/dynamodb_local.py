@@ -1,12 +1,11 @@
 """DynamoDB Local as a real Java process, for the tests, the demo and the benchmarks.
 
-`running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` on a free loopback port (without
-its telemetry, which would try to reach AWS and costs a second of CPU at each start), waits
-until it answers `ListTables`, yields its URL `http://127.0.0.1:PORT` and stops the process on
-exit; the tests and `lambda-inbox local` run it with the JVM options of `QUICK_START`. Every
-failure to start is a `DynamoDBLocalError` with a message meant for a person (what is missing, or
-the process log): the test fixture turns it into a test failure, and `dynamodb_local_or_exit()`
-into the exit message of a script.
+`running_dynamodb_local()` starts `DynamoDBLocal.jar -inMemory` (`JAR_ARGUMENTS`: no telemetry)
+on a free loopback port, waits until it answers `ListTables`, yields its URL
+`http://127.0.0.1:PORT` and stops the process on exit; the tests and `lambda-inbox local` run it
+with the JVM options of `QUICK_START`. Every failure to start is a `DynamoDBLocalError` with a
+message meant for a person (what is missing, or the process log): the test fixture turns it into
+a test failure, and `dynamodb_local_or_exit()` into the exit message of a script.
 """
 
 from __future__ import annotations
@@ -34,6 +33,14 @@ STOP_TIMEOUT = 15.0
 #: close to a third of the CPU of the suite's DynamoDB Local tests) and one GC thread.
 #: Benchmarks keep the JVM's defaults, which a long run amortizes.
 QUICK_START = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+#: What follows `java` and its options, from DynamoDB Local's folder: the jar, and no telemetry
+#: (offline it could only try to reach AWS, for a second of CPU at each start).
+JAR_ARGUMENTS = (
+    "-Djava.library.path=DynamoDBLocal_lib",
+    "-jar",
+    "DynamoDBLocal.jar",
+    "-disableTelemetry",
+)
 
 
 class DynamoDBLocalError(RuntimeError):
@@ -81,19 +88,13 @@ def running_dynamodb_local(
 
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    command = [
-        java,
-        *jvm_options,
-        "-Djava.library.path=DynamoDBLocal_lib",
-        "-jar",
-        "DynamoDBLocal.jar",
-    ]
+    command = [java, *jvm_options, *JAR_ARGUMENTS]
     with tempfile.TemporaryDirectory(prefix="dynamodb-local-") as log_dir:
         log_path = Path(log_dir) / "dynamodb-local.log"
         with log_path.open("wb") as log:
             # Java from PATH, fixed arguments (B603).
             process = subprocess.Popen(  # nosec B603
-                [*command, "-inMemory", "-disableTelemetry", "-port", str(port)],
+                [*command, "-inMemory", "-port", str(port)],
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
