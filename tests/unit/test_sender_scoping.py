@@ -203,9 +203,7 @@ def test_a_forged_dead_letter_key_leaves_the_victims_failed_record_alone(aws: Ap
 
 
 @pytest.mark.parametrize("attribute", ["idempotency_key", "outbox_message_id"])
-def test_another_session_of_the_same_role_is_the_same_sender(
-    aws: AppState, attribute: str
-) -> None:
+def test_another_session_of_the_same_role_is_the_same_sender(aws: AppState, attribute: str) -> None:
     consumer = _consumer(aws)
     first = _record("victim", VICTIM, **{attribute: "id-1"})
     retry = _record("victim", VICTIM_OTHER_TASK, **{attribute: "id-1"})
@@ -285,9 +283,7 @@ def test_an_untrusted_redrive_is_refused_and_applies_nothing(aws: AppState) -> N
     consumer = _poison_once(aws)
     dead = _dead_letter_of_the_victim(aws, consumer)
     operator = "AROAOPERATORNOTLISTD:alice"
-    assert consumer.handle(sqs_event(_moved_by(dead, operator)), None) == {
-        "batchItemFailures": []
-    }
+    assert consumer.handle(sqs_event(_moved_by(dead, operator)), None) == {"batchItemFailures": []}
     assert _applied(aws, "victim") == 0
     (refused,) = aws.dead_letters()
     assert refused["MessageAttributes"]["inbox-error-code"]["StringValue"] == "untrusted_sender"
