@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from devkit import items
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
-from lambda_inbox import Clients, InboxConfig, InboxConsumer
+from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox_tools.services import queues
 
 if TYPE_CHECKING:
@@ -100,6 +100,16 @@ class AppState:
     def item(self, pk: str, sk: str) -> dict[str, Any] | None:
         """A domain item (attribute values), None when absent."""
         return items.get_item(self.dynamodb, self.domain, {"pk": pk, "sk": sk})
+
+    def count_applied(self, uow: UnitOfWork, name: str) -> None:
+        """Adds one to `name`'s count of applications in `uow` (an ADD: a second commit shows)."""
+        key = {"pk": f"ORDER#{name}", "sk": "A"}
+        uow.update(self.domain, key, "ADD applied :one", values={":one": 1})
+
+    def applied(self, name: str) -> int:
+        """How many committed transactions counted `name` (`count_applied`)."""
+        item = self.item(f"ORDER#{name}", "A")
+        return 0 if item is None else int(item["applied"]["N"])
 
     def scan(self, table: str) -> list[dict[str, Any]]:
         """Every item of `table` (attribute values)."""

@@ -94,15 +94,9 @@ def _counting(aws: AppState, topics: list[str | None]) -> Any:
     def apply(order: dict[str, Any], uow: UnitOfWork) -> None:
         envelope = current_envelope()
         topics.append(None if envelope is None else envelope.fields.get("TopicArn"))
-        key = {"pk": f"ORDER#{order['order_id']}", "sk": "A"}
-        uow.update(aws.domain, key, "ADD applied :one", values={":one": 1})
+        aws.count_applied(uow, order["order_id"])
 
     return apply
-
-
-def _applied(aws: AppState, order_id: str) -> int:
-    item = aws.item(f"ORDER#{order_id}", "A")
-    return 0 if item is None else int(item["applied"]["N"])
 
 
 def test_sns_redelivery_under_a_new_sqs_message_id_commits_once_with_no_key(
@@ -115,7 +109,7 @@ def test_sns_redelivery_under_a_new_sqs_message_id_commits_once_with_no_key(
     assert first["messageId"] != again["messageId"]
     assert consumer.handle(sqs_event(first), None) == {"batchItemFailures": []}
     assert consumer.handle(sqs_event(again), None) == {"batchItemFailures": []}
-    assert _applied(aws, "o-1") == 1
+    assert aws.applied("o-1") == 1
     assert set(aws.inbox_records("sns-orders")) == {f"{SENDER_ID}/n-1"}
     assert set(topics) == {"arn:aws:sns:us-east-1:123456789012:orders"}
 
@@ -127,7 +121,7 @@ def test_without_the_envelope_the_same_redelivery_applies_twice(aws: AppState) -
     body = sns_notification({"order_id": "o-1"}, message_id="n-1")
     consumer.handle(sqs_event(sqs_record(body)), None)
     consumer.handle(sqs_event(sqs_record(body)), None)
-    assert _applied(aws, "o-1") == 2
+    assert aws.applied("o-1") == 2
     assert topics == [None, None]
 
 
@@ -337,10 +331,10 @@ def test_several_s3_records_commit_each_and_a_failure_redelivers_the_sqs_message
     record = sqs_record(body)
     response = consumer.handle(sqs_event(record, sqs_record(s3_test_event())), None)
     assert response == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
-    assert [_applied(aws, k) for k in ("k1", "k2", "k3")] == [1, 0, 1]
+    assert [aws.applied(k) for k in ("k1", "k2", "k3")] == [1, 0, 1]
     failing.clear()
     assert consumer.handle(sqs_event(delivered_again(record)), None) == {"batchItemFailures": []}
-    assert [_applied(aws, k) for k in ("k1", "k2", "k3")] == [1, 1, 1]  # the others duplicates
+    assert [aws.applied(k) for k in ("k1", "k2", "k3")] == [1, 1, 1]  # the others duplicates
     assert set(aws.inbox_records("s3")) == {f"{SENDER_ID}/b/k{n}#0{n}" for n in (1, 2, 3)}
 
 

@@ -41,18 +41,8 @@ ORDERS = pytest.mark.parametrize("order", [VICTIM_FIRST, FORGER_FIRST])
 
 
 def _counting(aws: AppState) -> Any:
-    """Counts every application per `order` field of the payload (ADD: a second one shows)."""
-
-    def apply(document: dict[str, Any], uow: UnitOfWork) -> None:
-        key = {"pk": f"ORDER#{document['order']}", "sk": "A"}
-        uow.update(aws.domain, key, "ADD applied :one", values={":one": 1})
-
-    return apply
-
-
-def _applied(aws: AppState, order: str) -> int:
-    item = aws.item(f"ORDER#{order}", "A")
-    return 0 if item is None else int(item["applied"]["N"])
+    """Counts every application per `order` field of the payload."""
+    return lambda document, uow: aws.count_applied(uow, document["order"])
 
 
 def _consumer(aws: AppState, **options: Any) -> InboxConsumer[Any]:
@@ -86,7 +76,7 @@ def test_a_forged_chosen_id_is_the_forgers_own_message(
     victim = _record("victim", VICTIM, **{attribute: "id-1"})
     forged = _record("forged", FORGER, **{attribute: "id-1"})
     _deliver(consumer, order, victim, forged)
-    assert (_applied(aws, "victim"), _applied(aws, "forged")) == (1, 1)
+    assert (aws.applied("victim"), aws.applied("forged")) == (1, 1)
     assert set(aws.inbox_records("claims")) == {f"{_principal(VICTIM)}/id-1", f"{FORGER}/id-1"}
     assert aws.dead_letters() == []
 
@@ -97,7 +87,7 @@ def test_a_forged_sns_message_id_is_the_forgers_own_message(aws: AppState, order
     real = sqs_record(sns_notification({"order": "victim"}, message_id="n-1"), sender_id=SNS)
     forged = sqs_record(sns_notification({"order": "forged"}, message_id="n-1"), sender_id=FORGER)
     _deliver(consumer, order, real, forged)
-    assert (_applied(aws, "victim"), _applied(aws, "forged")) == (1, 1)
+    assert (aws.applied("victim"), aws.applied("forged")) == (1, 1)
     assert set(aws.inbox_records("claims")) == {f"{SNS}/n-1", f"{FORGER}/n-1"}
     assert aws.dead_letters() == []
 
@@ -118,7 +108,7 @@ def test_an_id_in_a_forged_notifications_attributes_is_the_forgers_own(
         sqs_record(real, sender_id=SNS),
         sqs_record(forged, sender_id=FORGER),
     )
-    assert (_applied(aws, "victim"), _applied(aws, "forged")) == (1, 1)
+    assert (aws.applied("victim"), aws.applied("forged")) == (1, 1)
     assert set(aws.inbox_records("claims")) == {f"{SNS}/m-1", f"{FORGER}/m-1"}
 
 
@@ -131,7 +121,7 @@ def test_a_forged_fifo_deduplication_id_is_the_forgers_own_message(
     victim = sqs_record({"order": "victim"}, sender_id=VICTIM, **options)
     forged = sqs_record({"order": "forged"}, sender_id=FORGER, **options)
     _deliver(consumer, order, victim, forged)
-    assert (_applied(aws, "victim"), _applied(aws, "forged")) == (1, 1)
+    assert (aws.applied("victim"), aws.applied("forged")) == (1, 1)
 
 
 @ORDERS
@@ -144,7 +134,7 @@ def test_a_forged_original_sender_is_poison_and_the_victim_applied_once(
     victim = _record("victim", VICTIM, idempotency_key="id-1")
     forged = _record("forged", FORGER, idempotency_key="id-1", inbox_sender=_principal(VICTIM))
     _deliver(consumer, order, victim, forged)
-    assert (_applied(aws, "victim"), _applied(aws, "forged")) == (1, 0)
+    assert (aws.applied("victim"), aws.applied("forged")) == (1, 0)
     (dead,) = aws.dead_letters()
     attributes = dead["MessageAttributes"]
     assert attributes["inbox-error-code"]["StringValue"] == "untrusted_sender"
@@ -170,7 +160,7 @@ def test_a_forged_dead_letter_key_plants_no_record_under_the_victims_key(
         message_attributes={"inbox-message-key": string_attribute(victim_key)},
     )
     _deliver(consumer, order, victim, forged)
-    assert _applied(aws, "victim") == 1
+    assert aws.applied("victim") == 1
     records = aws.inbox_records("claims")
     assert records[victim_key]["status"] == "COMPLETED"
     assert records[f"{FORGER}/forged-1"]["status"] == "FAILED"
@@ -208,7 +198,7 @@ def test_another_session_of_the_same_role_is_the_same_sender(aws: AppState, attr
     first = _record("victim", VICTIM, **{attribute: "id-1"})
     retry = _record("victim", VICTIM_OTHER_TASK, **{attribute: "id-1"})
     _deliver(consumer, VICTIM_FIRST, first, retry)
-    assert _applied(aws, "victim") == 1
+    assert aws.applied("victim") == 1
     assert set(aws.inbox_records("claims")) == {f"{_principal(VICTIM)}/id-1"}
 
 
@@ -217,7 +207,7 @@ def test_snss_redelivery_under_a_new_sqs_message_id_is_a_duplicate(aws: AppState
     body = sns_notification({"order": "victim"}, message_id="n-1")
     first, again = sqs_record(body, sender_id=SNS), sqs_record(body, sender_id=SNS)
     _deliver(consumer, VICTIM_FIRST, first, delivered_again(again))
-    assert _applied(aws, "victim") == 1
+    assert aws.applied("victim") == 1
 
 
 def test_a_same_sender_conflict_names_both_fingerprints_and_the_sender(aws: AppState) -> None:
@@ -225,7 +215,7 @@ def test_a_same_sender_conflict_names_both_fingerprints_and_the_sender(aws: AppS
     first = _record("victim", VICTIM, idempotency_key="id-1")
     edited = _record("edited", VICTIM_OTHER_TASK, idempotency_key="id-1")
     _deliver(consumer, VICTIM_FIRST, first, edited)
-    assert (_applied(aws, "victim"), _applied(aws, "edited")) == (1, 0)
+    assert (aws.applied("victim"), aws.applied("edited")) == (1, 0)
     stored = aws.inbox_records("claims")[f"{_principal(VICTIM)}/id-1"]["fingerprint"]
     (message,) = parse_sqs_event(sqs_event(edited))
     (dead,) = aws.dead_letters()
@@ -274,7 +264,7 @@ def test_a_trusted_redrive_keeps_the_original_sender_and_stays_once(aws: AppStat
         assert consumer.handle(sqs_event(_moved_by(dead, REDRIVER)), None) == {
             "batchItemFailures": []
         }
-    assert _applied(aws, "victim") == 1
+    assert aws.applied("victim") == 1
     record = aws.inbox_records("claims")[f"{_principal(VICTIM)}/id-1"]
     assert record["status"] == "COMPLETED"  # the FAILED record of the first delivery, completed
 
@@ -284,7 +274,7 @@ def test_an_untrusted_redrive_is_refused_and_applies_nothing(aws: AppState) -> N
     dead = _dead_letter_of_the_victim(aws, consumer)
     operator = "AROAOPERATORNOTLISTD:alice"
     assert consumer.handle(sqs_event(_moved_by(dead, operator)), None) == {"batchItemFailures": []}
-    assert _applied(aws, "victim") == 0
+    assert aws.applied("victim") == 0
     (refused,) = aws.dead_letters()
     assert refused["MessageAttributes"]["inbox-error-code"]["StringValue"] == "untrusted_sender"
     assert refused["MessageAttributes"]["inbox-sender"]["StringValue"] == _principal(operator)
@@ -299,7 +289,7 @@ def test_a_redrivers_copy_with_a_key_from_the_body_needs_no_trust(aws: AppState)
     assert consumer.handle(sqs_event(first), None) == {"batchItemFailures": []}
     copy = _record("victim", "AROAOPERATORNOTLISTD:alice", inbox_sender=_principal(VICTIM))
     assert consumer.handle(sqs_event(copy), None) == {"batchItemFailures": []}
-    assert _applied(aws, "victim") == 1
+    assert aws.applied("victim") == 1
     assert aws.dead_letters() == []
 
 
