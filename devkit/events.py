@@ -15,6 +15,7 @@ from lambda_inbox_tools.services.offline import ACCOUNT, REGION
 from lambda_inbox_tools.testing import events
 from lambda_inbox_tools.testing.events import (
     KAFKA_TIMESTAMP_MS,
+    SENDER_ID,
     SENT_TIMESTAMP_MS,
     binary_attribute,
     delivered_again,
@@ -37,6 +38,7 @@ __all__ = [
     "ORDER_FIFO_QUEUE_ARN",
     "ORDER_QUEUE_ARN",
     "PAYMENT_REPLAY_QUEUE_ARN",
+    "SENDER_ID",
     "SENT_TIMESTAMP_MS",
     "binary_attribute",
     "delivered_again",

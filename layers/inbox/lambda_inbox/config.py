@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, Literal, Self
 
@@ -124,8 +124,11 @@ class InboxConfig(_Settings):
     batch"), "always" on every batch, "never" leaves every duplicate to the commit (leased mode
     always reads). `key_attributes`: the key attributes of the tables the handler writes, so a
     `put` knows its item (default `pk`, `sk`). `value_formats`: how Kafka values and Kinesis data
-    are read (`ValueFormats`; JSON by default). `clock`: the wall clock (epoch seconds) of record
-    times and lease expiries; simulations and tests pass their own.
+    are read (`ValueFormats`; JSON by default). `trusted_redrivers`: the principals (IAM unique
+    ids, `AROA...`, `AIDA...`; a whole `SenderId` is cut at its `:`) whose copies of a dead letter
+    are believed about its original sender (docs/security.md, "Redrive"). `clock`: the wall
+    clock (epoch seconds) of record times and lease expiries; simulations and tests pass their
+    own.
     """
 
     __slots__ = (
@@ -142,6 +145,7 @@ class InboxConfig(_Settings):
         "max_transaction_actions",
         "retention",
         "retry",
+        "trusted_redrivers",
         "value_formats",
     )
 
@@ -161,6 +165,7 @@ class InboxConfig(_Settings):
         key_attributes: tuple[str, ...] = DEFAULT_KEY_ATTRIBUTES,
         value_formats: Any = None,  # a `ValueFormats`: the settings know no source
         clock: Callable[[], float] = time.time,
+        trusted_redrivers: Iterable[str] = (),
     ) -> None:
         if not consumer or "#" in consumer:
             raise ConfigurationError("consumer must be a non-empty name without '#'")
@@ -191,12 +196,14 @@ class InboxConfig(_Settings):
         self.key_attributes = key_attributes
         self.value_formats = value_formats
         self.clock = clock
+        self.trusted_redrivers = tuple(trusted_redrivers)
 
     @classmethod
     def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:
         """Build a config from `INBOX_TABLE`, `DEAD_LETTER_QUEUE_URL`, `INBOX_RETENTION_DAYS`,
-        `INBOX_MAX_PARALLEL_COMMITS` (transactions of one batch sent side by side, default 4) and
-        `INBOX_DUPLICATE_READ` (`auto`, `always` or `never`)."""
+        `INBOX_MAX_PARALLEL_COMMITS` (transactions of one batch sent side by side, default 4),
+        `INBOX_DUPLICATE_READ` (`auto`, `always` or `never`) and `INBOX_TRUSTED_REDRIVERS`
+        (principals, comma-separated)."""
         table = os.environ.get("INBOX_TABLE", "")
         if not table and "inbox_table" not in overrides:
             raise ConfigurationError("INBOX_TABLE is not set: the inbox needs its DynamoDB table")
@@ -223,6 +230,9 @@ class InboxConfig(_Settings):
         if read:
             _require_duplicate_read("INBOX_DUPLICATE_READ", read)
             values["duplicate_read"] = read
+        redrivers = os.environ.get("INBOX_TRUSTED_REDRIVERS")
+        if redrivers:
+            values["trusted_redrivers"] = redrivers.split(",")
         values.update(overrides)
         return cls(consumer=consumer, **values)  # type: ignore[arg-type]
 

@@ -33,6 +33,7 @@ from lambda_inbox.sources import (
     detect,
 )
 from lambda_inbox.sources.identity import KeyExtractor, KeyStrategy
+from lambda_inbox.sources.senders import principals
 from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import InboxStore
 from lambda_inbox.telemetry import Telemetry
@@ -107,7 +108,9 @@ class InboxConsumer(Generic[M]):
             )
         self.sources: Sequence[EventSource] = (
             KafkaSource(formats),
-            SqsSource(config.fifo_failure_mode, formats, envelope),
+            SqsSource(
+                config.fifo_failure_mode, formats, envelope, principals(config.trusted_redrivers)
+            ),
             KinesisSource(formats),
             DynamoDBStreamsSource(),
         )

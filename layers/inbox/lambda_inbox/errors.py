@@ -42,6 +42,8 @@ class ErrorCode(StrEnum):
     """The key was already completed with a different payload."""
     ENVELOPE_MISMATCH = "envelope_mismatch"
     """The body is not the envelope the consumer names (`InboxConsumer(..., envelope=...)`)."""
+    UNTRUSTED_SENDER = "untrusted_sender"
+    """A copy of another sender's message, from a sender that is no trusted redriver."""
     # Leased mode (docs/concepts.md, "Leased mode").
     ATTEMPTS_EXHAUSTED = "attempts_exhausted"
     """Leased mode: claimed `max_attempts` times without completing."""

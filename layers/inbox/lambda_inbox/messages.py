@@ -42,6 +42,10 @@ class InboundMessage:
     of the inbox keys then comes before the commit (duplicate_read). `envelope` is what wrapped
     the payload (`sources.envelopes.Envelope`: an SNS notification, an EventBridge event, an S3
     record), None for a bare body; key extractors and handlers read it as `current_envelope()`.
+    `sender` is the principal whose name space the identities its sender chose live in (SQS's
+    `SenderId` up to its first `:`, or the original sender a trusted redriver's copy names:
+    `sources.senders`), None for a source without senders; `sender_claim` is an original sender
+    the message named that was not believed (its identity then cannot be read).
     """
 
     # A plain class with slots, not a dataclass: defining a dataclass at import is a measurable
@@ -62,6 +66,8 @@ class InboundMessage:
         "message_group_id",
         "ordering_scope",
         "redelivered",
+        "sender",
+        "sender_claim",
         "sequence",
         "source",
     )
@@ -83,6 +89,8 @@ class InboundMessage:
         encoded_record: bytes | None = None,
         redelivered: bool = False,
         envelope: Any = None,
+        sender: str | None = None,
+        sender_claim: str | None = None,
     ) -> None:
         self.item_identifier = item_identifier
         self.delivery_id = delivery_id
@@ -101,6 +109,8 @@ class InboundMessage:
         self.encoded_record = encoded_record
         self.redelivered = redelivered
         self.envelope = envelope
+        self.sender = sender
+        self.sender_claim = sender_claim
         self._text: str | None = None
         self._json: Any = _UNPARSED
 

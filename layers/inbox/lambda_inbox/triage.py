@@ -30,6 +30,15 @@ MISMATCH_REASON = "a different payload was already processed under this message 
 LEADER_FAILED_DETAIL = "an earlier delivery of this key in the batch did not finish"
 
 
+def mismatch_reason(delivery: Delivery, stored_fingerprint: str) -> str:
+    """What a fingerprint conflict's dead letter says: both fingerprints and the sender."""
+    sender = delivery.message.sender or "none named by the source"
+    return (
+        f"{MISMATCH_REASON}: completed with fingerprint {stored_fingerprint}, this payload's "
+        f"is {delivery.fingerprint}; sender {sender}"
+    )
+
+
 class Triage:
     """Sorts the deliveries of one batch; remembers leaders and their waiting followers.
 
@@ -78,7 +87,8 @@ class Triage:
         reported and dead-lettered, never silently acknowledged)."""
         if delivery.matches(stored_fingerprint):
             return settled(delivery, Outcome.DUPLICATE)
-        poison = PoisonMessage(MISMATCH_REASON, code=ErrorCode.FINGERPRINT_MISMATCH)
+        reason = mismatch_reason(delivery, stored_fingerprint or "")
+        poison = PoisonMessage(reason, code=ErrorCode.FINGERPRINT_MISMATCH)
         return self._dead_letters.dead_letter(delivery, poison, record_failure=False)
 
     def settle_followers(self, *, final: bool = False) -> Iterator[MessageResult]:

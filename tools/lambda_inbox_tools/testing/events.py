@@ -31,6 +31,9 @@ MSK_CLUSTER_ARN = f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/local/test"
 #: The bootstrap servers a built Kafka event names unless others are given.
 BOOTSTRAP_SERVERS = "b-1.test.local.kafka.us-east-1.amazonaws.com:9098"
 _fifo_sequence = itertools.count(18849496460467696128)
+#: The `SenderId` of a built SQS record unless `sender_id` is given: an IAM user's unique id, as
+#: SQS gives a user's messages (a role's messages carry `AROA...:<session>`; docs/security.md).
+SENDER_ID = "AIDAEXAMPLEPRODUCER01"
 #: 2024-11-21T12:02:00Z: when the built SQS messages were sent, in epoch milliseconds.
 SENT_TIMESTAMP_MS = 1732190520000
 #: 2024-11-21T12:06:00Z: the create time of Kafka record offset 0, in epoch milliseconds.
@@ -97,10 +100,12 @@ def sqs_record(
     dedup: str | None = None,
     receive_count: int = 1,
     message_attributes: Mapping[str, Any] | None = None,
+    sender_id: str = SENDER_ID,
 ) -> dict[str, Any]:
     """One record of a Lambda SQS event, in the shape of AWS's sample
     (tests/fixtures/aws/sqs-event-*.json). A mapping body is sent as compact JSON; `messageId`
-    is new unless given. `group` / `dedup` are the FIFO `MessageGroupId` and
+    is new unless given; `sender_id` is the `SenderId` SQS set (the principal that sent it:
+    `AIDA...` for a user, `AROA...:<session>` for a role). `group` / `dedup` are the FIFO `MessageGroupId` and
     `MessageDeduplicationId`: a record with a group comes from a FIFO queue (`arn` ending in
     `.fifo`, `FIFO_QUEUE_ARN` unless given) and carries its `SequenceNumber`, as FIFO records
     do; a FIFO `arn` without a group, or a group on a standard queue's `arn`, is a ValueError
@@ -115,7 +120,7 @@ def sqs_record(
     attributes = {
         "ApproximateReceiveCount": str(receive_count),
         "SentTimestamp": str(SENT_TIMESTAMP_MS),
-        "SenderId": "AIDAEXAMPLEPRODUCER01",
+        "SenderId": sender_id,
         "ApproximateFirstReceiveTimestamp": str(SENT_TIMESTAMP_MS + 37),
     }
     if group is not None:
