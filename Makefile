@@ -41,19 +41,23 @@ help:
 
 venv: $(STAMP)
 
-# uv resolves and installs the development extras in seconds where pip takes a minute; pip,
+# uv resolves and installs the development environment in seconds where pip takes a minute: the
+# library and the tools editable (with every extra the suite uses), devkit, and the `dev`
+# dependency group (pyproject.toml: the test tools, linters, SAM CLI; never published); pip,
 # setuptools and wheel are installed with them, for the tools that call them. The virtualenv
 # starts without pip (ensurepip alone took 6 of a fresh clone's seconds): uv goes in with the
 # interpreter's own pip (`pip --python`), or with ensurepip's where the interpreter has none.
-$(STAMP): pyproject.toml devkit/pyproject.toml
+DEV_EDITABLES := -e '.[boto3,kafka-codecs]' -e './tools[cli,local,kafka-replay,testing]' -e ./devkit
+
+$(STAMP): pyproject.toml tools/pyproject.toml devkit/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
 	@echo "installing the development environment into $(VENV) (uv; the package list: $(BIN)/uv pip list)"
-	@$(INSTALL) $(PYTHON) -m pip --python $(BIN)/python install --quiet 'uv>=0.5' 2>/dev/null \
+	@$(INSTALL) $(PYTHON) -m pip --python $(BIN)/python install --quiet 'uv>=0.8' 2>/dev/null \
 		|| { $(BIN)/python -m ensurepip --default-pip >/dev/null \
-		&& $(INSTALL) $(BIN)/python -m pip install --quiet 'uv>=0.5'; }
+		&& $(INSTALL) $(BIN)/python -m pip install --quiet 'uv>=0.8'; }
 	@$(INSTALL) $(BIN)/uv pip install --quiet --python $(BIN)/python --upgrade-package pip \
 		--upgrade-package setuptools --upgrade-package wheel pip setuptools wheel \
-		-e '.[dev]' -e ./devkit
+		$(DEV_EDITABLES) --group dev
 	@touch $(STAMP)
 
 dynamodb-local:
@@ -102,11 +106,13 @@ scan: $(SCAN_STAMP)
 	$(SCAN_VENV)/bin/checkov --file template.yaml --framework cloudformation --compact --quiet --skip-download
 	$(SCAN_VENV)/bin/bandit --quiet --recursive layers/inbox/lambda_inbox functions tools/lambda_inbox_tools
 
-# The distribution: sdist and wheel with `python -m build`, their metadata and README rendering
-# with `twine check --strict`, then their file lists against devkit/distribution.py's rules.
+# The two distributions, lambda-inbox (the library) and lambda-inbox-tools (tools/): each one's
+# sdist and wheel with `python -m build`, their metadata and README rendering with `twine check
+# --strict`, then their file lists and published requirements against devkit/distribution.py.
 dist: venv
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m build --outdir dist tools
 	$(BIN)/twine check --strict dist/*
 	$(BIN)/python scripts/check_dist.py dist
 
@@ -221,3 +227,4 @@ clean:
 protobuf: venv
 	cd functions/payment_events/schemas && ../../../$(BIN)/python -m grpc_tools.protoc -I. \
 		--python_out=. --pyi_out=. payment_captured.proto
+
