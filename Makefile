@@ -20,7 +20,7 @@ export PYTHONPYCACHEPREFIX ?= $(CURDIR)/.cache/pycache
 # entries under the prefix lie outside the environment (uv warns about them on every upgrade).
 INSTALL := env -u PYTHONPYCACHEPREFIX
 
-.PHONY: help venv dynamodb-local lint template-lint scan build check check-tests test suite soak test-py313 demo sam-local protobuf dist docs docs-build docs-site starter-check clean
+.PHONY: help venv locks check-lowest dynamodb-local lint template-lint scan build check check-tests test suite soak test-py313 demo sam-local protobuf dist docs docs-build docs-site starter-check clean
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test soak test-py313 demo"
@@ -228,3 +228,11 @@ protobuf: venv
 	cd functions/payment_events/schemas && ../../../$(BIN)/python -m grpc_tools.protoc -I. \
 		--python_out=. --pyi_out=. payment_captured.proto
 
+# The layers' locks (layers/inbox/requirements.lock, layers/kafka-codecs/requirements.lock) made
+# again from pyproject.toml against the package index as it was at LOCKS_AS_OF (default: now;
+# each lock names its moment, so `make locks LOCKS_AS_OF=<it>` makes the same file), then
+# downloaded with --require-hashes for arm64 and x86_64, Python 3.12 and 3.13
+# (scripts/update_locks.py). Needs PyPI; `make check` fails while a lock is stale
+# (tests/unit/test_layer_locks.py).
+locks: venv
+	$(BIN)/python scripts/update_locks.py $(if $(LOCKS_AS_OF),--as-of $(LOCKS_AS_OF))
