@@ -7,7 +7,8 @@ command with that moment gives the same lock), with the hashes of every file of 
 version. A lock that builds on another (KafkaCodecsLayer on InboxLayer) is resolved with that
 lock's versions as constraints and leaves its packages out. Then every lock is downloaded with
 `pip download --require-hashes` for both architectures and both Pythons: a wheel missing for one
-of them, or a hash that does not match, fails here rather than in `sam build`.
+of them, or a hash that does not match, fails here rather than in `sam build`. template.yaml's
+ManagedPowertoolsVersion follows the Powertools InboxLayer's lock pins.
 
 Usage: .venv/bin/python scripts/update_locks.py [--as-of 2026-12-01T00:00:00Z] [--no-verify]
 Needs the package index (PyPI); `make check` reads the locks without it (tests/unit/test_layer_locks.py).
@@ -16,13 +17,14 @@ Needs the package index (PyPI); `make check` reads the locks without it (tests/u
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from devkit.locks import LOCKS, PLATFORMS, PYTHON_VERSIONS, LayerLock, pins, pyproject_inputs
+from devkit.locks import INBOX, LOCKS, PLATFORMS, PYTHON_VERSIONS, LayerLock, pins, pyproject_inputs
 from devkit.paths import REPO_ROOT
 
 UV = Path(sys.executable).parent / "uv"
@@ -96,6 +98,20 @@ def write_lock(lock: LayerLock, as_of: str, scratch: Path) -> None:
     print(f"{lock.relative()}: {len(pins(body))} packages")
 
 
+#: template.yaml's default Powertools release for AWS's managed layer: the one InboxLayer's lock
+#: pins, so that both choices of PowertoolsLayer run the Powertools the tests ran.
+MANAGED_DEFAULT = re.compile(r"(\n  ManagedPowertoolsVersion:\n    Type: String\n    Default: )\S+")
+
+
+def follow_in_template(template: Path = REPO_ROOT / "template.yaml") -> None:
+    version = pins(INBOX.path.read_text())["aws-lambda-powertools"]
+    text, found = MANAGED_DEFAULT.subn(rf"\g<1>{version}", template.read_text())
+    if found != 1:
+        sys.exit("template.yaml: no ManagedPowertoolsVersion parameter with a Default to set")
+    template.write_text(text)
+    print(f"template.yaml: ManagedPowertoolsVersion defaults to {version}")
+
+
 def verify(lock: LayerLock, scratch: Path) -> None:
     """Every file the layer's Makefile would install, downloaded for each platform and Python with
     --require-hashes; a lock that builds on another is downloaded together with it, so that its
@@ -125,6 +141,7 @@ def main() -> None:
         scratch = Path(folder)
         for lock in LOCKS:  # in order: a lock is made after the one it builds on
             write_lock(lock, as_of, scratch)
+        follow_in_template()
         if not args.no_verify:
             for lock in LOCKS:
                 verify(lock, scratch)

@@ -216,3 +216,10 @@ def test_the_webhook_receiver_records_every_call_with_its_idempotency_key() -> N
         processes.stop_all()
     assert [call.idempotency_key for call in calls] == ["evt-1", "evt-2", "evt-1"]
     assert calls[1].body == {"order_id": "evt-2"}
+
+
+def test_the_managed_powertools_layer_follows_the_local_architecture(
+    derived: dict[str, Any],
+) -> None:
+    layers = json.dumps(derived["Globals"]["Function"]["Layers"])
+    assert "/aws/service/powertools/python/x86_64/python3.13/" in layers

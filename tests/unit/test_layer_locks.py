@@ -18,6 +18,8 @@ from devkit.locks import (
     pins,
     pyproject_inputs,
 )
+from devkit.paths import REPO_ROOT
+from lambda_inbox_tools.local.cfn import load_template
 
 INBOX_TEXT = INBOX.path.read_text()
 
@@ -111,3 +113,13 @@ def test_anything_beside_a_pin_and_its_hashes_is_named() -> None:
     assert any(
         p.startswith("more than a pin and its hashes: requests") for p in problems_of(INBOX, text)
     )
+
+
+def test_both_powertools_choices_run_the_locked_powertools() -> None:
+    """template.yaml's PowertoolsLayer: the bundled copy by default (works offline); AWS's
+    managed layer, when chosen, at the release InboxLayer's lock pins (`make locks` sets it)."""
+    parameters = load_template(REPO_ROOT / "template.yaml")["Parameters"]
+    assert parameters["PowertoolsLayer"]["Default"] == "bundled"
+    assert parameters["PowertoolsLayer"]["AllowedValues"] == ["bundled", "managed"]
+    locked = pins(INBOX_TEXT)["aws-lambda-powertools"]
+    assert parameters["ManagedPowertoolsVersion"]["Default"] == locked
