@@ -87,7 +87,7 @@ template-lint: venv
 TEMPLATE_VARIANT := \
 	MskSchemaRegistryUri=arn:aws:glue:us-east-1:123456789012:registry/payments MskSchemaValidation=KEY_AND_VALUE \
 	KmsKeyArn=arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab \
-	SqsMaximumConcurrency=50 ReservedConcurrency=10 \
+	SqsMaximumConcurrency=50 ReservedConcurrency=10 PowertoolsLayer=managed ManagedPowertoolsVersion=latest \
 	MskClusterArn=arn:aws:kafka:us-east-1:123456789012:cluster/payments/abcd1234-ab12-cd34-ef56-abcdef123456-1
 
 # The security scanners, pinned in scripts/scanners.txt, in a virtualenv of their own (checkov's
@@ -164,9 +164,28 @@ build: venv
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
 
+CHECK_VOLUMES := HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=1
+CHECK_MARKERS := -m "not integration and not build and not soak"
+
 check-tests: venv
-	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=1 \
-		$(BIN)/pytest -q -n 2 --dist worksteal -m "not integration and not build and not soak"
+	$(CHECK_VOLUMES) $(BIN)/pytest -q -n 2 --dist worksteal $(CHECK_MARKERS)
+
+# Every published floor proven (DEVELOPERS.md, "Dependency ranges"): .venv-lowest, on python3
+# (the oldest Python the project supports), with the library and the tools at the lowest
+# versions their pyproject.toml files allow for each direct dependency (uv's --resolution
+# lowest-direct: what those need at their newest), the `test` group likewise; then
+# scripts/check_lowest.py (every floor is what got installed) and make check's tests, in one
+# process (pytest 8.0, the kit's floor, collects some parametrized ids differently per xdist
+# worker). Not part of make test.
+LOWEST_VENV := .venv-lowest
+check-lowest: venv
+	rm -rf $(LOWEST_VENV)
+	$(PYTHON) -m venv --without-pip $(LOWEST_VENV)
+	$(INSTALL) $(BIN)/uv pip install --quiet --python $(LOWEST_VENV)/bin/python \
+		--resolution lowest-direct $(DEV_EDITABLES) --group test
+	$(LOWEST_VENV)/bin/python scripts/check_lowest.py
+	$(CHECK_VOLUMES) PYTHONPYCACHEPREFIX=$(CURDIR)/.cache/pycache-lowest \
+		$(LOWEST_VENV)/bin/pytest -q -p no:xdist $(CHECK_MARKERS)
 
 # The volumes of the long runs in `make test` (smaller, every assertion kept) and `make soak`.
 SUITE_VOLUMES := CHAOS_SUITE_DELIVERIES=1500 CHAOS_SUITE_CRASH_RATE=0.04 INBOX_FUZZ_EXAMPLES=100
@@ -220,19 +239,24 @@ sam-local: venv dynamodb-local
 	$(BIN)/python scripts/sam_local.py
 
 clean:
-	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache $(SCAN_VENV) $(DOCS_VENV) site dist
+	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache $(SCAN_VENV) $(DOCS_VENV) $(LOWEST_VENV) site dist
 
-# payment_captured_pb2.py(i) from payment_captured.proto (tests/unit/test_payment_schemas.py
-# fails when they differ).
+# payment_captured_pb2.py(i) from payment_captured.proto, by the protoc of grpcio-tools 1.72.0 in
+# a throwaway environment: it writes gencode 6.30.0, which the oldest Protobuf runtime the
+# kafka-codecs extra allows (6.30.2) and every newer one load; a newer protoc's gencode would be
+# refused by older runtimes. tests/unit/test_payment_schemas.py fails when the module differs
+# from the .proto, or its gencode is newer than that floor.
+PROTOC := grpcio-tools==1.72.0
 protobuf: venv
-	cd functions/payment_events/schemas && ../../../$(BIN)/python -m grpc_tools.protoc -I. \
+	cd functions/payment_events/schemas && $(INSTALL) $(abspath $(BIN))/uv run --quiet --isolated \
+		--no-project --with $(PROTOC) python -m grpc_tools.protoc -I. \
 		--python_out=. --pyi_out=. payment_captured.proto
 
 # The layers' locks (layers/inbox/requirements.lock, layers/kafka-codecs/requirements.lock) made
 # again from pyproject.toml against the package index as it was at LOCKS_AS_OF (default: now;
 # each lock names its moment, so `make locks LOCKS_AS_OF=<it>` makes the same file), then
-# downloaded with --require-hashes for arm64 and x86_64, Python 3.12 and 3.13
-# (scripts/update_locks.py). Needs PyPI; `make check` fails while a lock is stale
-# (tests/unit/test_layer_locks.py).
+# downloaded with --require-hashes for arm64 and x86_64, Python 3.12 and 3.13; template.yaml's
+# ManagedPowertoolsVersion follows the locked Powertools (scripts/update_locks.py). Needs PyPI;
+# `make check` fails while a lock is stale (tests/unit/test_layer_locks.py).
 locks: venv
 	$(BIN)/python scripts/update_locks.py $(if $(LOCKS_AS_OF),--as-of $(LOCKS_AS_OF))

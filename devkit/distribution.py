@@ -26,6 +26,7 @@ from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from devkit.paths import REPO_ROOT
 
@@ -152,6 +153,26 @@ def metadata_problems(
             problems.append(f"{line}: required outside an extra (the Lambda runtime ships it)")
         if name in siblings and str(requirement.specifier) != f"=={version}":
             problems.append(f"{line}: not pinned at this version, =={version}")
+    return problems
+
+
+def floor_problems(requires: Iterable[str], installed: Mapping[str, str]) -> list[str]:
+    """`make check-lowest`'s proof: every requirement's floor (its `>=` version) is the version
+    installed for the tests that ran, else that floor is not what they proved (the pins between
+    the two distributions, and requirements without a floor, are not floors)."""
+    siblings = {canonicalize_name(d.name) for d in DISTRIBUTIONS}
+    problems: list[str] = []
+    for line in requires:
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        floors = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+        if name in siblings or not floors:
+            continue
+        version = installed.get(name)
+        if version is None:
+            problems.append(f"{line}: not installed")
+        elif Version(version) != Version(floors[0]):
+            problems.append(f"{line}: {version} installed, not the floor {floors[0]}")
     return problems
 
 

@@ -14,6 +14,7 @@ from devkit.distribution import (
     LIBRARY,
     TOOLS,
     Distribution,
+    floor_problems,
     metadata_problems,
     pyproject_requirements,
     sdist_problems,
@@ -270,3 +271,23 @@ TOOLS_SDIST = f"lambda_inbox_tools-{VERSION}"
 def test_a_broken_sdist_is_named(dist: Distribution, broken: Edit, problem: str) -> None:
     names = broken(set(a_good_sdist(dist)))
     assert problem in sdist_problems(dist, names, VERSION)
+
+
+# ---- `make check-lowest`: the floors are what its tests ran -------------------------------------
+
+
+def test_floors_installed_as_published_pass() -> None:
+    requires = ["pydantic>=2.6", "boto3>=1.34; extra == 'boto3'", "lambda-inbox==0.1.0", "x"]
+    assert floor_problems(requires, {"pydantic": "2.6.0", "boto3": "1.34"}) == []
+
+
+@pytest.mark.parametrize(
+    ("installed", "problem"),
+    [
+        ({"pydantic": "2.7.1"}, "pydantic>=2.6: 2.7.1 installed, not the floor 2.6"),
+        ({}, "pydantic>=2.6: not installed"),
+    ],
+    ids=["raised-by-another", "missing"],
+)
+def test_a_floor_the_tests_did_not_run_is_named(installed: dict[str, str], problem: str) -> None:
+    assert floor_problems(["pydantic>=2.6"], installed) == [problem]
