@@ -24,7 +24,8 @@ INSTALL := env -u PYTHONPYCACHEPREFIX
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test soak test-py313 demo"
-	@echo "         sam-local dist starter-check docs docs-site docs-build scan protobuf clean"
+	@echo "         sam-local dist starter-check docs docs-site docs-build scan protobuf locks"
+	@echo "         check-lowest clean"
 	@echo "  check: lint beside the tests that start no process (no Java, no sam build), Hypothesis's"
 	@echo "         \"check\" profile; within a minute"
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
@@ -34,7 +35,10 @@ help:
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-site: built with"
 	@echo "         --strict and its HTML checked; docs-build: also every page in headless Chromium)"
 	@echo "  starter-check: a project of each kind from starter/, its own make test and make validate"
-	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
+	@echo "  dist:  lambda-inbox and lambda-inbox-tools, sdist and wheel each, in dist/, twine check"
+	@echo "         --strict, their contents and published requirements checked"
+	@echo "  locks: the layers' locks (pinned, with hashes) made again from pyproject.toml; needs PyPI"
+	@echo "  check-lowest: make check's tests at the lowest versions pyproject.toml allows"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
 	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
 	@echo "             (installs docker.io and debootstrap with apt when missing; needs root)"
@@ -221,9 +225,9 @@ soak: venv dynamodb-local
 
 # The suite (unit and integration) on the Lambda runtime's Python, in its own virtualenv.
 VENV313 := .venv313
-test-py313: dynamodb-local
+test-py313: venv dynamodb-local
 	@test -x $(VENV313)/bin/python || "$$(bash scripts/find-python313.sh)/python3.13" -m venv $(VENV313)
-	$(INSTALL) $(VENV313)/bin/python -m pip install --quiet -e '.[test]' -e ./devkit
+	$(INSTALL) $(BIN)/uv pip install --quiet --python $(VENV313)/bin/python $(DEV_EDITABLES) --group test
 	$(VENV313)/bin/pytest -q tests/unit tests/integration
 
 # The application of template.yaml on local services with the demo workload (lambda-inbox local
