@@ -32,13 +32,16 @@ def generate(tmp_path: Path, kind: str) -> Path:
 
 def test_a_project_installs_the_library_from_the_checkout_it_came_from(tmp_path: Path) -> None:
     """Before lambda-inbox is on the package index: the function's requirements and the tests'
-    virtualenv take it from this checkout, whatever the folder `cookiecutter` ran in."""
+    virtualenv take it (and the tests' virtualenv its tools) from this checkout, whatever the
+    folder `cookiecutter` ran in."""
     project = generate(tmp_path, "sqs")
     source = f"lambda-inbox @ file://{REPO_ROOT}"
     assert (project / "src/requirements.txt").read_text().strip() == source
     makefile = (project / "Makefile").read_text()
     assert f"LAMBDA_INBOX ?= lambda-inbox[testing] @ file://{REPO_ROOT}\n" in makefile
+    assert f"LAMBDA_INBOX_TOOLS ?= lambda-inbox-tools @ file://{REPO_ROOT}/tools\n" in makefile
     assert (REPO_ROOT / "pyproject.toml").read_text().count('name = "lambda-inbox"') == 1
+    assert 'name = "lambda-inbox-tools"' in (REPO_ROOT / "tools/pyproject.toml").read_text()
 
 
 def test_a_project_told_a_version_installs_it_from_the_index(tmp_path: Path) -> None:
@@ -52,10 +55,9 @@ def test_a_project_told_a_version_installs_it_from_the_index(tmp_path: Path) -> 
     )
     expected = f"lambda-inbox=={__version__}"
     assert (project / "src/requirements.txt").read_text().strip() == expected
-    assert (
-        f"LAMBDA_INBOX ?= lambda-inbox[testing]=={__version__}\n"
-        in (project / "Makefile").read_text()
-    )
+    makefile = (project / "Makefile").read_text()
+    assert f"LAMBDA_INBOX ?= lambda-inbox[testing]=={__version__}\n" in makefile
+    assert "LAMBDA_INBOX_TOOLS ?=\n" in makefile  # the index has them, pulled by [testing]
 
 
 def test_sam_cli_is_in_the_projects_own_environment(tmp_path: Path) -> None:
