@@ -6,8 +6,11 @@ Rules (those of Lambda's Kafka pollers with partial batch responses):
 - a batch holds up to `BatchSize` records gathered within `MaximumBatchingWindowInSeconds`,
   grouped by `"<topic>-<partition>"` in the event shape of AWS's samples
   (tests/fixtures/aws/msk-event.json, self-managed-kafka-event.json): `aws:kafka` with the
-  cluster's ARN for MSK, `SelfManagedKafka` without one; `bootstrapServers` is the local
-  cluster's, which a replay can read;
+  cluster's ARN for MSK, `SelfManagedKafka` without one; `bootstrapServers` names a
+  self-managed source's servers as the template configures them, comma-separated as AWS's
+  sample does, and an MSK cluster's as the local cluster's (the local stack cannot know MSK's
+  brokers); the on-failure records name the local cluster, which `lambda-inbox replay` reads
+  back;
 - the invocation failed: every partition of the batch is retried from its first offset;
 - `batchItemFailures` lists `{"topic-partition", "offset"}` items, the spelling of AWS's page
   ("Configuring error handling controls for Kafka event sources"): each partition is committed
@@ -94,7 +97,7 @@ def kafka_event(
     if spec.self_managed:
         return {
             "eventSource": "SelfManagedKafka",
-            "bootstrapServers": bootstrap,
+            "bootstrapServers": ",".join(spec.bootstrap_servers) or bootstrap,
             "records": grouped,
         }
     return {

@@ -50,9 +50,11 @@ class _Meeting:
 
 class _OneRequestAtATime:
     """A lock held from a DynamoDB call's `before-call` to its `after-call` (or
-    `after-call-error`): registered last before the call, so the meeting and any injected
-    crash or answer come first (a call they end never takes it), and first after it, so no
-    crash injected after the call keeps it."""
+    `after-call-error`), hooked on the service's events: botocore calls an operation's own hooks
+    (the meeting, an injected crash or answer) before the service's, so a call they end never
+    takes the lock, and first among the service's (before devkit's memory DynamoDB answers). A
+    crash after a call that keeps the lock gives it back at the thread's next call's end, or
+    when its invocation ends."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -83,19 +85,14 @@ def overlapping(calls: Sequence[Callable[[], Any]], clients: Iterable[Any]) -> l
             unique = f"lambda-inbox-overlap-{id(meeting)}-{operation}"
             events.register_first(event, meeting.hook, unique_id=unique)
             hooked.append((client, event, unique))
-        # Each operation by its name: botocore calls an event's own handlers before those of
-        # its prefix, and an injected crash is registered under the operation's name. (A
-        # unique id names one registration of an emitter: one per event.)
-        for operation in client.meta.service_model.operation_names:
-            event = f"before-call.dynamodb.{operation}"
+        for event, hook in (
+            ("before-call.dynamodb", turns.take),
+            ("after-call.dynamodb", turns.give_back),
+            ("after-call-error.dynamodb", turns.give_back),
+        ):
             unique = f"lambda-inbox-overlap-turns-{id(turns)}-{event}"
-            events.register_last(event, turns.take, unique_id=unique)
+            events.register_first(event, hook, unique_id=unique)
             hooked.append((client, event, unique))
-            for after in ("after-call", "after-call-error"):
-                event = f"{after}.dynamodb.{operation}"
-                unique = f"lambda-inbox-overlap-turns-{id(turns)}-{event}"
-                events.register_first(event, turns.give_back, unique_id=unique)
-                hooked.append((client, event, unique))
     start = threading.Barrier(len(calls))
     results: list[Any] = [None] * len(calls)
     errors: list[BaseException] = []
