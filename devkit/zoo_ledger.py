@@ -87,11 +87,11 @@ class Ledger:
             action["ConditionExpression"] = "attribute_not_exists(pk)"
         return action
 
-    def marked(self, key: str) -> bool:
+    def marked(self, key: str, *, consistent: bool = True) -> bool:
         answer = self.dynamodb.get_item(
             TableName=self.table,
             Key={"pk": {"S": RUN}, "sk": {"S": f"INBOX#{key}"}},
-            ConsistentRead=True,
+            ConsistentRead=consistent,
         )
         return "Item" in answer
 

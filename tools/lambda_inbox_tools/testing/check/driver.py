@@ -11,19 +11,26 @@ import math
 import random
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ...local.invoker import Invocation
 from ..crashes import CrashSwitch, InjectedCrash, UncoveredWrite, When
 from .overlap import overlapping
 from .report import NotEffectivelyOnce, Report
 from .schedule import KINDS, owed_faults
-from .stale import StaleReads
 
 __all__ = ["FAILING_IN_A_ROW", "Driver"]
 
 #: Invocations failing in a row after which a run stops: the handler fails on its own.
 FAILING_IN_A_ROW = 50
+
+
+class Reads(Protocol):
+    """What serves the handler's reads while it runs (`dynamodb.stale.StaleReads`)."""
+
+    def begin(self) -> None: ...
+
+    def end(self) -> None: ...
 
 
 class Driver:
@@ -33,7 +40,7 @@ class Driver:
         self,
         call: Callable[[dict[str, Any]], Any],
         switch: CrashSwitch | None,
-        stale: StaleReads | None,
+        stale: Reads | None,
         rng: random.Random,
         report: Report,
         crash_rate: float,

@@ -28,7 +28,7 @@ class Report:
     #: Times two invocations held the same messages at once (`check.overlap`): an SQS
     #: visibility timeout that ran out (standard or FIFO), a Kafka rebalance, a stream's retry.
     overlaps: int = 0
-    #: Reads answered as DynamoDB may answer a read without `ConsistentRead` (`check.stale`).
+    #: Reads answered as DynamoDB may answer a read without `ConsistentRead` (`check.dynamodb.stale`).
     stale_reads: int = 0
     #: Times every message was delivered again at the end for a fault the run still owed.
     owed_rounds: int = 0
@@ -55,7 +55,7 @@ class Report:
     writes_per_message: int = 0
     #: Invocations that ended with an exception of the handler's own.
     raised: int = 0
-    #: FIFO responses judged for order (`check.order`), and the messages they acknowledged after an
+    #: FIFO responses judged for order (`check.sources.order`), and the messages they acknowledged after an
     #: earlier message of their group failed ("GROUP: LATER after FAILED").
     order_checks: int = 0
     out_of_order: list[str] = field(default_factory=list)
@@ -64,7 +64,7 @@ class Report:
     across_lanes: int = 0
     #: Keys found without their effect before an owed redelivery repeated their messages.
     lost_early: set[str] = field(default_factory=set)
-    #: The late redeliveries played (`check.late`): the message, how late, what expired first;
+    #: The late redeliveries played (`check.sources.late`): the message, how late, what expired first;
     #: within `redrive_window`.
     late: list[str] = field(default_factory=list)
     redrive_window: timedelta | None = None

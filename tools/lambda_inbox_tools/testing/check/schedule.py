@@ -14,7 +14,7 @@ answer that the SDK sends again) at the first write of an invocation of new work
 - a lost answer at write `2 + seed mod (W - 1)`.
 
 So every kind falls at write 1 in every run and at every write 2..W within W - 1 consecutive
-seeds; and in each run, for W up to 4, an invocation of new work stops after each of its writes
+seeds; and in each run, for W up to 5, an invocation of new work stops after each of its writes
 1..W-1 once at least (a crash just after write k, or a crash or a failure at write k + 1): a
 consumer that commits a message in separate writes, after any number of harmless ones, leaves
 some of them done and the rest not. The faults at write 1 come first; of the others, those that

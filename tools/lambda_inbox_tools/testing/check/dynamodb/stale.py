@@ -1,8 +1,9 @@
-"""Eventually consistent reads, served as DynamoDB may serve them: a `GetItem`, `BatchGetItem`
-or `Query` without `ConsistentRead` "might not reflect the results of a recently completed write
-operation" (the DynamoDB Developer Guide's "Read consistency"); every copy holds the write "usually
-within one second". DynamoDB Local, moto and devkit's memory DynamoDB always answer with the
-latest write.
+"""Eventually consistent reads, served as DynamoDB may serve them: the answer to a `GetItem`,
+`BatchGetItem` or `Query` without `ConsistentRead` "may not reflect the results of a recently
+completed write operation", and a read repeated "after a short time" returns the more recent
+item (the DynamoDB Developer Guide's "DynamoDB read consistency"); the check takes that time to
+be a second. DynamoDB Local, moto and devkit's memory DynamoDB always answer with the latest
+write.
 
 While the handler runs (`begin` / `end`), `StaleReads` answers such a read of an item written
 less than a second before, on the check's clock, with the item as it was before that write, the
@@ -21,8 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..crashes import WRITE_OPERATIONS
-from .clock import CheckClock
+from ...crashes import WRITE_OPERATIONS
+from ..clock import CheckClock
 
 __all__ = ["WINDOW_SECONDS", "StaleReads"]
 

@@ -14,14 +14,14 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...batch_responses import BatchOutcome, batch_outcome
-from ...local.invoker import Invocation
-from ..events import record_id
-from .driver import Driver
-from .mapping import Played
-from .report import Report
+from ....batch_responses import BatchOutcome, batch_outcome
+from ....local.invoker import Invocation
+from ...events import record_id
+from ..driver import Driver
+from ..mapping import Played
+from ..report import Report
+from ..schedule import SURVIVED
 from .retries import retried, sns_notification_id
-from .schedule import SURVIVED
 
 __all__ = ["OWED_OVERLAPS", "Draws", "outcome"]
 

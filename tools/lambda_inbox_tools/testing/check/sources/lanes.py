@@ -23,19 +23,19 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...batch_responses import kafka_next_offsets, stream_first_failure
-from ...local.invoker import Invocation
-from ..events import kafka_event, record_id
-from ..stream_events import (
+from ....batch_responses import kafka_next_offsets, stream_first_failure
+from ....local.invoker import Invocation
+from ...events import kafka_event, record_id
+from ...stream_events import (
     dynamodb_stream_event,
     kinesis_event,
     produced_again,
     record_sequence,
     shard_of,
 )
+from ..driver import Driver
+from ..mapping import Played
 from .draws import Draws, outcome
-from .driver import Driver
-from .mapping import Played
 
 __all__ = ["order_key", "play_kafka", "play_stream", "stream_lane"]
 

@@ -20,11 +20,11 @@ from typing import Any
 
 from lambda_inbox import InboxConfig
 
-from ..events import record_id
-from .clock import CheckClock, late_span
+from ...events import record_id
+from ..clock import CheckClock, late_span
+from ..dynamodb.expiry import Expiry
+from ..mapping import Played
 from .draws import Draws
-from .expiry import Expiry
-from .mapping import Played
 from .queues import new_sqs_id
 
 __all__ = [

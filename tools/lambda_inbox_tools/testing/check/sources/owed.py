@@ -9,11 +9,11 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..events import delivered_again, record_id
-from ..stream_events import produced_again, record_sequence, shard_of
+from ...events import delivered_again, record_id
+from ...stream_events import produced_again, record_sequence, shard_of
+from ..driver import Driver
+from ..mapping import Played
 from .draws import Draws
-from .driver import Driver
-from .mapping import Played
 from .queues import new_sqs_id
 
 __all__ = ["OWED_ROUNDS", "owed_deliveries", "play_what_is_owed"]

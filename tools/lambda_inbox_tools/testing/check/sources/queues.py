@@ -12,12 +12,12 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...batch_responses import sqs_acknowledged
-from ...local.invoker import Invocation
-from ..events import delivered_again, record_id, sqs_event
+from ....batch_responses import sqs_acknowledged
+from ....local.invoker import Invocation
+from ...events import delivered_again, record_id, sqs_event
+from ..driver import Driver
+from ..mapping import Played
 from .draws import Draws, outcome
-from .driver import Driver
-from .mapping import Played
 from .order import acknowledged_after_a_failure
 
 __all__ = ["new_sqs_id", "play_fifo", "play_sqs"]
