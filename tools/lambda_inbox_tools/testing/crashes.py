@@ -91,16 +91,18 @@ class CrashSwitch:
                 continue
             self.covered.add(id(client.meta.events))
             self.clients.append(client)
-            for operation in WRITE_OPERATIONS:
-                hooks = {
-                    f"before-parameter-build.dynamodb.{operation}": _keep_params,
-                    f"before-call.dynamodb.{operation}": self._hook("before", client),
-                    f"after-call.dynamodb.{operation}": self._hook("after", client),
-                }
-                for event, hook in hooks.items():
-                    unique = f"lambda-inbox-crash-{id(self)}-{event}"
-                    client.meta.events.register(event, hook, unique_id=unique)
-                    self._hooked.append((client, event, unique))
+            # On the service's events, first among its hooks (before devkit's memory DynamoDB
+            # answers), each call's operation read from its model: a hook per operation costs a
+            # registration each, which botocore inspects.
+            hooks = (
+                ("before-parameter-build.dynamodb", _keep_params),
+                ("before-call.dynamodb", self._hook("before", client)),
+                ("after-call.dynamodb", self._hook("after", client)),
+            )
+            for event, hook in hooks:
+                unique = f"lambda-inbox-crash-{id(self)}-{event}"
+                client.meta.events.register_first(event, hook, unique_id=unique)
+                self._hooked.append((client, event, unique))
         if not self._hooked:
             raise ValueError("no DynamoDB client to crash on: pass the clients the handler uses")
 
@@ -145,6 +147,8 @@ class CrashSwitch:
             **_: Any,
         ) -> Any:
             name = getattr(model, "name", "a write")
+            if name not in WRITE_OPERATIONS:
+                return None
             if when == "after":
                 self._add_unprocessed(parsed)
             if when == "before":
@@ -206,9 +210,9 @@ class CrashSwitch:
         return [f.split(" ", 1)[1] for f in self.fired if f.startswith("dynamodb ")]
 
 
-def _keep_params(params: Any = None, context: Any = None, **_: Any) -> None:
+def _keep_params(params: Any = None, context: Any = None, model: Any = None, **_: Any) -> None:
     """Keeps a write's parameters in its request context (the SDK's retry sends them again)."""
-    if isinstance(context, dict):
+    if isinstance(context, dict) and getattr(model, "name", None) in WRITE_OPERATIONS:
         context[_PARAMS] = params
 
 

@@ -1,7 +1,8 @@
 """The check's driver: it invokes the handler as Lambda does, one invocation at a time or two at
 once (`invoke_overlapping`), with a fault armed in its writes: first one invocation of new work
 without one, which measures the writes a message makes, then the faults every run owes
-(`schedule.owed_faults`), then faults drawn at `crash_rate` over the writes an invocation makes.
+(`schedule.owed_faults`), each on an invocation of new work, and on the others faults drawn at
+`crash_rate` over the writes an invocation makes.
 Each invocation ends as Lambda sees it (`local.invoker.Invocation`): a response, or a failure
 (the handler raised, or the runtime died)."""
 
@@ -113,8 +114,13 @@ class Driver:
             self._unfinished(f"after {self.limit} invocations")
         if self.failing_in_a_row >= FAILING_IN_A_ROW:
             self._unfinished(f"after {FAILING_IN_A_ROW} invocations failing in a row")
-        probing = (fresh or self.last_round) and not self.probed
-        fault = None if probing else self._fault(fresh or self.last_round)
+        new_work = fresh or self.last_round
+        probing, owed_now = new_work and not self.probed, False
+        fault: tuple[When, int] | None = None
+        if self.owed and self.switch is not None and new_work:  # an owed fault, on new work
+            fault, owed_now = self.owed[0], True
+        elif not probing:
+            fault = self._drawn()
         if self.switch is not None:
             self.switch.start()
             if fault is not None:
@@ -123,7 +129,7 @@ class Driver:
         try:
             answer = self._answer(event)
         finally:
-            self._settle(fault)
+            self._settle(fault, owed_now)
         if probing and self.switch is not None:
             self._measured(math.ceil(self.switch.writes / max(1, size)))
         if not answer.failed:
@@ -154,17 +160,12 @@ class Driver:
         self.report.writes_per_message = max(1, writes)
         self.owed = owed_faults(self.report.seed, self.report.writes_per_message)
 
-    def _fault(self, fresh: bool) -> tuple[When, int] | None:
-        """The owed faults first, each on a batch that starts with new work (a duplicate may
-        make no write, or one that changes nothing); then drawn."""
-        if self.switch is None:
+    def _drawn(self) -> tuple[When, int] | None:
+        """A fault drawn at `crash_rate`, at a write drawn over those an invocation makes."""
+        if self.switch is None or not self.crash_rate or self.rng.random() >= self.crash_rate:
             return None
-        if self.owed and fresh:
-            return self.owed[0]
-        if self.crash_rate and self.rng.random() < self.crash_rate:
-            kind: When = self.rng.choice(KINDS)[0]
-            return kind, self.rng.randint(1, self.most_writes)
-        return None
+        kind: When = self.rng.choice(KINDS)[0]
+        return kind, self.rng.randint(1, self.most_writes)
 
     @property
     def wrote_before_the_fault(self) -> bool:
@@ -173,7 +174,7 @@ class Driver:
             self.last_fault is not None and self.last_fault_write > 1
         )
 
-    def _settle(self, fault: tuple[When, int] | None) -> None:
+    def _settle(self, fault: tuple[When, int] | None, owed: bool) -> None:
         self.last_fault = None
         if self.switch is None:
             return
@@ -185,7 +186,7 @@ class Driver:
             self.report.crashes[kind] += 1
             self.report.fault_writes[write] += 1
             self.report.positions.setdefault(kind, set()).add(write)
-            if self.owed and self.owed[0] == fault:
+            if owed:
                 self.owed.pop(0)
         else:
             self.most_writes = max(self.most_writes, self.switch.writes)

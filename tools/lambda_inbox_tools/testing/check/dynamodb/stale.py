@@ -61,16 +61,14 @@ class StaleReads:
         self._windows: dict[Key, _Window] = {}
         self._key_names: dict[str, list[str]] = {}
         self._hooks: list[tuple[Any, str, Any]] = []
-        for client in clients:
-            for operation in (*WRITE_OPERATIONS, *_READS):
-                self._hook(client, f"before-parameter-build.dynamodb.{operation}", _keep)
-            for operation in WRITE_OPERATIONS:
-                self._hook(client, f"before-call.dynamodb.{operation}", self._wrote(client))
-            for operation in _READS:
-                self._hook(client, f"after-call.dynamodb.{operation}", self._read(client))
+        for client in clients:  # the service's events, each call's operation read from its model
+            self._hook(client, "before-parameter-build.dynamodb", _keep)
+            self._hook(client, "before-call.dynamodb", self._wrote(client))
+            self._hook(client, "after-call.dynamodb", self._read(client))
 
     def _hook(self, client: Any, event: str, handler: Any) -> None:
-        client.meta.events.register(event, handler)
+        """First among the service's hooks (before devkit's memory DynamoDB answers)."""
+        client.meta.events.register_first(event, handler)
         self._hooks.append((client, event, handler))
 
     def remove(self) -> None:
@@ -89,9 +87,9 @@ class StaleReads:
     # ---- writes open windows
 
     def _wrote(self, client: Any) -> Any:
-        def hook(context: Any = None, **_: Any) -> None:
+        def hook(context: Any = None, model: Any = None, **_: Any) -> None:
             params = context.get(_PARAMS) if isinstance(context, dict) else None
-            if not isinstance(params, dict):
+            if not isinstance(params, dict) or getattr(model, "name", "") not in WRITE_OPERATIONS:
                 return
             now = self.clock()
             for key in self._written(client, params):
@@ -195,7 +193,7 @@ class StaleReads:
         return (table, values[0], values[1] if len(values) > 1 else "")
 
 
-def _keep(params: Any = None, context: Any = None, **_: Any) -> None:
-    """Keeps a call's parameters in its request context, for the hooks after it."""
-    if isinstance(context, dict):
+def _keep(params: Any = None, context: Any = None, model: Any = None, **_: Any) -> None:
+    """Keeps a write's or a read's parameters in its request context, for the hooks after it."""
+    if isinstance(context, dict) and getattr(model, "name", "") in (*WRITE_OPERATIONS, *_READS):
         context[_PARAMS] = params

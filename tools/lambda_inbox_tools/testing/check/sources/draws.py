@@ -140,6 +140,17 @@ class Draws:
             return max(1, min(played.batch_size, len(pending) // (min(owed, new) + 1)))
         return played.batch_size
 
+    def cut(self, driver: Driver, pending: Sequence[Record], size: int, first: bool) -> int:
+        """How many of a lane's `pending` records the next batch takes, at most `size`: while
+        faults or overlaps are owed, new work is left at the head of its lane for a batch that
+        begins with it. The batch's `first` lane, when it does not begin with new work, ends
+        before it; another lane gives only the records before its new work (none when it
+        begins with it)."""
+        if not driver.faults_owed and not (self.owed_overlaps and driver.can_overlap):
+            return size
+        before = next((n for n, record in enumerate(pending) if self.fresh([record])), len(pending))
+        return size if first and before == 0 else min(size, before)
+
     def delivered(self, size: int, acknowledged: int) -> None:
         """After an invocation of `size` records, `acknowledged` of them."""
         if size >= self.full_size and acknowledged == size:

@@ -152,6 +152,7 @@ def play_stream(records: Sequence[Record], driver: Driver, draws: Draws, played:
         size = draws.room(driver, played, lane[start:])
         if draws.faulting(driver):
             size = _reaching_its_key(lane, start, size, played.batch_size)
+        size = draws.cut(driver, lane[start:], size, first=True)
         batch = lane[start : start + size]
         build = kinesis_event if "kinesis" in batch[0] else dynamodb_stream_event
         if draws.overlap_now(driver, batch):  # the invocation retried while it still runs
@@ -213,7 +214,9 @@ def play_kafka(records: Sequence[Record], driver: Driver, draws: Draws, played: 
                 room = min(played.batch_size, max(room, 2))
             if room <= 0:
                 break
-            taken[name] = lanes[name][position[name] : position[name] + room]
+            room = draws.cut(driver, lanes[name][position[name] :], room, first=not taken)
+            if room > 0:
+                taken[name] = lanes[name][position[name] : position[name] + room]
         batch = [r for name in taken for r in taken[name]]
         if draws.overlap_now(driver, batch):  # a rebalance: the first partition read again
             draws.overlapped()

@@ -137,7 +137,9 @@ def play_fifo(records: Sequence[Record], driver: Driver, draws: Draws, played: P
                 room = min(played.batch_size, max(room, 2))
             if room <= 0:
                 break
-            most = min(room, len(groups[group]))
+            most = draws.cut(driver, list(groups[group]), min(room, len(groups[group])), not batch)
+            if most <= 0:
+                continue
             least = min(2, most) if not batch and draws.faulting(driver) else 1
             count = rng.randint(least, most)
             batch += [groups[group].popleft() for _ in range(count)]
