@@ -15,7 +15,6 @@ the check, single-threaded. (The example consumers are checked on DynamoDB Local
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
