@@ -35,6 +35,7 @@ from lambda_inbox_tools.testing import (
 from .zoo_dynamodb import (
     every_cancellation_a_duplicate,
     ignores_unprocessed_items,
+    reads_stale_then_writes,
     reads_then_writes,
     retries_unprocessed_items,
 )
@@ -74,7 +75,6 @@ from .zoo_writes import (
     audit_then_effect_then_mark,
     audit_then_transaction,
     counter_then_mark_then_effect,
-    reads_stale_then_writes,
 )
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]

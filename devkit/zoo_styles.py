@@ -8,9 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from .zoo_ledger import Ledger, cancelled_by_condition, deliveries
+from .zoo_ledger import Ledger, deliveries
 from .zoo_mapping import REPORT_FAILURES, Deployed, deployed
 
 Handler = Callable[[dict[str, Any], Any], Any]
@@ -22,13 +20,7 @@ def raising(ledger: Ledger, answer: Any) -> Handler:
 
     def handler(event: dict[str, Any], context: Any) -> Any:
         for _, message in deliveries(event):
-            event_id = str(message["event_id"])
-            actions = [{"Put": ledger.mark(event_id)}, {"Update": ledger.effect(event_id)}]
-            try:
-                ledger.dynamodb.transact_write_items(TransactItems=actions)
-            except ClientError as error:
-                if not cancelled_by_condition(error):
-                    raise
+            ledger.commit(str(message["event_id"]))
         return answer
 
     return handler

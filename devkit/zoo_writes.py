@@ -1,8 +1,7 @@
 """Zoo consumers that write more than their commit (devkit.zoo): a harmless item first (an audit
 item, a delivery counter), then a commit in separate writes, which a fault after the first
 write never shows (tools/lambda_inbox_tools/testing/check/schedule.py plays one between every
-two writes); and one that reads without `ConsistentRead` before it writes, which a stale read
-shows (check/stale.py)."""
+two writes)."""
 
 from __future__ import annotations
 
@@ -67,34 +66,8 @@ def audit_then_transaction(ledger: Ledger) -> Handler:
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         for _, message in deliveries(event):
-            event_id = str(message["event_id"])
-            _audit(ledger, event_id)
-            actions = [{"Put": ledger.mark(event_id)}, {"Update": ledger.effect(event_id)}]
-            try:
-                ledger.dynamodb.transact_write_items(TransactItems=actions)
-            except ClientError as error:
-                if not cancelled_by_condition(error):
-                    raise
-        return OK
-
-    return handler
-
-
-def reads_stale_then_writes(ledger: Ledger) -> Handler:
-    """Reads whether the message is marked without `ConsistentRead`, then commits the mark
-    (without a condition) and the effect in one transaction: a delivery right after the commit
-    may read the copy that has not seen it yet."""
-
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        for _, message in deliveries(event):
-            event_id = str(message["event_id"])
-            if ledger.marked(event_id, consistent=False):
-                continue
-            actions = [
-                {"Put": ledger.mark(event_id, conditional=False)},
-                {"Update": ledger.effect(event_id)},
-            ]
-            ledger.dynamodb.transact_write_items(TransactItems=actions)
+            _audit(ledger, str(message["event_id"]))
+            ledger.commit(str(message["event_id"]))
         return OK
 
     return handler
