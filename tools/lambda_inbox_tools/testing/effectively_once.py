@@ -124,6 +124,7 @@ def check_effectively_once(
         report=report,
         identity=key,
         volatile=tuple(volatile),
+        expected=len({key(record) for record in records}),
     )
 
     def witness(acknowledged: Sequence[Record]) -> None:

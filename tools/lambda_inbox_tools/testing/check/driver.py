@@ -20,10 +20,12 @@ from .overlap import overlapping
 from .report import NotEffectivelyOnce, Report
 from .schedule import KINDS, owed_faults
 
-__all__ = ["FAILING_IN_A_ROW", "Driver"]
+__all__ = ["FAILING", "Driver"]
 
-#: Invocations failing in a row after which a run stops: the handler fails on its own.
-FAILING_IN_A_ROW = 50
+#: Failed invocations after which a run stops: in a row, or while messages wait, none of them
+#: acknowledged meanwhile (whatever other lanes deliver again of what they took before). The
+#: handler fails on its own: a batch it can never take.
+FAILING = 50
 
 
 class Reads(Protocol):
@@ -59,7 +61,11 @@ class Driver:
         #: The kind of the fault that fired in the last invocation, if one did, and its write.
         self.last_fault: str | None = None
         self.last_fault_write = 0
+        #: Failed invocations in a row, and since a message was last acknowledged for the first
+        #: time while some still wait (`waiting`).
         self.failing_in_a_row = 0
+        self.failing_without_progress = 0
+        self.waiting = True
         #: Whether any invocation wrote (a fault can fire only in one that does).
         self.wrote = False
         #: Set for the rounds played at the end for owed faults: no first deliveries are left.
@@ -85,7 +91,6 @@ class Driver:
         self.report.invocations += len(events)
         self.report.deliveries += sum(size for _, size in events)
         self.report.overlaps += 1
-        self.failing_in_a_row = 0
         writes: list[int] = []
 
         def invocation(event: dict[str, Any], size: int) -> Callable[[], Invocation]:
@@ -112,8 +117,12 @@ class Driver:
         report.deliveries += size
         if report.invocations > self.limit:
             self._unfinished(f"after {self.limit} invocations")
-        if self.failing_in_a_row >= FAILING_IN_A_ROW:
-            self._unfinished(f"after {FAILING_IN_A_ROW} invocations failing in a row")
+        if self.failing_in_a_row >= FAILING:
+            self._unfinished(f"after {FAILING} invocations failing in a row")
+        if self.failing_without_progress >= FAILING:
+            self._unfinished(
+                f"after {FAILING} failed invocations while none of them was acknowledged"
+            )
         new_work = fresh or self.last_round
         probing, owed_now = new_work and not self.probed, False
         fault: tuple[When, int] | None = None
@@ -125,16 +134,21 @@ class Driver:
             self.switch.start()
             if fault is not None:
                 self.switch.arm(*fault)
-        self.failing_in_a_row += 1
         try:
             answer = self._answer(event)
         finally:
             self._settle(fault, owed_now)
         if probing and self.switch is not None:
             self._measured(math.ceil(self.switch.writes / max(1, size)))
-        if not answer.failed:
-            self.failing_in_a_row = 0
+        self.failing_in_a_row = self.failing_in_a_row + 1 if answer.failed else 0
+        if answer.failed and self.waiting:
+            self.failing_without_progress += 1
         return answer
+
+    def progressed(self, *, waiting: bool) -> None:
+        """A message was acknowledged for the first time; `waiting`: others still wait."""
+        self.failing_without_progress = 0
+        self.waiting = waiting
 
     def _answer(self, event: dict[str, Any]) -> Invocation:
         """The handler's answer, as the event source sees it."""

@@ -77,6 +77,9 @@ class Draws:
     #: The identities of the messages acknowledged so far, or first in a batch a fault fell in
     #: after a write.
     done: set[Hashable] = field(default_factory=set)
+    #: The identities of the messages acknowledged so far, and how many the run holds.
+    acknowledged: set[Hashable] = field(default_factory=set)
+    expected: int = 0
     #: Whether a batch as full as the records allowed was acknowledged whole.
     full_batch_done: bool = False
     #: The fullest batch the source can hand over (the player sets it): `BatchSize`, or fewer
@@ -96,7 +99,12 @@ class Draws:
         """After an invocation of `batch`: what it acknowledged is no new work any more, nor its
         first message when a fault fell after a write had landed (part of its writes done)."""
         touched = batch[:1] if driver.wrote_before_the_fault else []
-        self.done.update(self.identity(r) for r in (*touched, *acknowledged))
+        self.done.update(self.identity(r) for r in touched)
+        new = {self.identity(r) for r in acknowledged} - self.acknowledged
+        if new:
+            self.acknowledged.update(new)
+            self.done.update(new)
+            driver.progressed(waiting=len(self.acknowledged) < self.expected)
         if driver.last_fault in ("error", "dynamodb", "lost"):  # the handler saw a failed write
             self.observed.update(record_id(r) for r in acknowledged)
 
@@ -217,6 +225,8 @@ class Draws:
             owed_across=False,
             identity=self.identity,
             done=self.done,
+            acknowledged=self.acknowledged,
+            expected=self.expected,
             witness=self.witness,
             volatile=self.volatile,
         )
