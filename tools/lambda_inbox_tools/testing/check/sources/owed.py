@@ -71,11 +71,12 @@ def play_what_is_owed(
     play: Callable[[Sequence[Record], Any, Draws, Played], None],
     report: Any,
 ) -> None:
-    """A run whose invocations ended before every owed fault fired, or before a batch as full as
-    the source can hand over, is given the chance: every message delivered again (a duplicate of each SQS message, a rewind of
-    each Kafka partition and shard to its start), the effects of the messages under observation
-    witnessed first, so the redelivery cannot hide a loss. Before that, the duplicate and the
-    new-id delivery the draws never found room for (`players.owed_deliveries`)."""
+    """A run whose invocations ended before every owed fault and overlap was played, or before a
+    batch as full as the source can hand over, is given the chance: every message delivered
+    again (a duplicate of each SQS message, a rewind of each Kafka partition and shard to its
+    start), the effects of the messages under observation witnessed first, so the redelivery
+    cannot hide a loss, until a round plays none of what is owed. Before that, the duplicate and
+    the new-id delivery the draws never found room for (`owed_deliveries`)."""
     if draws.observed and (draws.owed_duplicate or draws.owed_new_id):
         draws.witness([r for r in records if record_id(r) in draws.observed])
         draws.observed.clear()
