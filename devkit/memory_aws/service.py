@@ -15,7 +15,7 @@ from botocore.awsrequest import AWSResponse
 
 from lambda_inbox_tools.services.offline import ACCOUNT, REGION
 from lambda_inbox_tools.services.queues import MOTO_SENDER_ID
-from lambda_inbox_tools.testing.check.dynamodb_answers import as_client_values
+from lambda_inbox_tools.testing.check.dynamodb.answers import as_client_values
 from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 
 from .client import _http, _MemoryClient, _metadata
