@@ -505,8 +505,8 @@ def test_a_rejected_group_is_split_and_only_the_culprit_dead_lettered(aws: AppSt
         (Outcome.COMMITTED, None),
     ]
     assert "ValidationException" in results[1].detail
-    # The rejected group, then every message alone; plus the FAILED record.
-    assert meter.operations() == ["TransactWriteItems"] * 4 + ["PutItem"]
+    # The rejected group, then every message alone; then the FAILED record.
+    assert meter.operations() == ["TransactWriteItems"] * 5
     assert aws.item("a", "Y") is not None
     assert aws.item("syntax-error", "Y") is None
     (dead,) = aws.dead_letters()
@@ -647,7 +647,7 @@ def test_poison_records_are_dead_lettered_unchanged_and_the_rest_commits(
         stored = record_of(aws, result.message_key)
         assert stored["status"] == {"S": "FAILED"}
         assert stored["error_code"] == {"S": result.error_code}
-        assert "expires_at" not in stored
+        assert "expires_at" in stored  # removed by TTL after the failed-record retention
         assert stored["payload_snapshot"] == {"B": record["body"].encode("utf-8")}
     assert len(dead) == 3
 

@@ -129,7 +129,9 @@ def test_completion_put_is_refused_over_a_live_completed_record(
     }
 
 
-def test_mark_failed_writes_an_open_record_without_ttl(aws: AppState, store: InboxStore) -> None:
+def test_mark_failed_writes_an_open_record_that_expires_after_the_failed_retention(
+    aws: AppState, store: InboxStore
+) -> None:
     body = b'{"event_id": "e1"}'
     assert store.mark_failed(
         inbound_message(body, delivery_id="mid-1"),
@@ -141,7 +143,7 @@ def test_mark_failed_writes_an_open_record_without_ttl(aws: AppState, store: Inb
     )
     item = aws.inbox_record(CONSUMER, "e1")
     assert item is not None
-    assert "expires_at" not in item
+    assert item["expires_at"] == {"N": str(int(1_700_000_000.25 + 14 * 86_400))}
     assert item["status"] == {"S": "FAILED"}
     assert item["error_code"] == {"S": "invalid_payload"}
     assert item["last_error"] == {"S": "bad"}
@@ -279,7 +281,7 @@ def test_mark_failed_overwrites_failed_and_expired_records(
     assert item["status"] == {"S": "FAILED"}
     assert item["error_code"] == {"S": "new"}
     assert item["fingerprint"] == {"S": "fp-new"}
-    assert "expires_at" not in item
+    assert item["expires_at"] == {"N": str(int(now + 14 * 86_400))}  # the failed retention
 
 
 def test_open_records_are_bounded_by_since_and_until(aws: AppState, store: InboxStore) -> None:

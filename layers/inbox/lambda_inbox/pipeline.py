@@ -16,7 +16,8 @@ batch's report, one at a time, so each stage reads the ordering that earlier res
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 from operator import attrgetter
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -100,6 +101,40 @@ class Pipeline(Generic[M]):
         self._telemetry.batch_done(results, attempts, read_first)
         return results
 
+    def process_in_chunks(
+        self,
+        messages: Iterable[InboundMessage],
+        deadline: Deadline,
+        size: int,
+        after_chunk: Callable[[], None] | None = None,
+    ) -> list[MessageResult]:
+        """The messages of one shard's batch, made and processed `size` at a time, each chunk
+        through the whole model (its read, commit and report) under the invocation's deadline;
+        the results of the messages to redeliver. A Kinesis aggregate can hold 150,000 user
+        records: made at once they would fill a small function, and no invocation would commit
+        one before its deadline. Memory holds one chunk, each chunk that finishes is progress,
+        and the invocation stops between chunks at the deadline. A shard is one ordering scope,
+        so the first chunk with a record to redeliver is the last one started: its failures name
+        where Lambda retries from (an aggregate's own sequence number). `after_chunk` runs
+        after each chunk that finished whole (`sources.kinesis`: an aggregate's progress)."""
+        remaining = iter(messages)
+        started = False
+        while chunk := list(islice(remaining, size)):
+            if started and deadline.expired():
+                code, detail = ErrorCode.DEADLINE, DEADLINE_DETAIL
+                return [MessageResult(chunk[0], Outcome.FAILED, None, code, detail)]
+            started = True
+            unfinished = [
+                result
+                for result in self.process(chunk, deadline)
+                if result.outcome.needs_redelivery
+            ]
+            if unfinished:
+                return unfinished
+            if after_chunk is not None:
+                after_chunk()
+        return []
+
     def _run(
         self,
         report: BatchReport,
@@ -126,6 +161,8 @@ class Pipeline(Generic[M]):
             if result is not None:
                 report.record(result)
                 continue
+            if delivery.key in dead_letters.pending_keys:  # its leader's fate says what it is
+                report.record_all(dead_letters.flush())
             if not triage.lead(delivery):
                 continue  # a follower: settled once its leader has an outcome
             try:
@@ -141,12 +178,15 @@ class Pipeline(Generic[M]):
                     if late is not None:
                         report.record(late)
                         continue
-                report.record(dead_letters.dead_letter(delivery, poison))
+                report.record(dead_letters.defer(delivery, poison))
                 continue
             if isinstance(decided, MessageResult):
                 report.record(decided)
             else:
                 decisions.append(decided)
+        # The batch's poison goes out before anything commits: a dead letter that cannot be
+        # sent fails its record, which holds back what follows it in its ordering scope.
+        report.record_all(dead_letters.flush())
         if self._leases is not None:  # leased mode
             ready: list[Decision[M]] = []
             for decision in decisions:
@@ -177,7 +217,9 @@ class Pipeline(Generic[M]):
         for wave in plan_waves(decisions):
             report.record_all(triage.settle_followers())
             report.record_all(committer.commit_wave(wave))
+            report.record_all(dead_letters.flush())
         report.record_all(triage.settle_followers(final=True))
+        report.record_all(dead_letters.flush())
         return read_first, committer.attempts
 
     @staticmethod

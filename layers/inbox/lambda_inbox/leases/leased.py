@@ -34,7 +34,7 @@ from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short
 from lambda_inbox.leases.policy import LeasePolicy, lease_policy
 from lambda_inbox.leases.store import Claim, ClaimState, LeaseStore
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import settled, skipped
+from lambda_inbox.report import Pending, settled, skipped
 from lambda_inbox.store import InboxRecord
 
 if TYPE_CHECKING:
@@ -111,9 +111,10 @@ class Leases(Generic[M]):
         triage: Triage,
         dead_letters: DeadLettering,
         deadline: Deadline,
-    ) -> MessageResult | None:
+    ) -> MessageResult | Pending | None:
         """Claim `decision`'s lease and run its side effect: None when it succeeded and the
-        decision is ready to complete (`lease_owner` set), otherwise the message's result."""
+        decision is ready to complete (`lease_owner` set), otherwise the message's result
+        (`PENDING` when it is dead-lettered with the batch's other dead letters)."""
         delivery = decision.delivery
         if batch.blocked(delivery):
             return skipped(delivery)
