@@ -21,6 +21,7 @@ from lambda_inbox.commit.decision import DecideFunction, Decider, M, OnCondition
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
 from lambda_inbox.deadline import BoundedCalls, Deadline
+from lambda_inbox.decoding import DECODING
 from lambda_inbox.errors import ConfigurationError
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult
@@ -160,12 +161,49 @@ class InboxConsumer(Generic[M]):
         if isinstance(event, Mapping) and event.get("Records") == []:
             return {"batchItemFailures": []}
         source = detect(event, self.sources)
-        return source.response(self.process(source.messages(event), context))
+        if isinstance(source, KinesisSource):
+            return source.response(self._process_kinesis(source, event, context))
+        token = DECODING.set((self.config.decoding_limits, None, None))  # the adapters' limits
+        try:
+            messages = source.messages(event)
+        finally:
+            DECODING.reset(token)
+        return source.response(self.process(messages, context))
 
     def process(self, messages: list[InboundMessage], context: Any = None) -> list[MessageResult]:
         """Run the processing model on already-parsed messages (for custom sources and tests)."""
         deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)
-        return self.pipeline.process(messages, deadline)
+        token = DECODING.set((self.config.decoding_limits, deadline, deadline.left()))
+        try:
+            return self.pipeline.process(messages, deadline)
+        finally:
+            DECODING.reset(token)
+
+    def _process_kinesis(
+        self, source: KinesisSource, event: Mapping[str, Any], context: Any
+    ) -> list[MessageResult]:
+        """A Kinesis batch, a chunk of messages at a time (`Pipeline.process_in_chunks`), a
+        large aggregate from where an earlier invocation got to; the results of the messages to
+        redeliver."""
+        from lambda_inbox.sources.kinesis import CHUNK_MESSAGES
+        from lambda_inbox.store.progress import AggregateProgressStore
+
+        deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)
+        progress = AggregateProgressStore(
+            self.dynamodb,
+            self.config,
+            deadline,
+            self.telemetry.logger,
+            resumes_above=CHUNK_MESSAGES,
+        )
+        token = DECODING.set((self.config.decoding_limits, deadline, deadline.left()))
+        try:
+            batch = source.batch(event, progress)
+            return self.pipeline.process_in_chunks(
+                batch, deadline, CHUNK_MESSAGES, batch.keep_progress
+            )
+        finally:
+            DECODING.reset(token)
 
 
 def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:

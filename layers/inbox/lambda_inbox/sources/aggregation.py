@@ -11,6 +11,7 @@ from the format's `.proto`, so no generated code ships. Loaded by the first aggr
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -32,10 +33,10 @@ class UserRecord:
     data: bytes
 
 
-def deaggregate(data: bytes) -> list[UserRecord]:
-    """The user records of an aggregated record, in order; `BadAggregate` for one whose MD5
-    does not match, whose protobuf does not parse, or whose records name a partition key the
-    table does not hold."""
+def deaggregate(data: bytes) -> Aggregate:
+    """The user records of an aggregated record, read in order as they are asked for;
+    `BadAggregate` for one whose MD5 does not match, whose protobuf does not parse, or whose
+    records name a partition key the table does not hold (all checked first)."""
     body = data[len(MAGIC) : -_DIGEST_BYTES]
     if len(data) < len(MAGIC) + _DIGEST_BYTES:
         raise BadAggregate("aggregated record shorter than its magic bytes and MD5 digest")
@@ -55,15 +56,34 @@ def deaggregate(data: bytes) -> list[UserRecord]:
     if not message.IsInitialized():  # a user record without its partition key index or data
         raise BadAggregate("aggregated record does not parse (required fields missing)")
     keys = list(message.partition_key_table)
-    records = []
     for index, record in enumerate(message.records):
         if record.partition_key_index >= len(keys):
             raise BadAggregate(
                 f"user record {index} names partition key {record.partition_key_index} "
                 f"of a table of {len(keys)}"
             )
-        records.append(UserRecord(keys[record.partition_key_index], bytes(record.data)))
-    return records
+    return Aggregate(keys, message.records)
+
+
+class Aggregate:
+    """The user records of one aggregated record. The parsed message holds them compactly (a
+    record of 150,000 user records takes some 10 MB); each `UserRecord` is made only when read,
+    so a consumer holds those of the chunk it is processing, never all of them."""
+
+    __slots__ = ("_keys", "_records")
+
+    def __init__(self, keys: list[str], records: Any) -> None:
+        self._keys = keys
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def records(self, start: int = 0) -> Iterator[UserRecord]:
+        """The user records from the one at `start`, in order."""
+        for index in range(start, len(self._records)):
+            record = self._records[index]
+            yield UserRecord(self._keys[record.partition_key_index], bytes(record.data))
 
 
 @cache
