@@ -54,7 +54,7 @@ def test_fetch_returns_live_records_and_skips_expired_ones(
     put_record(aws, "live", expires_at=now + 60)
     put_record(aws, "edge", expires_at=now)  # expires_at == now is still live
     put_record(aws, "expired", expires_at=now - 1)
-    put_record(aws, "failed", status="FAILED")  # FAILED records carry no expires_at
+    put_record(aws, "failed", status="FAILED")  # a FAILED record written before they expired
     records = store.fetch(["live", "edge", "expired", "failed", "absent"], now=now)
     assert set(records) == {"live", "edge", "failed"}
     assert records["live"] == InboxRecord(CONSUMER, "live", Status.COMPLETED, "fp-live", now + 60)
