@@ -21,6 +21,9 @@ MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 MAX_ITEM_BYTES = 400 * 1024
 #: The key attributes of the tables a handler writes, unless the settings say otherwise.
 DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
+#: How long COMPLETED records are kept unless the settings say otherwise: it must exceed the
+#: broker's redelivery window (`InboxConfig`).
+RETENTION = timedelta(days=7)
 #: How long FAILED records are kept: SQS's longest retention, so a dead letter never outlives
 #: the record of why it is one.
 FAILED_RETENTION = timedelta(days=14)
@@ -159,7 +162,7 @@ class InboxConfig(_Settings):
         consumer: str,
         inbox_table: str,
         dead_letter_queue_url: str | None = None,
-        retention: timedelta = timedelta(days=7),
+        retention: timedelta = RETENTION,
         retry: RetryPolicy | None = None,
         max_transaction_actions: int = MAX_TRANSACTION_ACTIONS,
         max_group_messages: int = MAX_TRANSACTION_ACTIONS,
