@@ -1,6 +1,6 @@
 """Records a hostile sender can write, for the tests and `benchmarks/hostile_cost.py`: a few
 bytes of Avro that claim millions of items, a megabyte of Protobuf sub-messages, a zlib stream
-of zeros, a Kinesis aggregate of 150,000 user records."""
+of zeros, a Kinesis aggregate of 150,000 user records in about a megabyte."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def avro_nulls_bomb(items: int) -> bytes:
 @cache
 def holder_class() -> Any:
     """A Protobuf message class built at run time: `Holder { string id = 1; repeated Empty
-    items = 2; repeated bool flags = 3; }` with `Empty {}`."""
+    items = 2; repeated bool flags = 3; Holder child = 4; }` with `Empty {}`."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     field = descriptor_pb2.FieldDescriptorProto
@@ -54,6 +54,13 @@ def holder_class() -> Any:
         type_name=".devkit_hostile.Empty",
     )
     holder.field.add(name="flags", number=3, type=field.TYPE_BOOL, label=field.LABEL_REPEATED)
+    holder.field.add(
+        name="child",
+        number=4,
+        type=field.TYPE_MESSAGE,
+        label=field.LABEL_OPTIONAL,
+        type_name=".devkit_hostile.Holder",
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("devkit_hostile.Holder"))
@@ -87,12 +94,24 @@ def zlib_dead_letter(compressed: bytes, message_id: str) -> dict[str, Any]:
     )
 
 
-def kpl_fan_out(users: int, *, position: int = 0, accounts: int = 10) -> dict[str, Any]:
-    """A Kinesis record aggregating `users` user records `{"id": "u-<n>", "account": ...,
-    "amount": 1}` (about 7 bytes of protobuf and 40 of JSON each), over `accounts` partition
-    keys."""
+def kpl_fan_out(
+    users: int, *, position: int = 0, accounts: int = 10, prefix: str = "u"
+) -> dict[str, Any]:
+    """A Kinesis record at `position` aggregating `users` user records `{"id": "<prefix>-<n>",
+    "account": ..., "amount": 1}` (about 7 bytes of protobuf and 40 of JSON each), over
+    `accounts` partition keys."""
     records = [
-        (f"acct-{n % accounts}", {"id": f"u-{n}", "account": f"acct-{n % accounts}", "amount": 1})
+        (
+            f"acct-{n % accounts}",
+            {"id": f"{prefix}-{n}", "account": f"acct-{n % accounts}", "amount": 1},
+        )
         for n in range(users)
     ]
     return aggregated_kinesis_record(position, records)
+
+
+def kpl_bomb(users: int, *, position: int = 0) -> dict[str, Any]:
+    """A Kinesis record aggregating `users` user records of two bytes each (`{}`), over ten
+    partition keys: 150,000 of them take 1.2 MB. Their identity is their place in the
+    aggregate (the delivery id `"<eventID>/<index>"`)."""
+    return aggregated_kinesis_record(position, [(f"p-{n % 10}", b"{}") for n in range(users)])

@@ -100,8 +100,18 @@ def check_json(body: bytes) -> None:
     check_bytes(len(body), "the JSON document")
     if len(body) < 2 * limits.max_values:  # n bytes hold at most (n + 1) / 2 values
         return
+    values = json_values(body)
+    if values > limits.max_values:
+        raise TooLarge(
+            f"the JSON document holds {values:,} values, more than {limits.max_values:,} "
+            "(DecodingLimits.max_values)"
+        )
+
+
+def json_values(body: bytes) -> int:
+    """The values of a valid JSON document (`check_json`), counted without parsing it."""
     structure = re.sub(_JSON_STRING, b'""', body).translate(None, _JSON_SPACE)
-    values = (
+    return (
         1
         + structure.count(b",")
         + structure.count(b"[")
@@ -109,11 +119,6 @@ def check_json(body: bytes) -> None:
         - structure.count(b"[]")
         - structure.count(b"{}")
     )
-    if values > limits.max_values:
-        raise TooLarge(
-            f"the JSON document holds {values:,} values, more than {limits.max_values:,} "
-            "(DecodingLimits.max_values)"
-        )
 
 
 def inflate(data: bytes) -> bytes:
@@ -134,15 +139,15 @@ def inflate(data: bytes) -> bytes:
 
 
 class Budget:
-    """One record's reading: the values it has produced against `max_values`, and its time
-    (the module docstring). The decoders call `spend` for every value they produce, or for
-    each block of values before they read it."""
+    """One record's reading: the values it has produced against `max_values` (or `limit`), and
+    its time (the module docstring). The decoders call `spend` for every value they produce,
+    and `reserve` for a block of values before they read it."""
 
     __slots__ = ("_alone", "_clock", "_limit", "_next_look", "_stop_at", "values")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         decoding = DECODING.get()
-        self._limit = current_limits().max_values
+        self._limit = current_limits().max_values if limit is None else limit
         self.values = 0
         self._next_look = _CLOCK_EVERY
         self._stop_at: float | None = None

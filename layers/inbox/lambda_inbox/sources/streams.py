@@ -6,9 +6,9 @@ not committed is skipped, and the response names the first of them by its sequen
 (Lambda retries from there). Poison and duplicates do not block: poison is dead-lettered with
 its original bytes and coordinates, and the shard goes on.
 
-Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats` (a record the
-Kinesis Producer Library aggregated is one message per user record, `aggregation`); a DynamoDB
-Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
+Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats` (`kinesis`:
+a record the Kinesis Producer Library aggregated is one message per user record, made as they
+are read, a chunk at a time); a DynamoDB Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
 (numbers as Decimal, sets as sets, binary, which the event carries as base64, as bytes; each
 value checked, `store.attribute_values.read_attribute_value`) and its `userIdentity`.
 The delivery id, and so the default message key, is the record's `eventID`. Decoding never
