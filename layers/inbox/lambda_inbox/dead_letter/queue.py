@@ -141,9 +141,11 @@ class DeadLettering:
 
     def flush(self) -> list[MessageResult]:
         """Send what waits (the class docstring); each message's result, in order."""
+        if not self._pending:  # nearly every batch: no poison
+            return []
         waiting, self._pending = self._pending, []
         self.pending_keys = set()
-        return self._send(waiting) if waiting else []
+        return self._send(waiting)
 
     def dead_letter(
         self, delivery: Delivery, poison: PoisonMessage, *, record_failure: bool = True

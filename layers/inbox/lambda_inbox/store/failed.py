@@ -7,9 +7,9 @@ failed-record retention (`InboxConfig.failed_retention`, 14 days, SQS's longest 
 that a poison storm leaves nothing behind for good. It never replaces a live COMPLETED record.
 
 The dead-letter stage writes the records of one batch's poison together (`put_together`): one
-`TransactWriteItems` of up to 100, where each alone was a `PutItem` (transactional writes cost
-two write units per KB where a `PutItem` costs one; docs/CAPACITY.md weighs the two). Loaded by
-the first poison message.
+`TransactWriteItems` of up to 100 where each alone was a `PutItem` (a transaction's writes cost
+two write units per KB where a `PutItem`'s cost one: a tenth of the requests for twice the
+units; docs/CAPACITY.md), a lone one still a `PutItem`. Loaded by the first poison message.
 """
 
 from __future__ import annotations
@@ -80,10 +80,17 @@ def failed_put(
 def put_together(client: DynamoDBClient, puts: Sequence[dict[str, Any]]) -> int:
     """Write FAILED records (`failed_put`s) in transactions of up to 100; returns how many were
     written. One whose key a live COMPLETED record holds is left out (its condition cancels the
-    transaction, which is sent again without it); two of one key keep the later. Raises the
-    client's errors for the rest."""
+    transaction, which is sent again without it); two of one key keep the later. A lone record
+    is a `PutItem`: half the write units of a one-action transaction. Raises the client's
+    errors for the rest."""
     by_key = {put["Put"]["Item"][PARTITION_KEY]["S"]: put for put in puts}
     pending = list(by_key.values())
+    if len(pending) == 1:
+        try:
+            client.put_item(**pending[0]["Put"])
+        except client.exceptions.ConditionalCheckFailedException:
+            return 0
+        return 1
     written = 0
     for start in range(0, len(pending), MAX_TRANSACTION_ACTIONS):
         group = pending[start : start + MAX_TRANSACTION_ACTIONS]
