@@ -151,15 +151,7 @@ def traffic(
 def bomb(aws: Any, scenario: str, _: argparse.Namespace) -> Scenario:
     """One batch holding the hostile record beside nine ordinary ones, after one such batch
     without it (the decoders loaded, a dead letter sent: warmed up)."""
-    from devkit.hostile import (
-        NULLS_SCHEMA,
-        avro_long,
-        avro_nulls_bomb,
-        holder_class,
-        protobuf_empties_bomb,
-        zlib_dead_letter,
-        zlib_zeros,
-    )
+    from devkit import hostile
     from lambda_inbox import ValueFormats
     from lambda_inbox_tools.testing.events import kafka_event, kafka_record, sqs_event
 
@@ -172,11 +164,11 @@ def bomb(aws: Any, scenario: str, _: argparse.Namespace) -> Scenario:
 
     if scenario == "zlib":
         inbox = consumer(aws)
-        inflating = zlib_dead_letter(zlib.compress(b'{"id": "z-1"}'), "warm")
-        warm = sqs_event(inflating, zlib_dead_letter(zlib.compress(b"[]"), "list"))
+        inflating = hostile.zlib_dead_letter(zlib.compress(b'{"id": "z-1"}'), "warm")
+        warm = sqs_event(inflating, hostile.zlib_dead_letter(zlib.compress(b"[]"), "list"))
         event = sqs_event(
-            zlib_dead_letter(zlib.compress(b'{"id": "z-2"}'), "ok"),
-            zlib_dead_letter(zlib_zeros(128 * 1024 * 1024), "bomb"),
+            hostile.zlib_dead_letter(zlib.compress(b'{"id": "z-2"}'), "ok"),
+            hostile.zlib_dead_letter(hostile.zlib_zeros(128 * 1024 * 1024), "bomb"),
         )
     elif scenario == "batch":
         inbox = consumer(aws)
@@ -185,17 +177,21 @@ def bomb(aws: Any, scenario: str, _: argparse.Namespace) -> Scenario:
         avro = scenario == "avro"
         fmt = {"dataFormat": scenario.upper()}
         formats = (
-            ValueFormats(avro_schema=NULLS_SCHEMA)
+            ValueFormats(avro_schema=hostile.NULLS_SCHEMA)
             if avro
-            else ValueFormats(protobuf_message=holder_class())
+            else ValueFormats(protobuf_message=hostile.holder_class())
         )
         inbox = consumer(aws, formats)
         ordinary = (
-            avro_long(2) + avro_long(0) if avro else holder_class()(id="x").SerializeToString()
+            hostile.avro_long(2) + hostile.avro_long(0)
+            if avro
+            else hostile.holder_class()(id="x").SerializeToString()
         )
-        hostile = avro_nulls_bomb(9_990_000) if avro else protobuf_empties_bomb(500_000)
+        bomb_value = (
+            hostile.avro_nulls_bomb(9_990_000) if avro else hostile.protobuf_empties_bomb(500_000)
+        )
         warm = batch(0, kafka_record(0, 9, ordinary, value_schema=fmt))
-        event = batch(10, kafka_record(0, 19, hostile, value_schema=fmt))
+        event = batch(10, kafka_record(0, 19, bomb_value, value_schema=fmt))
     inbox.handle(warm)
     memory_letters(aws)
     warmed = completed(aws)

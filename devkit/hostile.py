@@ -45,22 +45,18 @@ def holder_class() -> Any:
     )
     proto.message_type.add(name="Empty")
     holder = proto.message_type.add(name="Holder")
-    holder.field.add(name="id", number=1, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
-    holder.field.add(
-        name="items",
-        number=2,
-        type=field.TYPE_MESSAGE,
-        label=field.LABEL_REPEATED,
-        type_name=".devkit_hostile.Empty",
-    )
-    holder.field.add(name="flags", number=3, type=field.TYPE_BOOL, label=field.LABEL_REPEATED)
-    holder.field.add(
-        name="child",
-        number=4,
-        type=field.TYPE_MESSAGE,
-        label=field.LABEL_OPTIONAL,
-        type_name=".devkit_hostile.Holder",
-    )
+    for number, (name, kind, label, message) in enumerate(
+        [
+            ("id", field.TYPE_STRING, field.LABEL_OPTIONAL, ""),
+            ("items", field.TYPE_MESSAGE, field.LABEL_REPEATED, ".devkit_hostile.Empty"),
+            ("flags", field.TYPE_BOOL, field.LABEL_REPEATED, ""),
+            ("child", field.TYPE_MESSAGE, field.LABEL_OPTIONAL, ".devkit_hostile.Holder"),
+        ],
+        start=1,
+    ):
+        added = holder.field.add(name=name, number=number, type=kind, label=label)
+        if message:
+            added.type_name = message
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("devkit_hostile.Holder"))

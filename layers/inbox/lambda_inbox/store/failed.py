@@ -15,7 +15,7 @@ units; docs/CAPACITY.md), a lone one still a `PutItem`. Loaded by the first pois
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lambda_inbox.config import MAX_TRANSACTION_ACTIONS
 from lambda_inbox.store.record import PARTITION_KEY, TTL_ATTRIBUTE, InboxRecord, Status, utc_iso
@@ -24,13 +24,22 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from lambda_inbox.messages import InboundMessage
-    from lambda_inbox.store.inbox import InboxStore
 
 CONDITION_FAILED = "ConditionalCheckFailed"
 
 
+class FailedRecords(Protocol):
+    """Where a consumer's FAILED records go, and what they keep (`store.inbox.InboxStore`)."""
+
+    table: str
+    consumer: str
+    #: Bytes of the payload a record keeps, and seconds it is kept.
+    snapshot_bytes: int
+    failed_retention: float
+
+
 def failed_put(
-    store: InboxStore,
+    store: FailedRecords,
     message: InboundMessage,
     message_key: str,
     fingerprint: str,

@@ -199,36 +199,15 @@ class InboxStore:
         }
 
     def mark_failed(
-        self,
-        message: InboundMessage,
-        message_key: str,
-        fingerprint: str,
-        *,
-        error_code: str,
-        error: str,
-        now: float,
-        dead_lettered: bool = True,
+        self, message: InboundMessage, message_key: str, fingerprint: str, **details: Any
     ) -> bool:
-        """Record a message as FAILED (`failed.failed_put`: an incident artifact with a bounded
-        snapshot, removed by TTL after the failed-record retention); False when a live COMPLETED
-        record holds its key (never overwritten)."""
-        from lambda_inbox.store.failed import failed_put  # loaded by the first poison message
+        """Record a message as FAILED (`failed.failed_put`, whose keywords `details` are: an
+        incident artifact with a bounded snapshot, removed by TTL after the failed-record
+        retention); False when a live COMPLETED record holds its key (never overwritten)."""
+        from lambda_inbox.store.failed import failed_put, put_together  # the first poison's
 
-        request = failed_put(
-            self,
-            message,
-            message_key,
-            fingerprint,
-            error_code=error_code,
-            error=error,
-            now=now,
-            dead_lettered=dead_lettered,
-        )
-        try:
-            self._client.put_item(**request["Put"])
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        put = failed_put(self, message, message_key, fingerprint, **details)
+        return put_together(self._client, [put]) == 1
 
 
 def get_record(
