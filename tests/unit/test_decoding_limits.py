@@ -207,3 +207,50 @@ def test_limits_below_an_ordinary_message_are_refused() -> None:
         DecodingLimits(max_values=100)
     with pytest.raises(ConfigurationError, match="max_bytes"):
         DecodingLimits(max_bytes=1024)
+
+
+class TickingClock:
+    """Monotonic seconds that move on by `tick` each time they are read."""
+
+    def __init__(self, tick: float) -> None:
+        self.now = 100.0
+        self.tick = tick
+
+    def monotonic(self) -> float:
+        self.now += self.tick
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def read_ints(count: int, *, budget: float, left: float) -> object:
+    """An Avro array of `count` ints read with an invocation of `budget` seconds of which
+    `left` remain, on a clock that moves 0.05 s each time it is read."""
+    from lambda_inbox.deadline import Deadline
+    from lambda_inbox.decoding import DECODING
+    from lambda_inbox.decoding.avro_reader import read_avro
+
+    clock = TickingClock(0.05)
+    deadline = Deadline(clock.now + left, clock)
+    token = DECODING.set((None, deadline, budget))
+    try:
+        record = avro_long(count) + b"\x02" * count + avro_long(0)
+        return read_avro(json.dumps({"type": "array", "items": "int"}), record)
+    finally:
+        DECODING.reset(token)
+
+
+def test_a_record_with_the_invocation_before_it_stops_at_half_of_it_as_too_large() -> None:
+    """Begun with the whole invocation ahead, it would not fit in any: dead-lettered, while
+    half of the time is left to do it."""
+    with pytest.raises(TooLarge, match="more than half of an invocation"):
+        read_ints(50_000, budget=1.0, left=1.0)  # a look at the clock every 1,024 values
+
+
+def test_a_record_begun_late_stops_at_the_deadline_for_redelivery() -> None:
+    """Begun with less than half the invocation left, it stops at the deadline; dead-lettering
+    then finds no time left and reports it for redelivery (`deadline`)."""
+    with pytest.raises(TooLarge, match="stopped at the Lambda deadline"):
+        read_ints(50_000, budget=1.0, left=0.4)
+    assert read_ints(500, budget=1.0, left=0.4) == [1] * 500  # in time: read whole
