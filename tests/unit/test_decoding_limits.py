@@ -228,7 +228,7 @@ def read_ints(count: int, *, budget: float, left: float) -> object:
     """An Avro array of `count` ints read with an invocation of `budget` seconds of which
     `left` remain, on a clock that moves 0.05 s each time it is read."""
     from lambda_inbox.deadline import Deadline
-    from lambda_inbox.decoding import DECODING
+    from lambda_inbox.deadline import DECODING
     from lambda_inbox.decoding.avro_reader import read_avro
 
     clock = TickingClock(0.05)

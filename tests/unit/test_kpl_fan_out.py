@@ -1,5 +1,5 @@
 """A Kinesis record aggregating any number of user records finishes across invocations
-(lambda_inbox.sources.kinesis, Pipeline.process_in_chunks, store.progress), in memory
+(lambda_inbox.sources.kinesis, its process_in_chunks, store.progress), in memory
 (devkit.memory_aws): each invocation answers before its deadline having committed at least one
 more chunk, Lambda's retry from the aggregate's own sequence number starts where the last one
 stopped (also in another execution environment), and every user record is applied once.

@@ -20,8 +20,7 @@ from lambda_inbox.aws_clients import bounded, bounded_dynamodb_client, sqs_clien
 from lambda_inbox.commit.decision import DecideFunction, Decider, M, OnConditionFailed
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
-from lambda_inbox.deadline import BoundedCalls, Deadline
-from lambda_inbox.decoding import DECODING
+from lambda_inbox.deadline import DECODING, BoundedCalls, Deadline
 from lambda_inbox.errors import ConfigurationError
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult
@@ -99,6 +98,7 @@ class InboxConsumer(Generic[M]):
         )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         """The consumer's logs, metrics and traces (through `observability`'s, when given)."""
+        self._limits = (config.decoding_limits, None, None)
         self.calls = BoundedCalls(max(2, config.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.value_formats
@@ -163,7 +163,7 @@ class InboxConsumer(Generic[M]):
         source = detect(event, self.sources)
         if isinstance(source, KinesisSource):
             return source.response(self._process_kinesis(source, event, context))
-        token = DECODING.set((self.config.decoding_limits, None, None))  # the adapters' limits
+        token = DECODING.set(self._limits)  # the adapters': no deadline yet
         try:
             messages = source.messages(event)
         finally:
@@ -182,26 +182,20 @@ class InboxConsumer(Generic[M]):
     def _process_kinesis(
         self, source: KinesisSource, event: Mapping[str, Any], context: Any
     ) -> list[MessageResult]:
-        """A Kinesis batch, a chunk of messages at a time (`Pipeline.process_in_chunks`), a
-        large aggregate from where an earlier invocation got to; the results of the messages to
-        redeliver."""
-        from lambda_inbox.sources.kinesis import CHUNK_MESSAGES
+        """A Kinesis batch, a chunk at a time (`sources.kinesis`); what to redeliver."""
+        from lambda_inbox.sources.kinesis import CHUNK_MESSAGES, process_in_chunks
         from lambda_inbox.store.progress import AggregateProgressStore
 
         deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)
+        logger = self.telemetry.logger
         progress = AggregateProgressStore(
-            self.dynamodb,
-            self.config,
-            deadline,
-            self.telemetry.logger,
-            resumes_above=CHUNK_MESSAGES,
+            self.dynamodb, self.config, deadline, logger, resumes_above=CHUNK_MESSAGES
         )
         token = DECODING.set((self.config.decoding_limits, deadline, deadline.left()))
         try:
             batch = source.batch(event, progress)
-            return self.pipeline.process_in_chunks(
-                batch, deadline, CHUNK_MESSAGES, batch.keep_progress
-            )
+            process = self.pipeline.process
+            return process_in_chunks(process, batch, deadline, CHUNK_MESSAGES, batch.keep_progress)
         finally:
             DECODING.reset(token)
 

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from lambda_inbox.decoding import UNCHECKED_BYTES
 from lambda_inbox.errors import ErrorCode, PoisonMessage, UndecodableBody
 
 #: SQS `SendMessage` attribute values: {"DataType": ..., "StringValue" | "BinaryValue": ...}.
@@ -141,11 +140,11 @@ class InboundMessage:
         if document is _UNPARSED:
             try:
                 document = self._json = self._parse()
-            except PoisonMessage as poison:
-                self._json = _Unreadable(poison)
+            except PoisonMessage as poison:  # kept: no JSON document is an exception
+                self._json = poison
                 raise
-        elif type(document) is _Unreadable:
-            raise document.poison
+        elif isinstance(document, PoisonMessage):
+            raise document
         return document
 
     def _parse(self) -> Any:
@@ -201,14 +200,9 @@ def _poison(decode_error: str | PoisonMessage) -> PoisonMessage:
     )
 
 
-class _Unreadable:
-    """`InboundMessage.json` of a body that cannot be read: the poison it raised."""
-
-    __slots__ = ("poison",)
-
-    def __init__(self, poison: PoisonMessage) -> None:
-        self.poison = poison
-
+#: Bodies of at most this many bytes are within any `DecodingLimits` (the smallest allowed hold
+#: them, `decoding.limits`): only larger ones are checked before they are parsed.
+UNCHECKED_BYTES = 8 * 1024
 
 #: The envelope of the message whose key or decision is being computed (`current_envelope`).
 CURRENT_ENVELOPE: ContextVar[Any] = ContextVar("lambda_inbox_envelope", default=None)

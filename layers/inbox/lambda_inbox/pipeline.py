@@ -16,15 +16,14 @@ batch's report, one at a time, so each stage reads the ordering that earlier res
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
-from itertools import islice
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lambda_inbox.commit.committer import Committer
 from lambda_inbox.commit.decision import Decider, Decision
 from lambda_inbox.commit.planner import plan_waves
-from lambda_inbox.dead_letter.queue import DEADLINE_DETAIL, DeadLettering
+from lambda_inbox.dead_letter.queue import DeadLettering
 from lambda_inbox.errors import (
     DeadlineReached,
     ErrorCode,
@@ -32,7 +31,7 @@ from lambda_inbox.errors import (
     PoisonMessage,
     short_error,
 )
-from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox.report import BatchReport, settled
 from lambda_inbox.sources.identity import Delivery, KeyStrategy, identify
 from lambda_inbox.triage import ReadFirst, Triage
@@ -100,40 +99,6 @@ class Pipeline(Generic[M]):
         self._read_first.observe(results)
         self._telemetry.batch_done(results, attempts, read_first)
         return results
-
-    def process_in_chunks(
-        self,
-        messages: Iterable[InboundMessage],
-        deadline: Deadline,
-        size: int,
-        after_chunk: Callable[[], None] | None = None,
-    ) -> list[MessageResult]:
-        """The messages of one shard's batch, made and processed `size` at a time, each chunk
-        through the whole model (its read, commit and report) under the invocation's deadline;
-        the results of the messages to redeliver. A Kinesis aggregate can hold 150,000 user
-        records: made at once they would fill a small function, and no invocation would commit
-        one before its deadline. Memory holds one chunk, each chunk that finishes is progress,
-        and the invocation stops between chunks at the deadline. A shard is one ordering scope,
-        so the first chunk with a record to redeliver is the last one started: its failures name
-        where Lambda retries from (an aggregate's own sequence number). `after_chunk` runs
-        after each chunk that finished whole (`sources.kinesis`: an aggregate's progress)."""
-        remaining = iter(messages)
-        started = False
-        while chunk := list(islice(remaining, size)):
-            if started and deadline.expired():
-                code, detail = ErrorCode.DEADLINE, DEADLINE_DETAIL
-                return [MessageResult(chunk[0], Outcome.FAILED, None, code, detail)]
-            started = True
-            unfinished = [
-                result
-                for result in self.process(chunk, deadline)
-                if result.outcome.needs_redelivery
-            ]
-            if unfinished:
-                return unfinished
-            if after_chunk is not None:
-                after_chunk()
-        return []
 
     def _run(
         self,

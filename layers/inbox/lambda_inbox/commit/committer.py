@@ -25,7 +25,7 @@ from lambda_inbox.commit.settle import VerdictKind, settle
 from lambda_inbox.commit.transactions import Transaction, build_transaction
 from lambda_inbox.commit.verdicts import FinalVerdicts
 from lambda_inbox.errors import DeadlineReached, ErrorCode
-from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox.report import Pending, settled, skipped
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 M = TypeVar("M")
 #: Verdicts that leave a decision without an outcome yet.
 _UNSETTLED = frozenset({VerdictKind.TRANSIENT, VerdictKind.SPLIT, VerdictKind.BYSTANDER})
-DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
 
 
 class Committer(Generic[M]):

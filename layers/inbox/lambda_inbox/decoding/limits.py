@@ -22,7 +22,7 @@ at the limits of `DecodingLimits`, and the record is then poison with the code `
 Defaults fit a 128 MB function: 6 MiB (Lambda's invocation payload limit, so nothing Lambda can
 deliver is refused for its size alone) and 100,000 values (about 5 to 10 MB of Python objects).
 `InboxConsumer.handle` and `process` put the consumer's limits and the invocation's deadline in
-`decoding.DECODING` for the decoders to read. Loaded by the first record that needs a check.
+`deadline.DECODING` for the decoders to read. Loaded by the first record that needs a check.
 """
 
 from __future__ import annotations
@@ -32,16 +32,17 @@ import zlib
 from typing import TYPE_CHECKING
 
 from lambda_inbox.config import _Settings
-from lambda_inbox.decoding import DECODING
+from lambda_inbox.deadline import DECODING
 from lambda_inbox.errors import ConfigurationError, ErrorCode, UndecodableBody
 
 if TYPE_CHECKING:
     from lambda_inbox.deadline import Clock
 
-#: The smallest limits allowed: they hold every document of `UNCHECKED_BYTES`, which is
-#: therefore never checked.
+#: The smallest limits allowed: they hold every document of `messages.UNCHECKED_BYTES` (8 KiB
+#: hold 4,096 values at most), which is therefore never checked
+#: (tests/unit/test_decoding_limits.py holds the two together).
 MIN_BYTES = 64 * 1024
-MIN_VALUES = 4 * 1024  # what a document of `UNCHECKED_BYTES` can hold, at most
+MIN_VALUES = 4 * 1024
 #: Values read between two looks at the clock.
 _CLOCK_EVERY = 1024
 #: A JSON string, escapes and all (strings are where the structure's characters may also be).

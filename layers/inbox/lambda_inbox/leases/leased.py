@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox.leases.policy import LeasePolicy, lease_policy
 from lambda_inbox.leases.store import Claim, ClaimState, LeaseStore
-from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox.report import Pending, settled, skipped
 from lambda_inbox.store import InboxRecord
 
@@ -119,8 +119,7 @@ class Leases(Generic[M]):
         if batch.blocked(delivery):
             return skipped(delivery)
         if deadline.expired():
-            detail = "no time left before the Lambda deadline; reported for redelivery"
-            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, detail)
+            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
         log = self._telemetry.logger
         try:
             claim = deadline.run(self.store.claim, delivery, now=self._now())

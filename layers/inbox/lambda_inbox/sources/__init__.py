@@ -90,8 +90,7 @@ class KinesisSource:
     def batch(
         self, event: Mapping[str, Any], progress: AggregateProgress | None = None
     ) -> KinesisBatch:
-        """The event's messages, made as they are read (`kinesis.KinesisBatch`): a consumer
-        processes them a chunk at a time (`lambda_inbox.chunked`)."""
+        """The event's messages, made as they are read (`kinesis`, taken a chunk at a time)."""
         from lambda_inbox.sources.kinesis import KinesisBatch
 
         return KinesisBatch(event, self._formats, self._seen, progress)

@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from lambda_inbox.decoding import UNCHECKED_BYTES
 from lambda_inbox.errors import ErrorCode, PoisonMessage, UndecodableBody
-from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
+from lambda_inbox.messages import CURRENT_ENVELOPE, UNCHECKED_BYTES, InboundMessage
 from lambda_inbox.sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE, outbox_message_id_of
 
 EnvelopeName = Literal["sns", "eventbridge", "s3"]

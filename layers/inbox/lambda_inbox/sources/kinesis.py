@@ -5,7 +5,8 @@ A record's message is its base64 `data`, read as JSON or through `ValueFormats`.
 Kinesis Producer Library aggregated (`aggregation`) is one message per user record: delivery id
 `"<eventID>/<index>"`, its own partition key, the parent's sequence number to report. An
 aggregate can hold 150,000 user records in 1 MB, so `KinesisBatch` makes each message only when
-it is read: a consumer takes them a chunk at a time (`chunked`) and never holds them all. An
+it is read, and a consumer takes them a chunk at a time (`process_in_chunks`), never holding
+them all. An
 aggregate larger than a chunk resumes where an earlier invocation got to (`AggregateProgress`):
 its user records before that point all settled then. What cannot be read becomes a message the
 inbox dead-letters; only a record without a sequence number (which no response could name)
@@ -14,16 +15,50 @@ fails the invocation, as `MalformedRecord`, found before any message is made.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lambda_inbox.errors import MalformedRecord
+from lambda_inbox.errors import ErrorCode, MalformedRecord
 from lambda_inbox.messages import AttributeValue, InboundMessage
+from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox.sources.fields import KPL_MAGIC, base64_bytes, raw_text, string_attribute
 from lambda_inbox.sources.streams import numbered, required_text, stream_records, text_or_none
 
 if TYPE_CHECKING:
+    from lambda_inbox.deadline import Deadline
     from lambda_inbox.sources.values import ValueFormats
+
+
+def process_in_chunks(
+    process: Callable[[list[InboundMessage], Deadline], list[MessageResult]],
+    messages: Iterable[InboundMessage],
+    deadline: Deadline,
+    size: int,
+    after_chunk: Callable[[], None] | None = None,
+) -> list[MessageResult]:
+    """The messages of one shard's batch, made and processed `size` at a time, each chunk
+    through the whole model (`process`: its read, commit and report) under the invocation's
+    deadline; the results of the messages to redeliver. Memory holds one chunk, each chunk that
+    finishes is progress, and the invocation stops between chunks at the deadline. A shard is
+    one ordering scope, so the first chunk with a record to redeliver is the last one started:
+    its failures name where Lambda retries from (an aggregate's own sequence number).
+    `after_chunk` runs after each chunk that finished whole (`KinesisBatch.keep_progress`)."""
+    remaining = iter(messages)
+    started = False
+    while chunk := list(islice(remaining, size)):
+        if started and deadline.expired():
+            code, detail = ErrorCode.DEADLINE, DEADLINE_DETAIL
+            return [MessageResult(chunk[0], Outcome.FAILED, None, code, detail)]
+        started = True
+        unfinished = [
+            result for result in process(chunk, deadline) if result.outcome.needs_redelivery
+        ]
+        if unfinished:
+            return unfinished
+        if after_chunk is not None:
+            after_chunk()
+    return []
 
 
 def parse_kinesis_event(
@@ -38,8 +73,8 @@ def parse_kinesis_event(
     return list(KinesisBatch(event, formats, seen))
 
 
-#: Messages of a Kinesis batch processed together (`Pipeline.process_in_chunks`): a batch read
-#: of ten `BatchGetItem`s, ten full transactions.
+#: Messages of a Kinesis batch processed together (`process_in_chunks`): a batch read of ten
+#: `BatchGetItem`s, ten full transactions.
 CHUNK_MESSAGES = 1_000
 
 
