@@ -57,6 +57,7 @@ def child(scenario: str, options: argparse.Namespace) -> dict[str, Any]:
     from devkit.app_state import AppState
     from devkit.memory_aws import MemoryAws
     from devkit.meters import computed_wcu
+    from devkit.resident import peak_above, peak_reset
 
     memory = MemoryAws()
     aws = AppState.created(memory.client("dynamodb"), memory.client("sqs"))
@@ -82,26 +83,6 @@ def child(scenario: str, options: argparse.Namespace) -> dict[str, Any]:
     counting[0] = False
     measured = {"requests": dict(requests), "wcu": wcu[0], "cpu": cpu, "wall": wall}
     return {**measured, "peak_mb": peak, **inspect()}
-
-
-def peak_reset() -> int:
-    """Forget the process's peak resident set (Linux's `clear_refs`); the resident set now, KB."""
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")
-    return _status_kb("VmRSS")
-
-
-def peak_above(resident: int) -> float:
-    """MB of the peak resident set since `peak_reset` above `resident`."""
-    return max(_status_kb("VmHWM") - resident, 0) / 1024
-
-
-def _status_kb(field: str) -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def put(body: dict[str, Any], uow: Any) -> None:
@@ -226,6 +207,7 @@ def kpl(aws: Any, _: str, options: argparse.Namespace) -> Scenario:
     aggregate to warm up. Each user record adds one to one counter; memory is each invocation's
     peak above where it started (the in-memory tables hold what it commits, some 5 MB)."""
     from devkit.hostile import kpl_bomb
+    from devkit.resident import peak_above, peak_reset
     from lambda_inbox_tools.testing import event_after, kinesis_event
     from lambda_inbox_tools.testing.context import FakeLambdaContext
 

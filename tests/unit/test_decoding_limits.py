@@ -227,8 +227,7 @@ class TickingClock:
 def read_ints(count: int, *, budget: float, left: float) -> object:
     """An Avro array of `count` ints read with an invocation of `budget` seconds of which
     `left` remain, on a clock that moves 0.05 s each time it is read."""
-    from lambda_inbox.deadline import Deadline
-    from lambda_inbox.deadline import DECODING
+    from lambda_inbox.deadline import DECODING, Deadline
     from lambda_inbox.decoding.avro_reader import read_avro
 
     clock = TickingClock(0.05)
@@ -254,3 +253,13 @@ def test_a_record_begun_late_stops_at_the_deadline_for_redelivery() -> None:
     with pytest.raises(TooLarge, match="stopped at the Lambda deadline"):
         read_ints(50_000, budget=1.0, left=0.4)
     assert read_ints(500, budget=1.0, left=0.4) == [1] * 500  # in time: read whole
+
+
+def test_a_document_that_is_never_checked_is_within_the_smallest_limits() -> None:
+    """Bodies of `UNCHECKED_BYTES` are parsed unchecked: the smallest limits allowed must hold
+    them (n bytes of JSON hold at most (n + 1) / 2 values)."""
+    from lambda_inbox.decoding.limits import MIN_BYTES, MIN_VALUES
+    from lambda_inbox.messages import UNCHECKED_BYTES
+
+    assert UNCHECKED_BYTES <= MIN_BYTES
+    assert (UNCHECKED_BYTES + 1) // 2 <= MIN_VALUES

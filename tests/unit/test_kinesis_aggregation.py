@@ -74,7 +74,7 @@ BAD = [
 @pytest.mark.parametrize(("data", "why"), BAD)
 def test_a_bad_aggregate_is_refused_saying_why(data: bytes, why: str) -> None:
     with pytest.raises(BadAggregate, match=why):
-        deaggregate(data)
+        deaggregate(data).check_keys()
 
 
 @pytest.mark.parametrize(("data", "why"), BAD)

@@ -35,8 +35,8 @@ class UserRecord:
 
 def deaggregate(data: bytes) -> Aggregate:
     """The user records of an aggregated record, read in order as they are asked for;
-    `BadAggregate` for one whose MD5 does not match, whose protobuf does not parse, or whose
-    records name a partition key the table does not hold (all checked first)."""
+    `BadAggregate` for one whose MD5 does not match or whose protobuf does not parse. Whether
+    its records name partition keys its table holds is `Aggregate.check_keys`."""
     body = data[len(MAGIC) : -_DIGEST_BYTES]
     if len(data) < len(MAGIC) + _DIGEST_BYTES:
         raise BadAggregate("aggregated record shorter than its magic bytes and MD5 digest")
@@ -55,14 +55,7 @@ def deaggregate(data: bytes) -> Aggregate:
         raise BadAggregate(f"aggregated record does not parse ({type(error).__name__})") from None
     if not message.IsInitialized():  # a user record without its partition key index or data
         raise BadAggregate("aggregated record does not parse (required fields missing)")
-    keys = list(message.partition_key_table)
-    for index, record in enumerate(message.records):
-        if record.partition_key_index >= len(keys):
-            raise BadAggregate(
-                f"user record {index} names partition key {record.partition_key_index} "
-                f"of a table of {len(keys)}"
-            )
-    return Aggregate(keys, message.records)
+    return Aggregate(list(message.partition_key_table), message.records)
 
 
 class Aggregate:
@@ -78,6 +71,18 @@ class Aggregate:
 
     def __len__(self) -> int:
         return len(self._records)
+
+    def check_keys(self) -> None:
+        """`BadAggregate` when a user record names a partition key the table does not hold:
+        the whole aggregate is then poison, so it is checked before any of it is read (a pass
+        over every user record: a tenth of a second for 150,000 on a small function)."""
+        keys = len(self._keys)
+        for index, record in enumerate(self._records):
+            if record.partition_key_index >= keys:
+                raise BadAggregate(
+                    f"user record {index} names partition key {record.partition_key_index} "
+                    f"of a table of {keys}"
+                )
 
     def records(self, start: int = 0) -> Iterator[UserRecord]:
         """The user records from the one at `start`, in order."""

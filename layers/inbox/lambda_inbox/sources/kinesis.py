@@ -40,17 +40,20 @@ def process_in_chunks(
     """The messages of one shard's batch, made and processed `size` at a time, each chunk
     through the whole model (`process`: its read, commit and report) under the invocation's
     deadline; the results of the messages to redeliver. Memory holds one chunk, each chunk that
-    finishes is progress, and the invocation stops between chunks at the deadline. A shard is
-    one ordering scope, so the first chunk with a record to redeliver is the last one started:
-    its failures name where Lambda retries from (an aggregate's own sequence number).
-    `after_chunk` runs after each chunk that finished whole (`KinesisBatch.keep_progress`)."""
+    finishes is progress, and the invocation stops between chunks: at the deadline, or before
+    it when less time is left than the last chunk took (a chunk begun then would be cut short
+    and run past the deadline by what is not checked inside it). A shard is one ordering scope,
+    so the first chunk with a record to redeliver is the last one started: its failures name
+    where Lambda retries from (an aggregate's own sequence number). `after_chunk` runs after
+    each chunk that finished whole (`KinesisBatch.keep_progress`)."""
     remaining = iter(messages)
-    started = False
+    took: float | None = None  # seconds the last chunk took
     while chunk := list(islice(remaining, size)):
-        if started and deadline.expired():
+        left = deadline.left()
+        if took is not None and left is not None and left < took:
             code, detail = ErrorCode.DEADLINE, DEADLINE_DETAIL
             return [MessageResult(chunk[0], Outcome.FAILED, None, code, detail)]
-        started = True
+        started = deadline.clock.monotonic()
         unfinished = [
             result for result in process(chunk, deadline) if result.outcome.needs_redelivery
         ]
@@ -58,6 +61,7 @@ def process_in_chunks(
             return unfinished
         if after_chunk is not None:
             after_chunk()
+        took = deadline.clock.monotonic() - started
     return []
 
 
@@ -159,12 +163,14 @@ class KinesisBatch:
 
             try:
                 users = deaggregate(data)
+                count = len(users)
+                large = self._progress is not None and count > self._progress.resumes_above
+                start = self._progress.start(delivery_id) if large and self._progress else 0
+                if start == 0:  # resumed, it was checked by the invocation that began it
+                    users.check_keys()
             except BadAggregate as error:
                 yield _poison(delivery_id, data, str(error), dead_letter, place)
                 return
-            count = len(users)
-            large = self._progress is not None and count > self._progress.resumes_above
-            start = self._progress.start(delivery_id) if large and self._progress else 0
             for position, user in enumerate(users.records(start), start):
                 self.cursor = (
                     (delivery_id, position + 1) if large and position + 1 < count else None
