@@ -18,6 +18,11 @@ def peak_above(resident: int) -> float:
     return max(_status_kb("VmHWM") - resident, 0) / 1024
 
 
+def now_above(resident: int) -> float:
+    """MB of the resident set now above `resident` (KB): what a run kept."""
+    return max(_status_kb("VmRSS") - resident, 0) / 1024
+
+
 def _status_kb(field: str) -> int:
     with open("/proc/self/status") as status:
         for line in status:
