@@ -149,6 +149,7 @@ def test_the_layer_folder_holds_the_library_only() -> None:
     assert folders == [
         "commit",
         "dead_letter",
+        "decoding",
         "leases",
         "outbox",
         "reaper",

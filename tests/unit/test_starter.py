@@ -127,3 +127,15 @@ def test_the_sample_event_carries_an_order_in_its_sources_shape(tmp_path: Path, 
         assert partition == "orders-0" and record["topic"] == "orders"
         order = json.loads(base64.b64decode(record["value"]))
     assert set(order) == {"event_id", "order_id", "customer_id", "amount_cents"}
+
+
+def test_the_generated_inbox_keeps_records_as_long_as_its_queues_keep_messages(
+    tmp_path: Path,
+) -> None:
+    from lambda_inbox_tools.local.retention import retention_problems
+    from lambda_inbox_tools.local.stack import read_local_stack
+
+    project = generate(tmp_path, "sqs")
+    stack = read_local_stack(project / "template.yaml", sqs_endpoint="http://127.0.0.1:4566")
+    assert [function.logical_id for function in stack.functions]  # a consumer was read
+    assert retention_problems(stack) == []

@@ -26,6 +26,8 @@ class ErrorCode(StrEnum):
     """The body is not JSON."""
     UNDECODABLE_VALUE = "undecodable_value"
     """An Avro or Protobuf value does not decode with the consumer's `ValueFormats`."""
+    TOO_LARGE = "too_large"
+    """Decoding the record would pass a `DecodingLimits` limit (bytes, values, time)."""
     MISSING_KEY = "missing_key"
     """The key extractor found no key in the body, or raised."""
     INVALID_PAYLOAD = "invalid_payload"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lambda_inbox.config import DuplicateRead
 from lambda_inbox.errors import ErrorCode, PoisonMessage
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import settled, skipped
+from lambda_inbox.report import Pending, settled, skipped
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store import InboxRecord, Status
 
@@ -51,13 +51,16 @@ class Triage:
         self._leaders: dict[str, Delivery] = {}
         self._followers: list[Delivery] = []
 
-    def settle_known(self, delivery: Delivery, record: InboxRecord | None) -> MessageResult | None:
+    def settle_known(
+        self, delivery: Delivery, record: InboxRecord | None
+    ) -> MessageResult | Pending | None:
         """The result of a delivery settled before any handler runs (blocked by its scope,
-        poison found while identifying it, completed before); None when it goes on."""
+        poison found while identifying it, completed before; poison waits to be sent with the
+        batch's other dead letters); None when it goes on."""
         if self._batch.blocked(delivery):
             return skipped(delivery)
         if delivery.poison is not None:
-            return self._dead_letters.dead_letter(delivery, delivery.poison)
+            return self._dead_letters.defer(delivery, delivery.poison)
         if record is not None and record.status is Status.COMPLETED:
             return self.settle_against(delivery, record.fingerprint)
         return None
@@ -74,7 +77,7 @@ class Triage:
 
     def completed(
         self, delivery: Delivery, known: Mapping[str, InboxRecord]
-    ) -> MessageResult | None:
+    ) -> MessageResult | Pending | None:
         """The result of `delivery` when the read found its key completed (after it was
         decided: the read came late, for poison); None when it goes on."""
         record = known.get(delivery.key)
@@ -82,16 +85,18 @@ class Triage:
             return None
         return self.settle_against(delivery, record.fingerprint)
 
-    def settle_against(self, delivery: Delivery, stored_fingerprint: str | None) -> MessageResult:
+    def settle_against(
+        self, delivery: Delivery, stored_fingerprint: str | None
+    ) -> MessageResult | Pending:
         """A completed record exists: a duplicate, unless the payload differs (a producer bug,
         reported and dead-lettered, never silently acknowledged)."""
         if delivery.matches(stored_fingerprint):
             return settled(delivery, Outcome.DUPLICATE)
         reason = mismatch_reason(delivery, stored_fingerprint or "")
         poison = PoisonMessage(reason, code=ErrorCode.FINGERPRINT_MISMATCH)
-        return self._dead_letters.dead_letter(delivery, poison, record_failure=False)
+        return self._dead_letters.defer(delivery, poison, record_failure=False)
 
-    def settle_followers(self, *, final: bool = False) -> Iterator[MessageResult]:
+    def settle_followers(self, *, final: bool = False) -> Iterator[MessageResult | Pending]:
         """Yield the results of the followers whose leader has an outcome (all of them when
         `final`); each is recorded before the next (a failed follower blocks its scope).
 

@@ -4,6 +4,7 @@ dead-letter nothing (DynamoDB Local for the tables, the moto server for the DLQ)
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 
 import pytest
@@ -91,7 +92,8 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
         assert bytes(failed["payload_snapshot"]) == records[position]["body"].encode("utf-8")
         shard = open_index_shard(record_pk(ORDER_EVENTS, key))
         assert failed["gsi_open_pk"] == open_index_pk(Status.FAILED, shard)
-        assert "expires_at" not in failed  # an incident artifact: kept until resolved
+        # An incident artifact, kept for the failed-record retention (14 days), then removed.
+        assert failed["expires_at"] > time.time() + 13 * 86_400
 
     # The valid records redelivered are duplicates: still nothing reported, nothing new in the DLQ.
     again = process(

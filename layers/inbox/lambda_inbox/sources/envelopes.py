@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from lambda_inbox.errors import ErrorCode, UndecodableBody
-from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
+from lambda_inbox.errors import ErrorCode, PoisonMessage, UndecodableBody
+from lambda_inbox.messages import CURRENT_ENVELOPE, UNCHECKED_BYTES, InboundMessage
 from lambda_inbox.sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE, outbox_message_id_of
 
 EnvelopeName = Literal["sns", "eventbridge", "s3"]
@@ -92,7 +92,11 @@ def unwrap(kind: EnvelopeName, message: InboundMessage) -> list[InboundMessage]:
     if message.decode_error is not None or message.decode is not None:
         return [message]  # not JSON text, or a Kafka or stream record sent again: as it is
     try:
+        _within_limits(message.body)
         document = json.loads(message.body)
+    except PoisonMessage as too_large:
+        message.decode_error = too_large
+        return [message]
     except (ValueError, RecursionError):
         document = None
     if kind == "sns":
@@ -142,6 +146,7 @@ def _constant(value: Any) -> Callable[[], Any]:
 
 def _json_text(text: str) -> Callable[[], Any]:
     def parse() -> Any:
+        _within_limits(text.encode("utf-8", errors="surrogatepass"))
         try:
             return json.loads(text)
         except (ValueError, RecursionError):
@@ -150,6 +155,14 @@ def _json_text(text: str) -> Callable[[], Any]:
             ) from None
 
     return parse
+
+
+def _within_limits(document: bytes) -> None:
+    """`TooLarge` for a JSON document past the consumer's `DecodingLimits`."""
+    if len(document) > UNCHECKED_BYTES:
+        from lambda_inbox.decoding.limits import check_json
+
+        check_json(document)
 
 
 def _envelope(kind: str, delivery_id: str, document: Mapping[str, Any]) -> Envelope:
