@@ -129,18 +129,19 @@ QUIET_PLUGINS = [
 
 def run_project(files: Mapping[str, str], folder: Path) -> str:
     """Write the project to `folder` and run pytest there in a fresh interpreter, with no AWS
-    credentials and the library on the path; every test function it holds must pass."""
+    credentials; every test function it holds must pass. Only the library is put on the path
+    (standing in for its `pip install`): the project's own code is found as the page's files say
+    (its `pyproject.toml`), never by this runner."""
     public = public_names()
     for name, source in files.items():
-        if found := private_imports(source, public):
+        if name.endswith(".py") and (found := private_imports(source, public)):
             raise SnippetFailed(f"{name}: imports private names {found}")
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(source)
-    code = {str((folder / name).parent) for name in files if not name.startswith("tests/")}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "INBOX_"))}
     env.pop("PYTEST_ADDOPTS", None)
     env.update(
-        PYTHONPATH=os.pathsep.join([*sorted(code), str(REPO_ROOT / "layers" / "inbox")]),
+        PYTHONPATH=str(REPO_ROOT / "layers" / "inbox"),
         AWS_CONFIG_FILE=str(folder / "none"),
         AWS_SHARED_CREDENTIALS_FILE=str(folder / "none"),
         AWS_EC2_METADATA_DISABLED="true",
@@ -154,7 +155,11 @@ def run_project(files: Mapping[str, str], folder: Path) -> str:
         timeout=300,
         check=False,
     )
-    tests = sum(len(re.findall(r"^def test_", source, re.MULTILINE)) for source in files.values())
+    tests = sum(
+        len(re.findall(r"^def test_", source, re.MULTILINE))
+        for name, source in files.items()
+        if name.endswith(".py")
+    )
     if done.returncode != 0 or not re.search(rf"\b{tests} passed\b", done.stdout):
         raise SnippetFailed(f"the page's project ({tests} tests):\n{done.stdout}{done.stderr}")
     return done.stdout
@@ -518,17 +523,41 @@ def test_a_skipped_block_is_counted_not_run(tmp_path: Path) -> None:
     assert run_session(blocks, {}) == 1
 
 
+PLANTED_PROJECT = (
+    "<!-- snippet: file src/app.py -->\n```python\ndef double(x):\n    return x + x\n```\n\n"
+    "<!-- snippet: file tests/test_app.py -->\n```python\nimport app\n\n\n"
+    "def test_double():\n    assert app.double(2) == {expected}\n```\n"
+)
+PLANTED_PYPROJECT = '<!-- snippet: file pyproject.toml -->\n```toml\n[tool.pytest.ini_options]\npythonpath = ["src"]\n```\n'
+
+
 @pytest.mark.integration  # a pytest process
 def test_a_project_whose_test_fails_fails(tmp_path: Path) -> None:
-    blocks = _page(
-        tmp_path,
-        "<!-- snippet: file src/app.py -->\n```python\ndef double(x):\n    return x + x\n```\n\n"
-        "<!-- snippet: file tests/test_app.py -->\n```python\nimport app\n\n\n"
-        "def test_double():\n    assert app.double(2) == 5\n```\n",
-    )
-    assert [block.file for block in blocks] == ["src/app.py", "tests/test_app.py"]
+    blocks = _page(tmp_path, PLANTED_PROJECT.format(expected=5) + PLANTED_PYPROJECT)
+    assert [block.file for block in blocks] == ["src/app.py", "tests/test_app.py", "pyproject.toml"]
+    assert blocks[2].language == "toml"
     with pytest.raises(SnippetFailed, match="1 failed"):
         run_project(project_files(blocks), tmp_path / "project")
+    run_project(
+        project_files(_page(tmp_path, PLANTED_PROJECT.format(expected=4) + PLANTED_PYPROJECT)),
+        tmp_path / "passing",
+    )
+
+
+@pytest.mark.integration  # a pytest process
+def test_a_project_that_does_not_say_where_its_code_is_fails(tmp_path: Path) -> None:
+    """The runner puts no code folder on the path: a page whose tests import `src/app.py`
+    without saying so (pytest's `pythonpath`) fails here as it fails for its reader."""
+    blocks = _page(tmp_path, PLANTED_PROJECT.format(expected=4))
+    with pytest.raises(SnippetFailed, match="No module named 'app'"):
+        run_project(project_files(blocks), tmp_path / "project")
+
+
+def test_a_yaml_or_toml_block_is_a_project_file_only_when_it_names_one(tmp_path: Path) -> None:
+    blocks = _page(tmp_path, "```yaml\nkey: value\n```\n\n```toml\n[x]\n```\n")
+    assert blocks == []
+    with pytest.raises(SnippetNoteError, match="on no Python block"):
+        _page(tmp_path, "<!-- snippet: skip: later -->\n```yaml\nkey: value\n```\n")
 
 
 def test_a_block_in_a_list_item_runs_without_its_indentation(tmp_path: Path) -> None:
