@@ -82,12 +82,16 @@ lint: venv
 
 # Both ways the template deploys: with the defaults (AWS managed keys, no MSK; `sam validate
 # --lint` is cfn-lint's default rules) and with a customer-managed key, concurrency limits and an
-# MSK cluster; then the docs' SAM template and their CloudFormation snippets (one cfn-lint run);
+# MSK cluster; then Getting started's SAM template (assembled from the page's `template.yaml`
+# blocks) and the docs' CloudFormation snippets (one cfn-lint run);
 # then every inbox of the templates keeps its records as long as its queue and DLQ keep a message.
+GETTING_STARTED_TEMPLATE := .cache/getting-started/template.yaml
+
 template-lint: venv
 	$(BIN)/sam validate --lint --template-file template.yaml
 	$(BIN)/cfn-lint template.yaml --parameters $(TEMPLATE_VARIANT)
-	$(BIN)/sam validate --lint --template-file docs/snippets/getting-started.yaml
+	$(BIN)/python -m devkit.doc_snippets docs/getting-started.md template.yaml $(GETTING_STARTED_TEMPLATE)
+	$(BIN)/sam validate --lint --template-file $(GETTING_STARTED_TEMPLATE)
 	$(BIN)/cfn-lint docs/snippets/inbox-dashboard.yaml docs/snippets/outbox-relay-policy.yaml
 	$(BIN)/python scripts/check_retention.py
 

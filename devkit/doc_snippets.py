@@ -153,3 +153,27 @@ def private_imports(source: str, public: Mapping[str, set[str]]) -> list[str]:
                 if name.startswith("lambda_inbox.") and name not in public:
                     found.append(f"import {name}")
     return found
+
+
+def project_files(blocks: list[Snippet]) -> dict[str, str]:
+    """The project a page builds: file -> its blocks, joined in page order."""
+    files: dict[str, list[str]] = {}
+    for block in blocks:
+        if block.file and not block.skip:
+            files.setdefault(block.file, []).append(block.source)
+    return {name: "\n\n".join(parts) for name, parts in files.items()}
+
+
+def write_page_file(page: Path, name: str, target: Path) -> Path:
+    """Write the file `name` of the project `page` builds (Getting started's `template.yaml`)
+    to `target`, for the tools that read files: `make template-lint`, scripts/check_retention.py."""
+    files = project_files(snippets(page.resolve(), page.resolve().parents[1]))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(files[name])
+    return target
+
+
+if __name__ == "__main__":  # python -m devkit.doc_snippets PAGE FILE TARGET
+    import sys
+
+    write_page_file(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]))

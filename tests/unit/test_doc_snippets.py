@@ -34,6 +34,7 @@ from devkit.doc_snippets import (
     SnippetNoteError,
     doc_pages,
     private_imports,
+    project_files,
     public_names,
     snippets,
 )
@@ -110,15 +111,6 @@ def run_session(
     return ran
 
 
-def project_files(blocks: list[Snippet]) -> dict[str, str]:
-    """The page's project: file -> its blocks, joined in page order."""
-    files: dict[str, list[str]] = {}
-    for block in blocks:
-        if block.file and not block.skip:
-            files.setdefault(block.file, []).append(block.source)
-    return {name: "\n\n".join(parts) for name, parts in files.items()}
-
-
 #: The project's pytest without the plugins it does not use (xdist, Hypothesis, pytest's cache):
 #: a reader's project has none of them, and each costs its start.
 QUIET_PLUGINS = [
@@ -177,6 +169,53 @@ def front_page_consumer(namespace: Namespace, request: pytest.FixtureRequest) ->
     namespace["reserve_stock"](order, uow)
     assert [(action.kind, action.table) for action in uow.actions] == [("Update", "stock")]
     assert namespace["handler"]({"Records": []}, None) == {"batchItemFailures": []}
+
+
+class _OrderPlaced(BaseModel):
+    event_id: str
+    order_id: str
+    amount_cents: int
+
+
+def getting_started_preamble(request: pytest.FixtureRequest) -> Namespace:
+    """The names of Getting started's `src/app.py` its later fragments build on (the page shows
+    them in that file, which runs as the page's project)."""
+
+    def record_order(order: _OrderPlaced, uow: UnitOfWork) -> None:
+        uow.put("orders", {"pk": f"ORDER#{order.order_id}", "amount_cents": order.amount_cents})
+
+    return {"OrderPlaced": _OrderPlaced, "record_order": record_order, "ORDERS_TABLE": "orders"}
+
+
+def reads_inside_the_notification(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The SNS consumer records the order inside a notification once, also when SNS delivers
+    the notification again under a new SQS message id, and keeps what wrapped it."""
+    order = {"event_id": "evt-1", "order_id": "O-1", "amount_cents": 1250}
+    body = sns_notification(order, message_id="notification-1")
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb")
+        create_inbox_table(dynamodb, "inbox")
+        create_key_table(dynamodb, "orders")
+        consumer = namespace["consumer"]
+        for _ in range(2):  # the second: SNS's redelivery, a new SQS messageId
+            assert consumer.handle(sqs_event(sqs_record(body)), None) == {"batchItemFailures": []}
+        (record,) = dynamodb.scan(TableName="inbox")["Items"]
+        orders = [item["pk"]["S"] for item in dynamodb.scan(TableName="orders")["Items"]]
+    assert record["pk"]["S"] == "orders#evt-1"
+    assert "notification-1" in str(record), record
+    assert orders == ["ORDER#O-1"]
+
+
+def writes_the_outbox_item(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The order and its outbox item: two puts in one unit of work."""
+    uow = UnitOfWork()
+    order = _OrderPlaced(event_id="evt-1", order_id="O-1", amount_cents=5)
+    namespace["record_order_and_tell_shipping"](order, uow)
+    assert [(action.kind, action.table) for action in uow.actions] == [
+        ("Put", "orders"),
+        ("Put", "orders"),
+    ]
+    assert "OUTBOX#order-placed-O-1" in str(uow.actions[1])
 
 
 def books_and_holds(namespace: Namespace, request: pytest.FixtureRequest) -> None:
@@ -353,7 +392,9 @@ SESSIONS: dict[str, PageSession] = {
     "README.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
     "docs/index.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
     "docs/getting-started.md": PageSession(
-        {"INBOX_TABLE": "inbox", "DOMAIN_TABLE": "ledger"}, after={1: books_and_holds}
+        {"INBOX_TABLE": "inbox", "DOMAIN_TABLE": "ledger"},
+        getting_started_preamble,
+        after={1: reads_inside_the_notification, 2: writes_the_outbox_item, 3: books_and_holds},
     ),
     "docs/concepts.md": PageSession(
         {"INBOX_TABLE": "inbox"},

@@ -76,7 +76,7 @@ def test_a_hostile_member_writes_nothing(
 
 
 def test_a_tarball_without_the_jar_or_its_libraries_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(DynamoDBLocalError, match="no DynamoDBLocal.jar"):
+    with pytest.raises(DynamoDBLocalError, match=r"no DynamoDBLocal\.jar"):
         unpack_dynamodb_local(_tarball(tmp_path / "a.tgz", GOOD[:2]), tmp_path / "home")
     without_libraries = [member for member in GOOD if "_lib/" not in member[0]]
     with pytest.raises(DynamoDBLocalError, match="no DynamoDBLocal_lib"):
