@@ -16,6 +16,7 @@ import pytest
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 import lambda_inbox
+import lambda_inbox.reaper
 import lambda_inbox_tools.testing
 from devkit.paths import REPO_ROOT
 from devkit.site_browser import PLANTED_PAGE, PLANTED_REQUESTS, is_foreign
@@ -31,6 +32,17 @@ def documented(page: str, package: str) -> set[str]:
 
 def test_every_public_name_of_the_library_is_in_the_reference() -> None:
     assert documented("library.md", "lambda_inbox") == set(lambda_inbox.__all__)
+
+
+def test_every_public_name_of_the_reaper_is_in_the_reference() -> None:
+    """The documented subpackage too: each name of its `__all__` (a constant, which has no
+    docstring to generate from, is written out beside them)."""
+    text = (DOCS / "reference" / "library.md").read_text()
+    names = documented("library.md", "lambda_inbox.reaper")
+    constants = {name for name in lambda_inbox.reaper.__all__ if name.isupper()}
+    assert names == set(lambda_inbox.reaper.__all__) - constants
+    for name in constants:
+        assert f"`{name}`" in text and repr(getattr(lambda_inbox.reaper, name)).strip("'") in text
 
 
 def test_every_public_name_of_the_testing_kit_is_in_the_reference() -> None:
