@@ -66,3 +66,37 @@ def test_the_pages_relay_reads_new_outbox_items_of_the_orders_stream(
     assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert "OUTBOX#" in event["Properties"]["FilterCriteria"]["Filters"][0]["Pattern"]
     assert event["Properties"]["DestinationConfig"]["OnFailure"]["Type"] == "SQS"
+
+
+# ---- scripts/check_getting_started.py: what it runs of the page ----------------------------
+
+
+def _checker() -> dict[str, Any]:
+    import runpy
+
+    return runpy.run_path(str(REPO_ROOT / "scripts" / "check_getting_started.py"))
+
+
+def test_the_checker_follows_the_pages_marked_steps_in_order() -> None:
+    checker = _checker()
+    found = checker["steps"](PAGE.read_text())
+    kinds = [step.kind for step in found]
+    assert kinds[0] == "run"  # the install comes first
+    assert {"run", "until ready", "with its exports", "file"} == set(kinds)
+    assert kinds.index("until ready") < kinds.index("with its exports")
+    files = [step.file for step in found if step.file]
+    assert set(files) == set(project_files(snippets(PAGE, REPO_ROOT)))
+    script = checker["session_script"](found, REPO_ROOT, Path("/tmp/log"))
+    assert f"git clone --quiet {REPO_ROOT} lambda-inbox" in script
+    assert "pip install" in script and "pytest -q" in script and "sam validate" in script
+
+
+def test_the_checker_refuses_a_page_it_cannot_follow(tmp_path: Path) -> None:
+    checker = _checker()
+    with pytest.raises(checker["PageError"], match="a run mark on a python block"):
+        checker["steps"]("<!-- run -->\n```python\nx = 1\n```\n")
+    other = checker["steps"]("<!-- run -->\n```bash\ngit clone https://example.com/x.git\n```\n")
+    with pytest.raises(checker["PageError"], match=r"the page clones https://example\.com/x\.git"):
+        checker["session_script"](other, REPO_ROOT, tmp_path / "log")
+    (step,) = checker["steps"]("Text.\n\n<!-- run -->\n```bash\na \\\n  b\nc  # two\n```\n")
+    assert checker["commands"](step) == [(5, "a \\\n  b"), (7, "c  # two")]

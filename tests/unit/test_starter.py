@@ -39,7 +39,7 @@ def test_a_project_builds_the_library_from_the_checkout_it_came_from(tmp_path: P
     makefile = (project / "Makefile").read_text()
     assert makefile.count(str(REPO_ROOT)) == 1
     assert f"LAMBDA_INBOX_CHECKOUT ?= {REPO_ROOT}\n" in makefile
-    assert "export PIP_FIND_LINKS := $(WHEELS)\n" in makefile
+    assert "export PIP_FIND_LINKS := $(WHEELS) $(PIP_FIND_LINKS)\n" in makefile
     assert f"file://$(WHEELS)/lambda_inbox-{__version__}-py3-none-any.whl" in makefile
     assert f"file://$(WHEELS)/lambda_inbox_tools-{__version__}-py3-none-any.whl" in makefile
     assert '"$(LAMBDA_INBOX_CHECKOUT)" "$(LAMBDA_INBOX_CHECKOUT)/tools"' in makefile
