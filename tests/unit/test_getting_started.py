@@ -100,3 +100,18 @@ def test_the_checker_refuses_a_page_it_cannot_follow(tmp_path: Path) -> None:
         checker["session_script"](other, REPO_ROOT, tmp_path / "log")
     (step,) = checker["steps"]("Text.\n\n<!-- run -->\n```bash\na \\\n  b\nc  # two\n```\n")
     assert checker["commands"](step) == [(5, "a \\\n  b"), (7, "c  # two")]
+
+
+def test_a_step_that_fails_is_named_by_its_page_line(tmp_path: Path) -> None:
+    import subprocess
+
+    checker = _checker()
+    page = "Text.\n\n<!-- snippet: file a.txt -->\n```yaml\nx: 1\n```\n\n<!-- run -->\n```bash\ntrue\nfalse\necho never\n```\n"
+    script = checker["session_script"](checker["steps"](page), REPO_ROOT, tmp_path / "log")
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode != 0
+    assert "the step at getting-started.md:11 failed" in done.stderr
+    assert "never" not in done.stdout
+    assert (tmp_path / "a.txt").read_text() == "x: 1\n"
