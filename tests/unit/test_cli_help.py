@@ -12,12 +12,14 @@ import boto3
 import pytest
 from moto import mock_aws
 
+import lambda_inbox_tools.cli.app  # noqa: F401  (importing the app declares its commands)
 from lambda_inbox.store import InboxRecord, Status
-from lambda_inbox_tools.cli.app import command
+from lambda_inbox_tools.cli.common import command
 from tests.cli_support import Cli
 
 PYTHON_TYPES = re.compile(r"<(bool|str|int|float|path|list[^>]*)>|\{[A-Z_]+\}")
 TABLE = ("--table", "inbox", "--region", "us-east-1")
+SINCE = "2026-01-01T00:00:00.000+00:00"
 
 
 @pytest.fixture
@@ -71,16 +73,7 @@ def test_a_miss_says_whether_the_consumer_has_open_records(cli: Cli, inbox: None
     assert run.code == 1
     assert "'ordres' has no open records either" in run.err
     assert "lambda-inbox stats" in run.err
-    _put(
-        InboxRecord(
-            consumer="orders",
-            message_key="evt-2",
-            status=Status.FAILED,
-            error_code="handler_error",
-            failed_at="2026-01-01T00:00:00.000+00:00",
-            open_since="2026-01-01T00:00:00.000+00:00",
-        )
-    )
+    _put(InboxRecord("orders", "evt-2", Status.FAILED, failed_at=SINCE, open_since=SINCE))
     run = cli("show", "orders", "evt-9", *TABLE)
     assert run.code == 1
     assert "'orders' has 1 failed and 0 in progress" in run.err
