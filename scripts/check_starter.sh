@@ -20,6 +20,8 @@ export SAM_CLI_TELEMETRY=0
 # this repository's Makefile leaks into the projects.
 clean_path="$(tr ':' '\n' <<<"$PATH" | grep -v -e '/\.venv[^/]*/bin$' -e "^$ROOT" | paste -sd:)"
 unset PYTHONPYCACHEPREFIX PYTHONPATH VIRTUAL_ENV
+# Nor this repository's make variables (a command line's reach sub-makes through MAKEFLAGS).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 # This checkout's DynamoDB Local spares the fetch, except where the fetch is what is tested.
 checkout_dynamodb_local="$(cd "$ROOT" && realpath -m "${DYNAMODB_LOCAL_DIR:-.cache/dynamodb-local}")"
 unset DYNAMODB_LOCAL_DIR
