@@ -20,12 +20,12 @@ export PYTHONPYCACHEPREFIX ?= $(CURDIR)/.cache/pycache
 # entries under the prefix lie outside the environment (uv warns about them on every upgrade).
 INSTALL := env -u PYTHONPYCACHEPREFIX
 
-.PHONY: help venv locks check-lowest dynamodb-local lint template-lint scan build check check-tests test suite soak test-py313 demo sam-local protobuf dist docs docs-build docs-site starter-check clean
+.PHONY: help venv locks check-lowest check-pythons getting-started-check dynamodb-local lint template-lint scan build check check-tests test suite soak test-py313 demo sam-local protobuf dist docs docs-build docs-site starter-check clean
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test soak test-py313 demo"
 	@echo "         sam-local dist starter-check docs docs-site docs-build scan protobuf locks"
-	@echo "         check-lowest clean"
+	@echo "         check-lowest check-pythons getting-started-check clean"
 	@echo "  check: lint beside the tests that start no process (no Java, no sam build), Hypothesis's"
 	@echo "         \"check\" profile; within a minute"
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
@@ -40,6 +40,8 @@ help:
 	@echo "         --strict, their contents and published requirements checked"
 	@echo "  locks: the layers' locks (pinned, with hashes) made again from pyproject.toml; needs PyPI"
 	@echo "  check-lowest: make check's tests at the lowest versions pyproject.toml allows"
+	@echo "  check-pythons: make check's tests on Python 3.11 (Debian's 3.11.2), 3.12 and 3.13"
+	@echo "  getting-started-check: docs/getting-started.md followed word for word in a fresh folder"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
 	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
 	@echo "             (installs docker.io and debootstrap with apt when missing; needs root)"
@@ -82,12 +84,16 @@ lint: venv
 
 # Both ways the template deploys: with the defaults (AWS managed keys, no MSK; `sam validate
 # --lint` is cfn-lint's default rules) and with a customer-managed key, concurrency limits and an
-# MSK cluster; then the docs' SAM template and their CloudFormation snippets (one cfn-lint run);
+# MSK cluster; then Getting started's SAM template (assembled from the page's `template.yaml`
+# blocks) and the docs' CloudFormation snippets (one cfn-lint run);
 # then every inbox of the templates keeps its records as long as its queue and DLQ keep a message.
+GETTING_STARTED_TEMPLATE := .cache/getting-started/template.yaml
+
 template-lint: venv
 	$(BIN)/sam validate --lint --template-file template.yaml
 	$(BIN)/cfn-lint template.yaml --parameters $(TEMPLATE_VARIANT)
-	$(BIN)/sam validate --lint --template-file docs/snippets/getting-started.yaml
+	$(BIN)/python -m devkit.doc_snippets docs/getting-started.md template.yaml $(GETTING_STARTED_TEMPLATE)
+	$(BIN)/sam validate --lint --template-file $(GETTING_STARTED_TEMPLATE)
 	$(BIN)/cfn-lint docs/snippets/inbox-dashboard.yaml docs/snippets/outbox-relay-policy.yaml
 	$(BIN)/python scripts/check_retention.py
 
@@ -157,6 +163,13 @@ docs: docs-site
 starter-check: venv dynamodb-local
 	bash scripts/check_starter.sh
 
+# docs/getting-started.md followed word for word (scripts/check_getting_started.py): its marked
+# commands and files in a fresh folder and HOME, with the system's python3 and no virtualenv: the
+# clone (of this checkout's HEAD), a new virtualenv, the page's files, their tests, SAM CLI in its
+# own environment and `sam validate --lint`, the local stack, an order sent and shown COMPLETED.
+getting-started-check: venv
+	$(BIN)/python scripts/check_getting_started.py
+
 # sam build needs an interpreter matching the template's runtime (python3.13) on PATH.
 build: venv
 	@py313="$$(bash scripts/find-python313.sh)"; \
@@ -193,6 +206,21 @@ check-lowest: venv
 	$(LOWEST_VENV)/bin/python scripts/check_lowest.py
 	$(CHECK_VOLUMES) PYTHONPYCACHEPREFIX=$(CURDIR)/.cache/pycache-lowest \
 		$(LOWEST_VENV)/bin/pytest -q -p no:xdist $(CHECK_MARKERS)
+
+# make check's tests on every supported Python, each at the oldest patch release found
+# (scripts/find-python.sh: 3.11 is Debian 12's own 3.11.2 where it is there, 3.12 and 3.13 from
+# pyenv or PATH), in a virtualenv each (.venv-3.X, made with .venv's uv: DEV_EDITABLES and the
+# `test` group) with a bytecode cache each; the lints run once, in `make check`. CI runs it.
+CHECK_PYTHONS ?= 3.11 3.12 3.13
+check-pythons: venv
+	@for minor in $(CHECK_PYTHONS); do \
+		python="$$(bash scripts/find-python.sh $$minor)" && venv=".venv-$$minor" && \
+		{ test -x "$$venv/bin/python" || "$$python" -m venv --without-pip "$$venv"; } && \
+		$(INSTALL) $(BIN)/uv pip install --quiet --python "$$venv/bin/python" $(DEV_EDITABLES) --group test && \
+		echo "== make check's tests on $$("$$venv/bin/python" --version) ($$python)" && \
+		$(CHECK_VOLUMES) PYTHONPYCACHEPREFIX=$(CURDIR)/.cache/pycache-$$minor \
+			"$$venv/bin/pytest" -q -n 2 --dist worksteal $(CHECK_MARKERS) || exit 1; \
+	done
 
 # The volumes of the long runs in `make test` (smaller, every assertion kept) and `make soak`.
 SUITE_VOLUMES := CHAOS_SUITE_DELIVERIES=1500 CHAOS_SUITE_CRASH_RATE=0.04 INBOX_FUZZ_EXAMPLES=100
@@ -250,7 +278,7 @@ sam-local: venv dynamodb-local
 	$(BIN)/python scripts/sam_local.py
 
 clean:
-	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache $(SCAN_VENV) $(DOCS_VENV) $(LOWEST_VENV) site dist
+	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache $(SCAN_VENV) $(DOCS_VENV) $(LOWEST_VENV) .venv-3.1? site dist
 
 # payment_captured_pb2.py(i) from payment_captured.proto, by the protoc of grpcio-tools 1.72.0 in
 # a throwaway environment: it writes gencode 6.30.0, which the oldest Protobuf runtime the

@@ -7,7 +7,8 @@ goes unread. An HTML comment on the line just before its fence
 
 - `<!-- snippet: file tests/test_app.py -->`: a file of a project the page builds; the page's
   blocks naming files are written to a fresh folder (blocks naming one file are joined) and
-  pytest runs the project in a fresh interpreter;
+  pytest runs the project in a fresh interpreter. A ```` ```toml ```` or ```` ```yaml ```` block
+  so annotated is a file of the project too (its `pyproject.toml`, its `template.yaml`);
 - `<!-- snippet: skip: <why> -->`: not run, for a block that cannot run here (a real AWS
   account, a deploy); the reason is required.
 
@@ -37,9 +38,13 @@ _BLOCK = re.compile(
     r"```python[ \t]*\n(?P<source>.*?)^(?P=indent)```[ \t]*$",
     re.MULTILINE | re.DOTALL,
 )
-_STRAY_NOTE = re.compile(
-    r"^([ \t]*)<!--\s*snippet:[^\n]*-->\n(?!\1```python[ \t]*\n)", re.MULTILINE
+#: A project file in another language: only with its `file` annotation.
+_FILE_BLOCK = re.compile(
+    r"^(?P<indent>[ \t]*)<!--\s*snippet:(?P<note>\s*file\s[^\n]*?)-->\n(?P=indent)"
+    r"```(?P<language>toml|yaml)[ \t]*\n(?P<source>.*?)^(?P=indent)```[ \t]*$",
+    re.MULTILINE | re.DOTALL,
 )
+_NOTE = re.compile(r"^[ \t]*<!--\s*snippet:", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(?P<fence>```+(?P<info>[^\n`]*))$", re.MULTILINE)
 _PYTHON_WORDS = {"py", "python", "python3", "pycon"}
 
@@ -59,6 +64,7 @@ class Snippet:
     source: str
     file: str | None = None  # a project file the block is
     skip: str | None = None  # why the block does not run
+    language: str = "python"  # "toml" and "yaml" blocks are project files only
 
     @property
     def where(self) -> str:
@@ -74,9 +80,6 @@ def snippets(page: Path, root: Path) -> list[Snippet]:
     """The Python blocks of `page` (named relative to `root`), in order."""
     text = page.read_text()
     name = str(page.relative_to(root))
-    if stray := _STRAY_NOTE.search(text):
-        line = text.count("\n", 0, stray.start()) + 1
-        raise SnippetNoteError(f"{name}:{line}: a snippet annotation on no Python block")
     for fence in _FENCE.finditer(text):
         word = re.split(r"[\s{}.=]+", fence["info"].strip("{. \t"))[0]
         if word in _PYTHON_WORDS and fence["fence"].rstrip() != "```python":
@@ -88,7 +91,17 @@ def snippets(page: Path, root: Path) -> list[Snippet]:
         file, skip = _read_note(match["note"], f"{name}:{line}")
         source = _dedent(match["source"], match["indent"])
         found.append(Snippet(name, line, source, file=file, skip=skip))
-    return found
+    for match in _FILE_BLOCK.finditer(text):
+        line = text.count("\n", 0, match.start("source")) + 1
+        file, _ = _read_note(match["note"], f"{name}:{line}")
+        source = _dedent(match["source"], match["indent"])
+        found.append(Snippet(name, line, source, file=file, language=match["language"]))
+    annotated = {block.line - 2 for block in found}
+    for note in _NOTE.finditer(text):
+        line = text.count("\n", 0, note.start()) + 1
+        if line not in annotated:
+            raise SnippetNoteError(f"{name}:{line}: a snippet annotation on no Python block")
+    return sorted(found, key=lambda block: block.line)
 
 
 def _dedent(source: str, indent: str) -> str:
@@ -140,3 +153,27 @@ def private_imports(source: str, public: Mapping[str, set[str]]) -> list[str]:
                 if name.startswith("lambda_inbox.") and name not in public:
                     found.append(f"import {name}")
     return found
+
+
+def project_files(blocks: list[Snippet]) -> dict[str, str]:
+    """The project a page builds: file -> its blocks, joined in page order."""
+    files: dict[str, list[str]] = {}
+    for block in blocks:
+        if block.file and not block.skip:
+            files.setdefault(block.file, []).append(block.source)
+    return {name: "\n\n".join(parts) for name, parts in files.items()}
+
+
+def write_page_file(page: Path, name: str, target: Path) -> Path:
+    """Write the file `name` of the project `page` builds (Getting started's `template.yaml`)
+    to `target`, for the tools that read files: `make template-lint`, scripts/check_retention.py."""
+    files = project_files(snippets(page.resolve(), page.resolve().parents[1]))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(files[name])
+    return target
+
+
+if __name__ == "__main__":  # python -m devkit.doc_snippets PAGE FILE TARGET
+    import sys
+
+    write_page_file(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]))

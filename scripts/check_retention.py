@@ -10,8 +10,10 @@ what to fix when one is too short.
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
+from devkit.doc_snippets import write_page_file
 from lambda_inbox_tools.local.retention import retention_problems
 from lambda_inbox_tools.local.stack import read_local_stack
 
@@ -19,16 +21,24 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(arguments: list[str]) -> int:
-    templates = [Path(name) for name in arguments] or [
-        ROOT / "template.yaml",
-        ROOT / "docs" / "snippets" / "getting-started.yaml",
-        *sorted((ROOT / "examples").glob("*/template.yaml")),
-    ]
+    with tempfile.TemporaryDirectory() as folder:
+        page = ROOT / "docs" / "getting-started.md"
+        templates = [Path(name) for name in arguments] or [
+            ROOT / "template.yaml",
+            write_page_file(page, "template.yaml", Path(folder) / "getting-started.md"),
+            *sorted((ROOT / "examples").glob("*/template.yaml")),
+        ]
+        return check(templates)
+
+
+def check(templates: list[Path]) -> int:
     failed = False
     for template in templates:
         stack = read_local_stack(template, sqs_endpoint="http://127.0.0.1:4566")
         problems = retention_problems(stack)
         name = template.relative_to(ROOT) if template.is_relative_to(ROOT) else template
+        if template.name == "getting-started.md":
+            name = Path("docs/getting-started.md (its template.yaml)")
         print(f"{name}: {'ok' if not problems else 'too short'}")
         for problem in problems:
             print(f"  {problem}")

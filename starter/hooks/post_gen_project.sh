@@ -12,8 +12,8 @@ cat <<NEXT
 {%- endif %}
 
   cd {{ cookiecutter.project_slug }}
-  make test       # a virtualenv in .venv with the library, its testing kit and SAM CLI, then the tests
-  make validate   # sam validate --lint
+  make test       # a virtualenv in .venv with the library and its testing kit, then the tests
+  make validate   # sam validate --lint (SAM CLI in .venv-sam, an environment of its own)
   make local      # the template on local services until Ctrl-C
 
 Then \`sam deploy --guided\` (README.md says more).

@@ -34,6 +34,7 @@ from devkit.doc_snippets import (
     SnippetNoteError,
     doc_pages,
     private_imports,
+    project_files,
     public_names,
     snippets,
 )
@@ -110,15 +111,6 @@ def run_session(
     return ran
 
 
-def project_files(blocks: list[Snippet]) -> dict[str, str]:
-    """The page's project: file -> its blocks, joined in page order."""
-    files: dict[str, list[str]] = {}
-    for block in blocks:
-        if block.file and not block.skip:
-            files.setdefault(block.file, []).append(block.source)
-    return {name: "\n\n".join(parts) for name, parts in files.items()}
-
-
 #: The project's pytest without the plugins it does not use (xdist, Hypothesis, pytest's cache):
 #: a reader's project has none of them, and each costs its start.
 QUIET_PLUGINS = [
@@ -129,18 +121,19 @@ QUIET_PLUGINS = [
 
 def run_project(files: Mapping[str, str], folder: Path) -> str:
     """Write the project to `folder` and run pytest there in a fresh interpreter, with no AWS
-    credentials and the library on the path; every test function it holds must pass."""
+    credentials; every test function it holds must pass. Only the library is put on the path
+    (standing in for its `pip install`): the project's own code is found as the page's files say
+    (its `pyproject.toml`), never by this runner."""
     public = public_names()
     for name, source in files.items():
-        if found := private_imports(source, public):
+        if name.endswith(".py") and (found := private_imports(source, public)):
             raise SnippetFailed(f"{name}: imports private names {found}")
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(source)
-    code = {str((folder / name).parent) for name in files if not name.startswith("tests/")}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "INBOX_"))}
     env.pop("PYTEST_ADDOPTS", None)
     env.update(
-        PYTHONPATH=os.pathsep.join([*sorted(code), str(REPO_ROOT / "layers" / "inbox")]),
+        PYTHONPATH=str(REPO_ROOT / "layers" / "inbox"),
         AWS_CONFIG_FILE=str(folder / "none"),
         AWS_SHARED_CREDENTIALS_FILE=str(folder / "none"),
         AWS_EC2_METADATA_DISABLED="true",
@@ -154,7 +147,11 @@ def run_project(files: Mapping[str, str], folder: Path) -> str:
         timeout=300,
         check=False,
     )
-    tests = sum(len(re.findall(r"^def test_", source, re.MULTILINE)) for source in files.values())
+    tests = sum(
+        len(re.findall(r"^def test_", source, re.MULTILINE))
+        for name, source in files.items()
+        if name.endswith(".py")
+    )
     if done.returncode != 0 or not re.search(rf"\b{tests} passed\b", done.stdout):
         raise SnippetFailed(f"the page's project ({tests} tests):\n{done.stdout}{done.stderr}")
     return done.stdout
@@ -172,6 +169,53 @@ def front_page_consumer(namespace: Namespace, request: pytest.FixtureRequest) ->
     namespace["reserve_stock"](order, uow)
     assert [(action.kind, action.table) for action in uow.actions] == [("Update", "stock")]
     assert namespace["handler"]({"Records": []}, None) == {"batchItemFailures": []}
+
+
+class _OrderPlaced(BaseModel):
+    event_id: str
+    order_id: str
+    amount_cents: int
+
+
+def getting_started_preamble(request: pytest.FixtureRequest) -> Namespace:
+    """The names of Getting started's `src/app.py` its later fragments build on (the page shows
+    them in that file, which runs as the page's project)."""
+
+    def record_order(order: _OrderPlaced, uow: UnitOfWork) -> None:
+        uow.put("orders", {"pk": f"ORDER#{order.order_id}", "amount_cents": order.amount_cents})
+
+    return {"OrderPlaced": _OrderPlaced, "record_order": record_order, "ORDERS_TABLE": "orders"}
+
+
+def reads_inside_the_notification(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The SNS consumer records the order inside a notification once, also when SNS delivers
+    the notification again under a new SQS message id, and keeps what wrapped it."""
+    order = {"event_id": "evt-1", "order_id": "O-1", "amount_cents": 1250}
+    body = sns_notification(order, message_id="notification-1")
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb")
+        create_inbox_table(dynamodb, "inbox")
+        create_key_table(dynamodb, "orders")
+        consumer = namespace["consumer"]
+        for _ in range(2):  # the second: SNS's redelivery, a new SQS messageId
+            assert consumer.handle(sqs_event(sqs_record(body)), None) == {"batchItemFailures": []}
+        (record,) = dynamodb.scan(TableName="inbox")["Items"]
+        orders = [item["pk"]["S"] for item in dynamodb.scan(TableName="orders")["Items"]]
+    assert record["pk"]["S"] == "orders#evt-1"
+    assert "notification-1" in str(record), record
+    assert orders == ["ORDER#O-1"]
+
+
+def writes_the_outbox_item(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The order and its outbox item: two puts in one unit of work."""
+    uow = UnitOfWork()
+    order = _OrderPlaced(event_id="evt-1", order_id="O-1", amount_cents=5)
+    namespace["record_order_and_tell_shipping"](order, uow)
+    assert [(action.kind, action.table) for action in uow.actions] == [
+        ("Put", "orders"),
+        ("Put", "orders"),
+    ]
+    assert "OUTBOX#order-placed-O-1" in str(uow.actions[1])
 
 
 def books_and_holds(namespace: Namespace, request: pytest.FixtureRequest) -> None:
@@ -348,7 +392,9 @@ SESSIONS: dict[str, PageSession] = {
     "README.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
     "docs/index.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
     "docs/getting-started.md": PageSession(
-        {"INBOX_TABLE": "inbox", "DOMAIN_TABLE": "ledger"}, after={1: books_and_holds}
+        {"INBOX_TABLE": "inbox", "DOMAIN_TABLE": "ledger"},
+        getting_started_preamble,
+        after={1: reads_inside_the_notification, 2: writes_the_outbox_item, 3: books_and_holds},
     ),
     "docs/concepts.md": PageSession(
         {"INBOX_TABLE": "inbox"},
@@ -518,17 +564,41 @@ def test_a_skipped_block_is_counted_not_run(tmp_path: Path) -> None:
     assert run_session(blocks, {}) == 1
 
 
+PLANTED_PROJECT = (
+    "<!-- snippet: file src/app.py -->\n```python\ndef double(x):\n    return x + x\n```\n\n"
+    "<!-- snippet: file tests/test_app.py -->\n```python\nimport app\n\n\n"
+    "def test_double():\n    assert app.double(2) == {expected}\n```\n"
+)
+PLANTED_PYPROJECT = '<!-- snippet: file pyproject.toml -->\n```toml\n[tool.pytest.ini_options]\npythonpath = ["src"]\n```\n'
+
+
 @pytest.mark.integration  # a pytest process
 def test_a_project_whose_test_fails_fails(tmp_path: Path) -> None:
-    blocks = _page(
-        tmp_path,
-        "<!-- snippet: file src/app.py -->\n```python\ndef double(x):\n    return x + x\n```\n\n"
-        "<!-- snippet: file tests/test_app.py -->\n```python\nimport app\n\n\n"
-        "def test_double():\n    assert app.double(2) == 5\n```\n",
-    )
-    assert [block.file for block in blocks] == ["src/app.py", "tests/test_app.py"]
+    blocks = _page(tmp_path, PLANTED_PROJECT.format(expected=5) + PLANTED_PYPROJECT)
+    assert [block.file for block in blocks] == ["src/app.py", "tests/test_app.py", "pyproject.toml"]
+    assert blocks[2].language == "toml"
     with pytest.raises(SnippetFailed, match="1 failed"):
         run_project(project_files(blocks), tmp_path / "project")
+    run_project(
+        project_files(_page(tmp_path, PLANTED_PROJECT.format(expected=4) + PLANTED_PYPROJECT)),
+        tmp_path / "passing",
+    )
+
+
+@pytest.mark.integration  # a pytest process
+def test_a_project_that_does_not_say_where_its_code_is_fails(tmp_path: Path) -> None:
+    """The runner puts no code folder on the path: a page whose tests import `src/app.py`
+    without saying so (pytest's `pythonpath`) fails here as it fails for its reader."""
+    blocks = _page(tmp_path, PLANTED_PROJECT.format(expected=4))
+    with pytest.raises(SnippetFailed, match="No module named 'app'"):
+        run_project(project_files(blocks), tmp_path / "project")
+
+
+def test_a_yaml_or_toml_block_is_a_project_file_only_when_it_names_one(tmp_path: Path) -> None:
+    blocks = _page(tmp_path, "```yaml\nkey: value\n```\n\n```toml\n[x]\n```\n")
+    assert blocks == []
+    with pytest.raises(SnippetNoteError, match="on no Python block"):
+        _page(tmp_path, "<!-- snippet: skip: later -->\n```yaml\nkey: value\n```\n")
 
 
 def test_a_block_in_a_list_item_runs_without_its_indentation(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from lambda_inbox_tools.testing import (
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "template.yaml"
 SOURCE = "{{ cookiecutter.event_source }}"
-TOPIC = "{{ cookiecutter.kafka_topic }}"
+TOPIC = "orders"
 
 
 def order(number: int, *, customer: str = "C-1", amount: int = 1250) -> dict[str, Any]:

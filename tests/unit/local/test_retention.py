@@ -118,7 +118,7 @@ def test_every_template_of_this_repository_keeps_records_long_enough(
     """`make template-lint` runs this check, and it fails on a template that does not."""
     code, out = check_retention(capsys)
     assert code == 0, out
-    assert "docs/snippets/getting-started.yaml: ok" in out
+    assert "docs/getting-started.md (its template.yaml): ok" in out
     assert "examples/invoices/template.yaml: ok" in out
     short = tmp_path / "template.yaml"
     short.write_text(template(queue_days=None, dlq_days=14, inbox_days="7"))

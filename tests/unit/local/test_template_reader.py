@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lambda_inbox_tools.local.kafka_poller import LOCAL_CLUSTER_ARN
+from lambda_inbox_tools.local.run import feeds
 from lambda_inbox_tools.local.scheduler import UnsupportedSchedule, rate_seconds, scaled_period
 from lambda_inbox_tools.local.template import (
     KafkaEventSpec,
@@ -197,3 +198,25 @@ def test_a_stream_trigger_names_its_table_and_keeps_its_rules() -> None:
         {"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "COPY#"}]}}}},
     )
     assert stack.skipped == []
+
+
+def test_the_run_names_kafka_topics_sns_topics_and_eventbridge_rules(tmp_path: Path) -> None:
+    """`lambda-inbox local`'s first lines say what feeds the queues, each kind by its name."""
+    msk = {"MskClusterArn": LOCAL_CLUSTER_ARN}
+    assert feeds(read_stack(TEMPLATE, sqs_endpoint=SQS, parameters=msk)) == (
+        "Kafka topics payments, SNS topics lambda-inbox-shipment-notifications, EventBridge rules -"
+    )
+    routed = tmp_path / "template.yaml"
+    routed.write_text(
+        "Transform: AWS::Serverless-2016-10-31\nResources:\n"
+        "  Orders:\n    Type: AWS::SNS::Topic\n    Properties:\n      TopicName: orders\n"
+        "  Inbox:\n    Type: AWS::SQS::Queue\n"
+        "  Feed:\n    Type: AWS::SNS::Subscription\n    Properties:\n"
+        "      TopicArn: !Ref Orders\n      Protocol: sqs\n      Endpoint: !GetAtt Inbox.Arn\n"
+        "  Placed:\n    Type: AWS::Events::Rule\n    Properties:\n      Name: placed\n"
+        '      EventPattern: {"source": ["shop"]}\n'
+        "      Targets:\n        - Id: inbox\n          Arn: !GetAtt Inbox.Arn\n"
+    )
+    assert feeds(read_stack(routed, sqs_endpoint=SQS)) == (
+        "Kafka topics -, SNS topics orders, EventBridge rules placed"
+    )

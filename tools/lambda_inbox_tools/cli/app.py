@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -63,8 +64,16 @@ command.install(
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the app; returns the exit status instead of exiting."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and not args[0].startswith("-") and args[0] not in command.names():
+        print(
+            f"No such command {args[0]!r}. To read one inbox record: "
+            "lambda-inbox show CONSUMER KEY; every command: lambda-inbox --help",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        app(args=list(argv) if argv is not None else None, prog_name="lambda-inbox")
+        app(args=args, prog_name="lambda-inbox")
     except SystemExit as done:
         code = done.code
         if code is None:

@@ -101,6 +101,13 @@ class Commands:
 
         return declare
 
+    def names(self) -> set[str]:
+        """The command names, as Typer derives them (a function's name with dashes)."""
+        return {
+            options["name"] or function.__name__.replace("_", "-")
+            for function, options in self.declared
+        }
+
     def install(self, app: typer.Typer, modules: Sequence[ModuleType]) -> None:
         """Install the commands module by module in the order given (the order of `--help`)."""
         rank = {module.__name__: n for n, module in enumerate(modules)}

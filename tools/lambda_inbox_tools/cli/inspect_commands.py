@@ -59,17 +59,32 @@ def show(
         json_output=json_output, endpoint_url=endpoint_url, region=region, table=table
     ) as (out, aws):
         name = require_table(table)
+        key = key.removeprefix(f"{consumer}#")  # the record's whole pk, as a scan shows it
         record = get_record(aws.dynamodb(), name, consumer, key)
-        if record is None:
-            raise Failure(
-                f"no record for consumer {consumer!r} and key {key!r} in {name} (check both; "
-                "`lambda-inbox failed` lists the open ones)"
-            )
         now = time.time()
+        if record is None:
+            raise Failure(_no_record(aws.dynamodb(), name, consumer, key, now))
         if out.json_mode:
             out.emit(record_document(record, now))
         else:
             out.out.print(record_view(record, now))
+
+
+def _no_record(client: Any, table: str, consumer: str, key: str, now: float) -> str:
+    """What a miss says: whether the consumer has open records at all (a mistyped consumer has
+    none), and where to find the keys."""
+    counts = summarize_open(client, table, now=now, consumer=consumer).consumers.get(consumer)
+    missing = f"no record for consumer {consumer!r} and key {key!r} in {table}"
+    if counts is None:
+        return (
+            f"{missing}; {consumer!r} has no open records either (is the consumer's name right? "
+            "`lambda-inbox stats` lists the consumers with open records, and a completed record "
+            "is found by its exact key only)"
+        )
+    return (
+        f"{missing}; {consumer!r} has {counts.failed} failed and {counts.in_progress} in "
+        f"progress: `lambda-inbox failed --consumer {consumer}` lists their keys"
+    )
 
 
 # ---- failed -------------------------------------------------------------------------------------

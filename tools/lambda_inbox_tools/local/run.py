@@ -21,6 +21,7 @@ from .report import Report
 from .retention import refuse_short_retention
 from .settle import wait_until_settled
 from .stack import LocalStack, read_local_stack, running_stack
+from .template import Stack
 from .workloads import Driving, fitting
 
 
@@ -94,12 +95,24 @@ def _say_stack(
     )
     say(
         f"from {options.template.name}: {len(local.stack.tables)} tables, "
-        f"{len(local.stack.queues)} queues, topics {', '.join(local.stack.topics) or '-'}, "
+        f"{len(local.stack.queues)} queues, {feeds(local.stack)}, "
         f"{len(local.runners())} event sources; function logs "
         + ("where the endpoint writes them" if options.invoke_endpoint else f"in {log_path}")
     )
     for skipped in local.skipped:
         say(f"not run locally: {skipped}")
+
+
+def feeds(stack: Stack) -> str:
+    """What else the template declares to carry messages: Kafka topics its functions read, SNS
+    topics and EventBridge rules that feed its queues."""
+    routes = stack.routes
+    kinds = [
+        ("Kafka topics", stack.topics),
+        ("SNS topics", [topic.name for topic in routes.topics]),
+        ("EventBridge rules", [rule.name for rule in routes.rules]),
+    ]
+    return ", ".join(f"{kind} {', '.join(names) or '-'}" for kind, names in kinds)
 
 
 def _since(started: float) -> float:

