@@ -282,7 +282,7 @@ clean:
 
 # payment_captured_pb2.py(i) from payment_captured.proto, by the protoc of grpcio-tools 1.72.0 in
 # a throwaway environment: it writes gencode 6.30.0, which the oldest Protobuf runtime the
-# kafka-codecs extra allows (6.30.2) and every newer one load; a newer protoc's gencode would be
+# kafka-codecs extra allows (6.31.0) and every newer one load; a newer protoc's gencode would be
 # refused by older runtimes. tests/unit/test_payment_schemas.py fails when the module differs
 # from the .proto, or its gencode is newer than that floor.
 PROTOC := grpcio-tools==1.72.0
