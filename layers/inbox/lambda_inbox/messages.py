@@ -154,13 +154,12 @@ class InboundMessage:
         try:
             return json.loads(text)
         except json.JSONDecodeError as error:
-            raise UndecodableBody(
-                f"body is not JSON: {error}", code=ErrorCode.MALFORMED_JSON
-            ) from None
+            reason = f"body is not JSON: {error}"
         except RecursionError:
-            raise UndecodableBody(
-                "body is nested too deeply to parse", code=ErrorCode.MALFORMED_JSON
-            ) from None
+            reason = "body is nested too deeply to parse"
+        except ValueError as error:  # a number past Python's integer-string limit (4,300 digits)
+            reason = f"body cannot be read as JSON: {error}"
+        raise UndecodableBody(reason, code=ErrorCode.MALFORMED_JSON) from None
 
 
 def _fast_json_reader() -> Callable[[bytes], Any] | None:

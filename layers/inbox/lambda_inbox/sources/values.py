@@ -125,7 +125,8 @@ class ValueFormats:
         if encoded.format == "JSON":
             try:
                 return json.loads(encoded.record.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+            # ValueError: not UTF-8, not JSON, or a number past Python's integer-string limit
+            except (ValueError, RecursionError) as error:
                 raise UndecodableBody(
                     f"value is not JSON ({type(error).__name__})", code=ErrorCode.MALFORMED_JSON
                 ) from None
