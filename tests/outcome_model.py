@@ -59,6 +59,7 @@ class Rule:
 NONE = "-"
 RULES = (
     Rule("blocked", "any", "skipped", NONE, "yes", "unchanged", NONE),
+    Rule("dead-letter-failed", "any", "failed", "dead_letter_failed", "yes", "unchanged", NONE),
     Rule(
         "no-key",
         "identify",
@@ -157,6 +158,15 @@ class Consumer:
 
 
 @dataclass(frozen=True)
+class Faults:
+    """What fails for a whole batch: every attempt of every transaction (throttled), every
+    send to the dead-letter queue."""
+
+    outage: bool = False
+    dead_letter_queue_down: bool = False
+
+
+@dataclass(frozen=True)
 class Record:
     status: str
     fingerprint: str
@@ -221,9 +231,9 @@ class _Run:
         batch: list[Delivery],
         consumer: Consumer,
         read_first: bool,
-        outage: bool,
+        faults: Faults,
     ) -> None:
-        self.source, self.batch, self.consumer, self.outage = source, batch, consumer, outage
+        self.source, self.batch, self.consumer, self.faults = source, batch, consumer, faults
         self.result = BatchRun(records=dict(records))
         #: The inbox records the batch read (None: not read, or not yet).
         self.read: dict[str, Record] | None = dict(records) if read_first else None
@@ -238,6 +248,8 @@ class _Run:
         delivery, result = self.batch[index], self.result
         key = key or delivery.key
         rule = RULE[fate.rule]
+        if rule.dead_letter != NONE and self.faults.dead_letter_queue_down:
+            fate, rule = Fate("dead-letter-failed"), RULE["dead-letter-failed"]
         result.fates[index] = Fate(
             fate.rule, fate.code or (None if rule.code == NONE else rule.code)
         )
@@ -371,7 +383,7 @@ class _Run:
         (a duplicate, a conflict, a dead-lettered condition) and with the alternative writes of
         a business outcome."""
         live = self.live(wave)
-        if self.outage:
+        if self.faults.outage:
             for index in live:
                 self.settle(index, Fate("transient"))
             return
@@ -421,11 +433,10 @@ def run_batch(
     consumer: Consumer,
     *,
     read_first: bool,
-    outage: bool = False,
+    faults: Faults | None = None,
 ) -> BatchRun:
-    """Each record's fate, in the batch's order (`outage`: every transaction is throttled,
-    every attempt)."""
-    return _Run(source, records, batch, consumer, read_first, outage).run()
+    """Each record's fate, in the batch's order."""
+    return _Run(source, records, batch, consumer, read_first, faults or Faults()).run()
 
 
 def reported(source: Source, batch: list[Delivery], run: BatchRun) -> list[int]:

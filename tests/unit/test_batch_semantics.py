@@ -33,13 +33,14 @@ import decimal
 import json
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
@@ -70,6 +71,7 @@ from tests.outcome_model import (
     Body,
     Consumer,
     Delivery,
+    Faults,
     Raises,
     ReadFirst,
     Record,
@@ -112,6 +114,7 @@ FAULTS = (
     "lost response",
     "throttled once",
     "outage",
+    "dead-letter queue down",
     *CRASHES,
 )
 #: Every source and every rule met by the checks of one test run.
@@ -181,6 +184,17 @@ def reject(fields: dict[str, Any], failed: ConditionFailures, uow: UnitOfWork) -
 # ---- faults ---------------------------------------------------------------------------------
 
 
+H = TypeVar("H")
+
+
+def hooks_on(client: Any, kind: Callable[[Any], H]) -> H:
+    """The hooks of `kind` on `client`, registered on its first use (once per client)."""
+    registered: dict[Any, Any] = client.__dict__.setdefault("_test_hooks", {})
+    if kind not in registered:
+        registered[kind] = kind(client)
+    return registered[kind]  # type: ignore[no-any-return]
+
+
 class Throttles:
     """DynamoDB's `ThrottlingException` for `TransactWriteItems`: once, or for as long as the
     outage lasts. MemoryAws answers at `before-call`, so the kit's `FaultInjector` (which
@@ -190,14 +204,6 @@ class Throttles:
         self.outage = False
         self.once = False
         client.meta.events.register("before-call.dynamodb.TransactWriteItems", self._answer)
-
-    @classmethod
-    def of(cls, client: Any) -> Throttles:
-        """The client's throttles, registered on its first use."""
-        found: Throttles | None = getattr(client, "_test_throttles", None)
-        if found is None:
-            found = client._test_throttles = cls(client)
-        return found
 
     def _answer(self, **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
         if not (self.outage or self.once):
@@ -209,6 +215,21 @@ class Throttles:
         return http, {"Error": error, "ResponseMetadata": metadata}
 
 
+class DeadLetterQueueOutage:
+    """The dead-letter queue refuses every message while `down` (`SendMessage` and
+    `SendMessageBatch` answer `AWS.SimpleQueueService.NonExistentQueue`)."""
+
+    def __init__(self, client: Any) -> None:
+        self.down = False
+        for operation in ("SendMessage", "SendMessageBatch"):
+            client.meta.events.register(f"before-parameter-build.sqs.{operation}", self._refuse)
+
+    def _refuse(self, model: Any, **_: Any) -> None:
+        if self.down:
+            code = "AWS.SimpleQueueService.NonExistentQueue"
+            raise ClientError({"Error": {"Code": code, "Message": "no queue"}}, str(model.name))
+
+
 # ---- the machine ----------------------------------------------------------------------------
 
 
@@ -218,6 +239,7 @@ class BatchSemantics(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.memory, self.aws, self.steady = shared_aws()
+        self.dead_letter_queue = hooks_on(self.aws.sqs, DeadLetterQueueOutage)
         self.memory.clear_items()
         self.memory.drain(self.aws.dlq_url)
         self.feeds = {source: Feed(source) for source in Source}
@@ -235,7 +257,7 @@ class BatchSemantics(RuleBasedStateMachine):
         """A new Lambda execution environment: a consumer of its own with nothing seen yet; a
         client of its own when the kit's faults are to be armed on it (they stay registered)."""
         dynamodb = self.memory.botocore_client("dynamodb") if own_client else self.steady
-        self.throttles = Throttles.of(dynamodb)
+        self.throttles = hooks_on(dynamodb, Throttles)
         config = InboxConfig(
             consumer=CONSUMER,
             inbox_table=self.aws.inbox,
@@ -371,12 +393,14 @@ class BatchSemantics(RuleBasedStateMachine):
             redelivered = any(copy.receives > 0 for copy in batch)
         return self.environment.reason(redelivered, poison_identified(self.shape, deliveries))
 
-    def expect(self, feed: Feed, batch: list[Copy], *, armed: bool, outage: bool) -> BatchRun:
+    def expect(
+        self, feed: Feed, batch: list[Copy], *, armed: bool, faults: Faults | None = None
+    ) -> BatchRun:
         deliveries = self.deliveries(feed, batch, armed=armed)
         read_first = self.reads_first(feed, batch, deliveries)
         self.batch = deliveries
         return run_batch(
-            feed.source, self.records, deliveries, self.shape, read_first=read_first, outage=outage
+            feed.source, self.records, deliveries, self.shape, read_first=read_first, faults=faults
         )
 
     def handle(self, feed: Feed, batch: list[Copy]) -> dict[str, Any]:
@@ -386,9 +410,8 @@ class BatchSemantics(RuleBasedStateMachine):
     def invoke(self, feed: Feed, batch: list[Copy], fault: str) -> None:
         if fault == "lost response":  # on a client of its own: the kit's hook stays armed
             self.new_environment(own_client=True)
-        expected = self.expect(
-            feed, batch, armed=fault == "raising callbacks", outage=fault == "outage"
-        )
+        faults = Faults(fault == "outage", fault == "dead-letter queue down")
+        expected = self.expect(feed, batch, armed=fault == "raising callbacks", faults=faults)
         with self.faults(fault):
             response = self.handle(feed, batch)
         self.settle(feed, batch, expected, response)
@@ -398,19 +421,21 @@ class BatchSemantics(RuleBasedStateMachine):
         Callbacks.armed = fault == "raising callbacks"
         self.throttles.outage = fault == "outage"
         self.throttles.once = fault == "throttled once"
+        self.dead_letter_queue.down = fault == "dead-letter queue down"
         if fault == "lost response":  # whenever it comes, the same request is sent again
             lose_first_response(self.consumer.dynamodb)
         try:
             yield
         finally:
             Callbacks.armed = self.throttles.outage = self.throttles.once = False
+            self.dead_letter_queue.down = False
 
     def crash(self, feed: Feed, batch: list[Copy], hook: str) -> None:
         """The runtime dies at `hook` of the first `TransactWriteItems`; Lambda delivers the
         whole batch again, in a new execution environment."""
         self.new_environment(own_client=True)
         crash_on(self.consumer.dynamodb, hook)
-        first = self.expect(feed, batch, armed=False, outage=False)
+        first = self.expect(feed, batch, armed=False)
         try:
             response = self.handle(feed, batch)
         except LambdaCrashed:
@@ -421,7 +446,7 @@ class BatchSemantics(RuleBasedStateMachine):
             return
         feed.answer(batch, None)
         self.new_environment()
-        expected = self.expect(feed, batch, armed=False, outage=False)
+        expected = self.expect(feed, batch, armed=False)
         self.settle(feed, batch, expected, self.handle(feed, batch), crashed=first)
 
     # ---- the checks --------------------------------------------------------------------------
@@ -627,6 +652,9 @@ def walk(machine: BatchSemantics, source: Source, *, crashes: bool) -> None:
     deliver("raising callbacks")  # handler-error, poison-raised, invalid-writes, leader-failed
     machine.produce(source, Body.VALID)
     deliver("outage")  # transient, blocked
+    machine.produce(source, Body.POISON)
+    machine.produce(source, Body.VALID)
+    deliver("dead-letter queue down")  # dead-letter-failed, blocked
     rejected = machine.produce(source, Body.REJECTED)
     machine.produce_conflicting(rejected, Body.VALID)
     machine.produce(source, Body.VALID)
