@@ -160,10 +160,12 @@ class Consumer:
 @dataclass(frozen=True)
 class Faults:
     """What fails for a whole batch: every attempt of every transaction (throttled), every
-    send to the dead-letter queue."""
+    send to the dead-letter queue, or the runtime at the first transaction."""
 
     outage: bool = False
     dead_letter_queue_down: bool = False
+    #: The runtime dies just "before" or just "after" the batch's first `TransactWriteItems`.
+    crash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,13 @@ class BatchRun:
     dead_letters: list[DeadLetter] = field(default_factory=list)
     applied: Counter[str] = field(default_factory=Counter)
     rejections: Counter[str] = field(default_factory=Counter)
+    #: The runtime died at the batch's first transaction (`Faults.crash`): what is above is
+    #: what it left, and the source delivers the whole batch again.
+    crashed: bool = False
+
+
+class _Crashed(Exception):
+    pass
 
 
 def unreadable_code(source: Source, body: Body) -> str:
@@ -282,10 +291,14 @@ class _Run:
     # ---- the steps ---------------------------------------------------------------------------
 
     def run(self) -> BatchRun:
-        for index in range(len(self.batch)):
-            self.triage(index)
-        for wave in self.waves():
-            self.commit(wave)
+        try:
+            for index in range(len(self.batch)):
+                self.triage(index)
+            for wave in self.waves():
+                self.commit(wave)
+        except _Crashed:
+            self.result.crashed = True
+            return self.result
         self.settle_followers(final=True)
         return self.result
 
@@ -393,6 +406,11 @@ class _Run:
             self.completed(records, self.batch[i].key) or self.batch[i].body is Body.REJECTED
             for i in live
         )
+        if live and self.faults.crash is not None:  # the batch's first transaction
+            if self.faults.crash == "after" and not cancelled:
+                for index in live:
+                    self.settle(index, Fate("applied"))
+            raise _Crashed
         for index in live:
             delivery = self.batch[index]
             if not cancelled:
