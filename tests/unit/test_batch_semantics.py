@@ -10,8 +10,8 @@ under a known key, and payloads for which the key extractor, the model or `decid
 `RAISING` (the errors the standard library raises while parsing, `MemoryError` simulated). It
 delivers batches with a fault: a crash just before or just after the first `TransactWriteItems`
 (the kit's `crash_on`, then Lambda's retry in a new execution environment), a lost response
-(`lose_first_response`), one throttled attempt, a throttling outage, or the raising callbacks
-armed; and lets the sources deliver again (an acknowledged SQS message, a rewound partition or
+(`lose_first_response`), one throttled attempt, a throttling outage, a dead-letter queue that
+refuses everything, or the raising callbacks armed; and lets the sources deliver again (an acknowledged SQS message, a rewound partition or
 shard). After every batch it asserts that each record's outcome and code, the partial batch
 response, the inbox records, the dead letters (their original bodies) and the domain effects are
 the model's; after a crash, the state the crashed attempt left is the model's too (what it

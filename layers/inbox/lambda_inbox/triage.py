@@ -46,8 +46,9 @@ class Triage:
         self._leaders: dict[str, Delivery] = {}
         #: Each follower with the leader it follows (a later leader of its key may supersede it).
         self._followers: list[tuple[Delivery, Delivery]] = []
-        #: The fingerprint of each key's COMPLETED record, as far as the batch has met one.
-        self._completed: dict[str, str | None] = {}
+        #: The fingerprint of each key's COMPLETED record the batch has met (made on the first:
+        #: most batches meet none).
+        self._completed: dict[str, str | None] | None = None
 
     def settle_known(self, delivery: Delivery, record: InboxRecord | None) -> MessageResult | None:
         """The result of a delivery settled before any handler runs (blocked by its scope,
@@ -83,6 +84,8 @@ class Triage:
     def settle_against(self, delivery: Delivery, stored_fingerprint: str | None) -> MessageResult:
         """A completed record exists: a duplicate, unless the payload differs (a producer bug,
         reported and dead-lettered, never silently acknowledged)."""
+        if self._completed is None:
+            self._completed = {}
         self._completed[delivery.key] = stored_fingerprint
         if delivery.matches(stored_fingerprint):
             return settled(delivery, Outcome.DUPLICATE)
@@ -115,13 +118,14 @@ class Triage:
 
     def _follow(self, follower: Delivery, leader: Delivery, outcome: Outcome) -> MessageResult:
         """The result of a follower whose leader finished with `outcome`."""
+        completed = self._completed or {}
         if outcome is Outcome.DEAD_LETTERED:
             if follower.fingerprint == leader.fingerprint:
                 return settled(follower, Outcome.DUPLICATE)  # the DLQ holds it already
-            if follower.key not in self._completed:  # a producer's fix, too late to decide now
+            if follower.key not in completed:  # a producer's fix, too late to decide now
                 code = ErrorCode.LEADER_FAILED
                 return settled(follower, Outcome.FAILED, code, FIX_AFTER_DEAD_LETTER_DETAIL)
-        return self.settle_against(follower, self._completed.get(follower.key, leader.fingerprint))
+        return self.settle_against(follower, completed.get(follower.key, leader.fingerprint))
 
     def _supersedes(self, leader: Delivery, delivery: Delivery) -> bool:
         """A new payload after a dead-lettered one (a producer's fix) is processed on its own,
