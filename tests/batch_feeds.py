@@ -75,6 +75,10 @@ class Message:
             return text[:-1].encode() + b',"n":' + b"[" * DEEP + b"]" * DEEP + b"}"
         return text.encode()
 
+    def armed_in(self, armed: frozenset[tuple[str, int]]) -> bool:
+        """Whether its marked callback raises, when `armed` are the payloads armed."""
+        return self.raises is not None and (self.id, self.version) in armed
+
     @property
     def token(self) -> str:
         """Stands for the fingerprint: equal exactly when the payloads are."""

@@ -7,11 +7,12 @@ DynamoDB Streams (tests/batch_feeds.py): new ones of every kind of body (valid, 
 domain condition, refused by the model, undecodable, hostile: a number of 4,301 digits, nesting
 3,000 deep, 39 digits in a stream image), resends under new delivery ids, conflicting payloads
 under a known key, and payloads for which the key extractor, the model or `decide` raises one of
-`RAISING` (the errors the standard library raises while parsing, `MemoryError` simulated). It
+`RAISING` (the errors the standard library raises while parsing, `MemoryError` simulated) in the
+first batch that holds them, and again in a batch with the fault "raising callbacks". It
 delivers batches with a fault: a crash just before or just after the first `TransactWriteItems`
 (the kit's `crash_on`, then Lambda's retry in a new execution environment), a lost response
 (`lose_first_response`), one throttled attempt, a throttling outage, a dead-letter queue that
-refuses everything, or the raising callbacks armed; and lets the sources deliver again (an acknowledged SQS message, a rewound partition or
+refuses everything, or the raising callbacks armed again; and lets the sources deliver again (an acknowledged SQS message, a rewound partition or
 shard). After every batch it asserts that each record's outcome and code, the partial batch
 response, the inbox records, the dead letters (their original bodies) and the domain effects are
 the model's; after a crash, the state the crashed attempt left is the model's too (what it
@@ -126,9 +127,9 @@ COVERAGE: Counter[str] = Counter()
 
 
 class Callbacks:
-    """Whether the callbacks raise for the payloads marked so (armed batch by batch)."""
+    """The payloads (id, version) whose marked callback raises in this batch."""
 
-    armed = False
+    armed: frozenset[tuple[str, int]] = frozenset()
 
 
 def raising(error: type[Exception]) -> Exception:
@@ -141,7 +142,7 @@ def raising(error: type[Exception]) -> Exception:
 
 def spring(fields: dict[str, Any], callback: str) -> None:
     marker = fields.get("raise")
-    if Callbacks.armed and marker and marker[0] == callback:
+    if marker and marker[0] == callback and (fields["id"], int(fields["v"])) in Callbacks.armed:
         raise raising(RAISING_BY_NAME[marker[1]])
 
 
@@ -250,6 +251,8 @@ class BatchSemantics(RuleBasedStateMachine):
         self.rejections: Counter[str] = Counter()
         self.produced = 0
         self.broken = False
+        #: The marked payloads a batch has held (their callbacks raise only when armed again).
+        self.sprung: set[Message] = set()
         #: The fingerprint stored for each model token, and back: one to one.
         self.fingerprints: dict[str, str] = {}
         self.tokens: dict[str, str] = {}
@@ -305,10 +308,12 @@ class BatchSemantics(RuleBasedStateMachine):
         self.produced += 1
         return self._publish(Message(original.source, original.id, self.produced, body))
 
-    @rule(original=messages)
-    def resend(self, original: Message) -> None:
-        """The producer sends the same message again: a new delivery id."""
-        self._publish(original)
+    @rule(original=messages, copies=st.integers(1, 2))
+    def resend(self, original: Message, copies: int = 1) -> None:
+        """The producer sends the same message again (a new delivery id), once or twice in a
+        row (so a batch often holds a key twice)."""
+        for _ in range(copies):
+            self._publish(original)
 
     @rule(
         target=messages,
@@ -363,7 +368,15 @@ class BatchSemantics(RuleBasedStateMachine):
 
     # ---- one invocation ----------------------------------------------------------------------
 
-    def deliveries(self, feed: Feed, batch: list[Copy], *, armed: bool) -> list[Delivery]:
+    def arm(self, batch: list[Copy], *, every: bool) -> None:
+        """The marked callbacks raise in the first batch that holds their payload (any copy),
+        and in every batch with the fault "raising callbacks"."""
+        marked = {copy.message for copy in batch if copy.message.raises is not None}
+        chosen = marked if every else marked - self.sprung
+        self.sprung |= marked
+        Callbacks.armed = frozenset((message.id, message.version) for message in chosen)
+
+    def deliveries(self, feed: Feed, batch: list[Copy]) -> list[Delivery]:
         keyed = self.shape.key_from_body
         return [
             Delivery(
@@ -373,7 +386,7 @@ class BatchSemantics(RuleBasedStateMachine):
                 body=copy.message.body,
                 item=copy.message.id,
                 scope=copy.scope,
-                raises=copy.message.raises if armed else None,
+                raises=copy.message.raises if copy.message.armed_in(Callbacks.armed) else None,
             )
             for copy in batch
         ]
@@ -394,10 +407,8 @@ class BatchSemantics(RuleBasedStateMachine):
             redelivered = any(copy.receives > 0 for copy in batch)
         return self.environment.reason(redelivered, poison_identified(self.shape, deliveries))
 
-    def expect(
-        self, feed: Feed, batch: list[Copy], *, armed: bool, faults: Faults | None = None
-    ) -> BatchRun:
-        deliveries = self.deliveries(feed, batch, armed=armed)
+    def expect(self, feed: Feed, batch: list[Copy], faults: Faults | None = None) -> BatchRun:
+        deliveries = self.deliveries(feed, batch)
         read_first = self.reads_first(feed, batch, deliveries)
         self.batch = deliveries
         return run_batch(
@@ -412,14 +423,14 @@ class BatchSemantics(RuleBasedStateMachine):
         if fault == "lost response":  # on a client of its own: the kit's hook stays armed
             self.new_environment(own_client=True)
         faults = Faults(fault == "outage", fault == "dead-letter queue down")
-        expected = self.expect(feed, batch, armed=fault == "raising callbacks", faults=faults)
+        self.arm(batch, every=fault == "raising callbacks")
+        expected = self.expect(feed, batch, faults)
         with self.faults(fault):
             response = self.handle(feed, batch)
         self.settle(feed, batch, expected, response)
 
     @contextmanager
     def faults(self, fault: str) -> Iterator[None]:
-        Callbacks.armed = fault == "raising callbacks"
         self.throttles.outage = fault == "outage"
         self.throttles.once = fault == "throttled once"
         self.dead_letter_queue.down = fault == "dead-letter queue down"
@@ -428,7 +439,8 @@ class BatchSemantics(RuleBasedStateMachine):
         try:
             yield
         finally:
-            Callbacks.armed = self.throttles.outage = self.throttles.once = False
+            Callbacks.armed = frozenset()
+            self.throttles.outage = self.throttles.once = False
             self.dead_letter_queue.down = False
 
     def crash(self, feed: Feed, batch: list[Copy], hook: str) -> None:
@@ -437,7 +449,8 @@ class BatchSemantics(RuleBasedStateMachine):
         self.new_environment(own_client=True)
         crash_on(self.consumer.dynamodb, hook)
         when = "before" if hook == "before-call" else "after"
-        first = self.expect(feed, batch, armed=False, faults=Faults(crash=when))
+        self.arm(batch, every=False)
+        first = self.expect(feed, batch, Faults(crash=when))
         if not first.crashed:
             self.settle(feed, batch, first, self.handle(feed, batch))
             self.new_environment()
@@ -447,7 +460,8 @@ class BatchSemantics(RuleBasedStateMachine):
         self._take_state(feed, batch, first)  # what the crashed attempt left
         feed.answer(batch, None)
         self.new_environment()
-        self.settle(feed, batch, self.expect(feed, batch, armed=False), self.handle(feed, batch))
+        self.arm(batch, every=False)
+        self.settle(feed, batch, self.expect(feed, batch), self.handle(feed, batch))
 
     # ---- the checks --------------------------------------------------------------------------
 
