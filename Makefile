@@ -20,41 +20,50 @@ export PYTHONPYCACHEPREFIX ?= $(CURDIR)/.cache/pycache
 # entries under the prefix lie outside the environment (uv warns about them on every upgrade).
 INSTALL := env -u PYTHONPYCACHEPREFIX
 
-.PHONY: help venv dynamodb-local lint template-lint scan build check check-tests test suite soak test-py313 demo sam-local protobuf dist docs docs-build docs-site starter-check clean
+.PHONY: help venv locks check-lowest dynamodb-local lint template-lint scan build check check-tests test suite soak test-py313 demo sam-local protobuf dist docs docs-build docs-site starter-check clean
 
 help:
 	@echo "targets: venv dynamodb-local lint template-lint build check test soak test-py313 demo"
-	@echo "         sam-local dist starter-check docs docs-site docs-build scan protobuf clean"
+	@echo "         sam-local dist starter-check docs docs-site docs-build scan protobuf locks"
+	@echo "         check-lowest clean"
 	@echo "  check: lint beside the tests that start no process (no Java, no sam build), Hypothesis's"
 	@echo "         \"check\" profile; within a minute"
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
-	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source, the"
-	@echo "         batch semantics against their model at 300 examples, the zoo of broken consumers"
-	@echo "         and the invoices example on 50 seeds, the deadline races"
-	@echo "         on the wall clock (SOAK_* variables raise them; CI runs it)"
+	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source,"
+	@echo "         the batch semantics against their model at 300 examples, the zoo of broken"
+	@echo "         consumers and the invoices example on 50 seeds, the deadline races on the wall"
+	@echo "         clock, the decoders' bounds at 1,000 examples, a Kinesis aggregate of 150,000"
+	@echo "         user records (SOAK_* variables raise them; CI runs it)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-site: built with"
 	@echo "         --strict and its HTML checked; docs-build: also every page in headless Chromium)"
 	@echo "  starter-check: a project of each kind from starter/, its own make test and make validate"
-	@echo "  dist:  the sdist and the wheel in dist/, twine check --strict, and their contents checked"
+	@echo "  dist:  lambda-inbox and lambda-inbox-tools, sdist and wheel each, in dist/, twine check"
+	@echo "         --strict, their contents and published requirements checked"
+	@echo "  locks: the layers' locks (pinned, with hashes) made again from pyproject.toml; needs PyPI"
+	@echo "  check-lowest: make check's tests at the lowest versions pyproject.toml allows"
 	@echo "  scan:  checkov on template.yaml, bandit on the library, the functions and the tools"
 	@echo "  sam-local: the functions in containers with sam local invoke and start-lambda, offline"
 	@echo "             (installs docker.io and debootstrap with apt when missing; needs root)"
 
 venv: $(STAMP)
 
-# uv resolves and installs the development extras in seconds where pip takes a minute; pip,
+# uv resolves and installs the development environment in seconds where pip takes a minute: the
+# library and the tools editable (with every extra the suite uses), devkit, and the `dev`
+# dependency group (pyproject.toml: the test tools, linters, SAM CLI; never published); pip,
 # setuptools and wheel are installed with them, for the tools that call them. The virtualenv
 # starts without pip (ensurepip alone took 6 of a fresh clone's seconds): uv goes in with the
 # interpreter's own pip (`pip --python`), or with ensurepip's where the interpreter has none.
-$(STAMP): pyproject.toml devkit/pyproject.toml
+DEV_EDITABLES := -e '.[boto3,kafka-codecs]' -e './tools[cli,local,kafka-replay,testing]' -e ./devkit
+
+$(STAMP): pyproject.toml tools/pyproject.toml devkit/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
 	@echo "installing the development environment into $(VENV) (uv; the package list: $(BIN)/uv pip list)"
-	@$(INSTALL) $(PYTHON) -m pip --python $(BIN)/python install --quiet 'uv>=0.5' 2>/dev/null \
+	@$(INSTALL) $(PYTHON) -m pip --python $(BIN)/python install --quiet 'uv>=0.8' 2>/dev/null \
 		|| { $(BIN)/python -m ensurepip --default-pip >/dev/null \
-		&& $(INSTALL) $(BIN)/python -m pip install --quiet 'uv>=0.5'; }
+		&& $(INSTALL) $(BIN)/python -m pip install --quiet 'uv>=0.8'; }
 	@$(INSTALL) $(BIN)/uv pip install --quiet --python $(BIN)/python --upgrade-package pip \
 		--upgrade-package setuptools --upgrade-package wheel pip setuptools wheel \
-		-e '.[dev]' -e ./devkit
+		$(DEV_EDITABLES) --group dev
 	@touch $(STAMP)
 
 dynamodb-local:
@@ -74,17 +83,19 @@ lint: venv
 
 # Both ways the template deploys: with the defaults (AWS managed keys, no MSK; `sam validate
 # --lint` is cfn-lint's default rules) and with a customer-managed key, concurrency limits and an
-# MSK cluster; then the docs' SAM template and their CloudFormation snippets (one cfn-lint run).
+# MSK cluster; then the docs' SAM template and their CloudFormation snippets (one cfn-lint run);
+# then every inbox of the templates keeps its records as long as its queue and DLQ keep a message.
 template-lint: venv
 	$(BIN)/sam validate --lint --template-file template.yaml
 	$(BIN)/cfn-lint template.yaml --parameters $(TEMPLATE_VARIANT)
 	$(BIN)/sam validate --lint --template-file docs/snippets/getting-started.yaml
 	$(BIN)/cfn-lint docs/snippets/inbox-dashboard.yaml docs/snippets/outbox-relay-policy.yaml
+	$(BIN)/python scripts/check_retention.py
 
 TEMPLATE_VARIANT := \
 	MskSchemaRegistryUri=arn:aws:glue:us-east-1:123456789012:registry/payments MskSchemaValidation=KEY_AND_VALUE \
 	KmsKeyArn=arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab \
-	SqsMaximumConcurrency=50 ReservedConcurrency=10 \
+	SqsMaximumConcurrency=50 ReservedConcurrency=10 PowertoolsLayer=managed ManagedPowertoolsVersion=latest \
 	MskClusterArn=arn:aws:kafka:us-east-1:123456789012:cluster/payments/abcd1234-ab12-cd34-ef56-abcdef123456-1
 
 # The security scanners, pinned in scripts/scanners.txt, in a virtualenv of their own (checkov's
@@ -103,11 +114,13 @@ scan: $(SCAN_STAMP)
 	$(SCAN_VENV)/bin/checkov --file template.yaml --framework cloudformation --compact --quiet --skip-download
 	$(SCAN_VENV)/bin/bandit --quiet --recursive layers/inbox/lambda_inbox functions tools/lambda_inbox_tools
 
-# The distribution: sdist and wheel with `python -m build`, their metadata and README rendering
-# with `twine check --strict`, then their file lists against devkit/distribution.py's rules.
+# The two distributions, lambda-inbox (the library) and lambda-inbox-tools (tools/): each one's
+# sdist and wheel with `python -m build`, their metadata and README rendering with `twine check
+# --strict`, then their file lists and published requirements against devkit/distribution.py.
 dist: venv
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m build --outdir dist tools
 	$(BIN)/twine check --strict dist/*
 	$(BIN)/python scripts/check_dist.py dist
 
@@ -159,9 +172,28 @@ build: venv
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
 
+CHECK_VOLUMES := HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=1
+CHECK_MARKERS := -m "not integration and not build and not soak"
+
 check-tests: venv
-	HYPOTHESIS_PROFILE=check INBOX_FUZZ_EXAMPLES=20 INBOX_FUZZ_MOTO_EXAMPLES=3 ZOO_SEEDS=1 \
-		$(BIN)/pytest -q -n 2 --dist worksteal -m "not integration and not build and not soak"
+	$(CHECK_VOLUMES) $(BIN)/pytest -q -n 2 --dist worksteal $(CHECK_MARKERS)
+
+# Every published floor proven (DEVELOPERS.md, "Dependency ranges"): .venv-lowest, on python3
+# (the oldest Python the project supports), with the library and the tools at the lowest
+# versions their pyproject.toml files allow for each direct dependency (uv's --resolution
+# lowest-direct: what those need at their newest), the `test` group likewise; then
+# scripts/check_lowest.py (every floor is what got installed) and make check's tests, in one
+# process (pytest 8.0, the kit's floor, collects some parametrized ids differently per xdist
+# worker). Not part of make test.
+LOWEST_VENV := .venv-lowest
+check-lowest: venv
+	rm -rf $(LOWEST_VENV)
+	$(PYTHON) -m venv --without-pip $(LOWEST_VENV)
+	$(INSTALL) $(BIN)/uv pip install --quiet --python $(LOWEST_VENV)/bin/python \
+		--resolution lowest-direct $(DEV_EDITABLES) --group test
+	$(LOWEST_VENV)/bin/python scripts/check_lowest.py
+	$(CHECK_VOLUMES) PYTHONPYCACHEPREFIX=$(CURDIR)/.cache/pycache-lowest \
+		$(LOWEST_VENV)/bin/pytest -q -p no:xdist $(CHECK_MARKERS)
 
 # The volumes of the long runs in `make test` (smaller, every assertion kept) and `make soak`.
 SUITE_VOLUMES := CHAOS_SUITE_DELIVERIES=1500 CHAOS_SUITE_CRASH_RATE=0.04 INBOX_FUZZ_EXAMPLES=100
@@ -171,6 +203,7 @@ SOAK_FUZZ_MOTO_EXAMPLES ?= 10
 SOAK_STATEFUL_EXAMPLES ?= 30
 SOAK_SEMANTICS_EXAMPLES ?= 300
 SOAK_ZOO_SEEDS ?= 50
+SOAK_DECODING_EXAMPLES ?= 1000
 
 # The lints beside the whole suite on three workers (each starts its own DynamoDB Local): on two
 # cores, three keep both busy while tests wait on deadlines, subprocesses and Java, and the lints
@@ -185,24 +218,28 @@ suite: venv dynamodb-local
 # The long runs `make test` keeps short (docs/PERFORMANCE.md, "The test suite's time"): the chaos
 # test at 3,000 deliveries, the fuzzing at 500 examples per source, the stateful model at 30
 # examples, the batch semantics against their reference model at 300 examples, the zoo of broken
-# consumers and the invoices example on 50 seeds, and the tests marked `soak` (the deadline races
-# on the wall clock, the chaos run's SNS leg). Raise them with SOAK_CHAOS_DELIVERIES,
-# SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES, SOAK_STATEFUL_EXAMPLES and SOAK_SEMANTICS_EXAMPLES.
+# consumers and the invoices example on 50 seeds, and the tests
+# marked `soak` (the deadline races on the wall clock, the chaos run's SNS leg, a Kinesis aggregate
+# of 150,000 user records), the decoders' bounds at 1,000 examples. Raise them with
+# SOAK_CHAOS_DELIVERIES, SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES, SOAK_STATEFUL_EXAMPLES and
+# SOAK_SEMANTICS_EXAMPLES.
 soak: venv dynamodb-local
 	CHAOS_SUITE_DELIVERIES=$(SOAK_CHAOS_DELIVERIES) INBOX_FUZZ_EXAMPLES=$(SOAK_FUZZ_EXAMPLES) \
 		INBOX_FUZZ_MOTO_EXAMPLES=$(SOAK_FUZZ_MOTO_EXAMPLES) CHAOS_STATEFUL_EXAMPLES=$(SOAK_STATEFUL_EXAMPLES) \
 		BATCH_SEMANTICS_EXAMPLES=$(SOAK_SEMANTICS_EXAMPLES) \
-		ZOO_SEEDS=$(SOAK_ZOO_SEEDS) $(BIN)/pytest -q -n 4 --dist worksteal \
+		ZOO_SEEDS=$(SOAK_ZOO_SEEDS) DECODING_FUZZ_EXAMPLES=$(SOAK_DECODING_EXAMPLES) \
+		$(BIN)/pytest -q -n 4 --dist worksteal \
 		tests/integration/test_chaos.py tests/unit/test_fuzz_events.py \
 		tests/integration/test_stateful_model.py tests/unit/test_deadline.py \
 		tests/unit/test_effectively_once_zoo.py tests/unit/test_batch_semantics.py \
+		tests/unit/test_decoding_fuzz.py tests/unit/test_kpl_fan_out.py \
 		tests/integration/kit/test_effectively_once_check.py::test_the_invoices_example_passes_every_seed
 
 # The suite (unit and integration) on the Lambda runtime's Python, in its own virtualenv.
 VENV313 := .venv313
-test-py313: dynamodb-local
+test-py313: venv dynamodb-local
 	@test -x $(VENV313)/bin/python || "$$(bash scripts/find-python313.sh)/python3.13" -m venv $(VENV313)
-	$(INSTALL) $(VENV313)/bin/python -m pip install --quiet -e '.[test]' -e ./devkit
+	$(INSTALL) $(BIN)/uv pip install --quiet --python $(VENV313)/bin/python $(DEV_EDITABLES) --group test
 	$(VENV313)/bin/pytest -q tests/unit tests/integration
 
 # The application of template.yaml on local services with the demo workload (lambda-inbox local
@@ -218,10 +255,24 @@ sam-local: venv dynamodb-local
 	$(BIN)/python scripts/sam_local.py
 
 clean:
-	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache $(SCAN_VENV) $(DOCS_VENV) site dist
+	rm -rf .aws-sam .aws-sam-local .pytest_cache .mypy_cache .ruff_cache $(SCAN_VENV) $(DOCS_VENV) $(LOWEST_VENV) site dist
 
-# payment_captured_pb2.py(i) from payment_captured.proto (tests/unit/test_payment_schemas.py
-# fails when they differ).
+# payment_captured_pb2.py(i) from payment_captured.proto, by the protoc of grpcio-tools 1.72.0 in
+# a throwaway environment: it writes gencode 6.30.0, which the oldest Protobuf runtime the
+# kafka-codecs extra allows (6.30.2) and every newer one load; a newer protoc's gencode would be
+# refused by older runtimes. tests/unit/test_payment_schemas.py fails when the module differs
+# from the .proto, or its gencode is newer than that floor.
+PROTOC := grpcio-tools==1.72.0
 protobuf: venv
-	cd functions/payment_events/schemas && ../../../$(BIN)/python -m grpc_tools.protoc -I. \
+	cd functions/payment_events/schemas && $(INSTALL) $(abspath $(BIN))/uv run --quiet --isolated \
+		--no-project --with $(PROTOC) python -m grpc_tools.protoc -I. \
 		--python_out=. --pyi_out=. payment_captured.proto
+
+# The layers' locks (layers/inbox/requirements.lock, layers/kafka-codecs/requirements.lock) made
+# again from pyproject.toml against the package index as it was at LOCKS_AS_OF (default: now;
+# each lock names its moment, so `make locks LOCKS_AS_OF=<it>` makes the same file), then
+# downloaded with --require-hashes for arm64 and x86_64, Python 3.12 and 3.13; template.yaml's
+# ManagedPowertoolsVersion follows the locked Powertools (scripts/update_locks.py). Needs PyPI;
+# `make check` fails while a lock is stale (tests/unit/test_layer_locks.py).
+locks: venv
+	$(BIN)/python scripts/update_locks.py $(if $(LOCKS_AS_OF),--as-of $(LOCKS_AS_OF))

@@ -24,16 +24,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import io
 import os
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
 from devkit.handlers import function_dir, load_function
+from devkit.layer_size import layer_size
 from devkit.paths import REPO_ROOT
 from lambda_inbox_tools.testing.values import avro_value, protobuf_value
 
@@ -110,16 +109,7 @@ def layer_sizes() -> list[tuple[str, int, int]]:
     build = REPO_ROOT / ".aws-sam" / "build"
     if not (build / "KafkaCodecsLayer").is_dir():
         subprocess.run(["make", "-s", "build"], cwd=REPO_ROOT, check=True)
-    sizes = []
-    for layer in ("InboxLayer", "KafkaCodecsLayer"):
-        root = build / layer
-        files = [p for p in root.rglob("*") if p.is_file()]
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in files:
-                archive.write(path, path.relative_to(root))
-        sizes.append((layer, sum(p.stat().st_size for p in files), buffer.tell()))
-    return sizes
+    return [(layer, *layer_size(build / layer)) for layer in ("InboxLayer", "KafkaCodecsLayer")]
 
 
 def main() -> None:

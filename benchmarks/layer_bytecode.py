@@ -2,7 +2,7 @@
 
 Lambda mounts layers read-only under /opt, so Python cannot cache the bytecode it compiles: a
 layer without .pyc files is compiled again by every new execution environment. This installs the
-layer's requirements and the library twice with the 3.13 interpreter (host platform), compiles
+layer's lock and the library twice with the 3.13 interpreter (host platform), compiles
 one copy like layers/inbox/Makefile does, and times fresh interpreters importing pydantic,
 Powertools Logger/Metrics and lambda_inbox and defining a model, with bytecode writing disabled
 (as on /opt). boto3 comes precompiled, as in the Lambda runtime. Runs alternate A B B A ...
@@ -76,9 +76,8 @@ def main() -> None:
         root = Path(scratch)
         runtime, source, compiled = root / "runtime", root / "source", root / "compiled"
         pip_install(python, runtime, "boto3", compile_=True)
-        pip_install(
-            python, source, "-r", str(REPO_ROOT / "layers/inbox/requirements.txt"), compile_=False
-        )
+        lock = str(REPO_ROOT / "layers/inbox/requirements.lock")
+        pip_install(python, source, "--require-hashes", "-r", lock, compile_=False)
         shutil.copytree(
             REPO_ROOT / "layers/inbox/lambda_inbox",
             source / "lambda_inbox",

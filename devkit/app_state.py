@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from devkit import items
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
-from lambda_inbox import Clients, InboxConfig, InboxConsumer
+from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
 from lambda_inbox_tools.services import queues
 
 if TYPE_CHECKING:
@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
+#: The principal whose copies of a dead letter the consumers believe (INBOX_TRUSTED_REDRIVERS):
+#: a test redrives through moto (or `devkit.memory_aws`), and every message there has moto's one
+#: SenderId, the operator's copies included, as the template's `RedriverPrincipalId` makes one.
+REDRIVER = queues.MOTO_SENDER_ID
 #: The consumer names of the example functions (the prefix of their inbox keys).
 ORDER_EVENTS = "order-events"
 PAYMENT_EVENTS = "payment-events"
@@ -57,11 +61,13 @@ class AppState:
 
     def function_environment(self) -> dict[str, str]:
         """What the example functions read at import: INBOX_TABLE, DOMAIN_TABLE,
-        DEAD_LETTER_QUEUE_URL and the `AWS_ENDPOINT_URL_*` of `endpoints`."""
+        DEAD_LETTER_QUEUE_URL, INBOX_TRUSTED_REDRIVERS (`REDRIVER`) and the
+        `AWS_ENDPOINT_URL_*` of `endpoints`."""
         env = {
             "INBOX_TABLE": self.inbox,
             "DOMAIN_TABLE": self.domain,
             "DEAD_LETTER_QUEUE_URL": self.dlq_url,
+            "INBOX_TRUSTED_REDRIVERS": REDRIVER,
         }
         for service, url in self.endpoints.items():
             env[f"AWS_ENDPOINT_URL_{service.upper()}"] = url
@@ -71,13 +77,15 @@ class AppState:
         self, name: str, *, config: Mapping[str, Any] | None = None, **options: Any
     ) -> InboxConsumer[Any]:
         """An `InboxConsumer` named `name` on these tables, this dead-letter queue and these
-        clients. `config` overrides `InboxConfig` fields (e.g. `retry`, `fifo_failure_mode`,
-        `dead_letter_queue_url=None`); `options` are `InboxConsumer`'s (`model`, `decide`, `key`,
+        clients, trusting `REDRIVER`'s copies of dead letters. `config` overrides `InboxConfig`
+        fields (e.g. `retry`, `fifo_failure_mode`, `dead_letter_queue_url=None`,
+        `trusted_redrivers=()`); `options` are `InboxConsumer`'s (`model`, `decide`, `key`,
         `leased`, `observability`)."""
         settings: dict[str, Any] = {
             "consumer": name,
             "inbox_table": self.inbox,
             "dead_letter_queue_url": self.dlq_url,
+            "trusted_redrivers": (REDRIVER,),
             **(config or {}),
         }
         clients = Clients(dynamodb=self.dynamodb, sqs=self.sqs)
@@ -92,6 +100,16 @@ class AppState:
     def item(self, pk: str, sk: str) -> dict[str, Any] | None:
         """A domain item (attribute values), None when absent."""
         return items.get_item(self.dynamodb, self.domain, {"pk": pk, "sk": sk})
+
+    def count_applied(self, uow: UnitOfWork, name: str) -> None:
+        """Adds one to `name`'s count of applications in `uow` (an ADD: a second commit shows)."""
+        key = {"pk": f"ORDER#{name}", "sk": "A"}
+        uow.update(self.domain, key, "ADD applied :one", values={":one": 1})
+
+    def applied(self, name: str) -> int:
+        """How many committed transactions counted `name` (`count_applied`)."""
+        item = self.item(f"ORDER#{name}", "A")
+        return 0 if item is None else int(item["applied"]["N"])
 
     def scan(self, table: str) -> list[dict[str, Any]]:
         """Every item of `table` (attribute values)."""

@@ -13,14 +13,13 @@ from lambda_inbox import InboundMessage
 from lambda_inbox.sources.sqs import parse_sqs_event
 from lambda_inbox_tools.services.offline import ACCOUNT, REGION
 from lambda_inbox_tools.testing import events
+from lambda_inbox_tools.testing.delivery import event_after, failed_ids, failed_offsets
 from lambda_inbox_tools.testing.events import (
     KAFKA_TIMESTAMP_MS,
+    SENDER_ID,
     SENT_TIMESTAMP_MS,
     binary_attribute,
     delivered_again,
-    event_after,
-    failed_ids,
-    failed_offsets,
     kafka_record,
     lambda_attributes,
     payload,
@@ -37,6 +36,7 @@ __all__ = [
     "ORDER_FIFO_QUEUE_ARN",
     "ORDER_QUEUE_ARN",
     "PAYMENT_REPLAY_QUEUE_ARN",
+    "SENDER_ID",
     "SENT_TIMESTAMP_MS",
     "binary_attribute",
     "delivered_again",

@@ -15,8 +15,8 @@ the check, single-threaded. (The example consumers are checked on DynamoDB Local
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -35,6 +35,7 @@ from lambda_inbox_tools.testing import (
 from .zoo_dynamodb import (
     every_cancellation_a_duplicate,
     ignores_unprocessed_items,
+    reads_stale_then_writes,
     reads_then_writes,
     retries_unprocessed_items,
 )
@@ -47,6 +48,13 @@ from .zoo_mapping import (
     partial_responses_with_the_setting,
     partial_responses_without_the_setting,
     small_batch_in_one_transaction,
+)
+from .zoo_order import (
+    goes_on_past_a_failure,
+    mark_per_key,
+    mark_per_shard,
+    mark_per_shard_in_parallel,
+    one_mark_across_groups,
 )
 from .zoo_producers import (
     VOLATILE,
@@ -61,9 +69,17 @@ from .zoo_sns import (
     notification_records,
     with_the_sns_envelope,
 )
+from .zoo_styles import returns_an_empty_object, returns_none, returns_none_without_the_setting
 from .zoo_time import client_request_token_only, inbox_kept_7_days, inbox_kept_15_minutes
+from .zoo_writes import (
+    audit_then_effect_then_mark,
+    audit_then_transaction,
+    counter_then_mark_then_effect,
+)
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+#: Any consumer of the zoo (AWS accepts other returns: devkit.zoo_styles).
+AnyHandler = Callable[[dict[str, Any], Any], Any]
 SOURCES = ("sqs", "fifo", "kafka", "kinesis", "dynamodb")
 
 
@@ -185,7 +201,7 @@ def transactional_inbox(ledger: Ledger) -> Handler:
     return _transactional(ledger, lambda delivery_id, message: str(message["event_id"]))
 
 
-BROKEN: dict[str, Callable[[Ledger], Handler]] = {
+BROKEN: dict[str, Callable[[Ledger], AnyHandler]] = {
     "no inbox": no_inbox,
     "effect first, mark second": effect_then_mark,
     "mark first, effect second": mark_then_effect,
@@ -203,8 +219,16 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
     "key is a hash of the event with its sent_at": keyed_by_event_hash,
     # Two invocations holding the same message (tools/lambda_inbox_tools/testing/check/overlap.py).
     "reads, then writes without a condition": reads_then_writes,
-    # Order (tools/lambda_inbox_tools/testing/check/order.py).
+    # A stale read (check/stale.py).
+    "reads without ConsistentRead, then writes without a condition": reads_stale_then_writes,
+    # A harmless write first, then a commit in separate writes (devkit.zoo_writes).
+    "an audit item first, then effect and mark apart": audit_then_effect_then_mark,
+    "a delivery counter first, then mark and effect apart": counter_then_mark_then_effect,
+    # Order (tools/lambda_inbox_tools/testing/check/order.py, lanes.py; devkit.zoo_order).
     "goes on after a failure in its group": goes_on_after_a_failure,
+    "a high-water mark that goes on past a failure": goes_on_past_a_failure,
+    "one high-water mark across groups, partitions and shards": one_mark_across_groups,
+    "a high-water mark per shard under ParallelizationFactor 2": mark_per_shard_in_parallel,
     # Dedupe that lapses before a late redelivery (devkit.zoo_time).
     "inbox records kept 15 minutes": inbox_kept_15_minutes,
     "ClientRequestToken as the only dedupe": client_request_token_only,
@@ -214,7 +238,7 @@ BROKEN: dict[str, Callable[[Ledger], Handler]] = {
 
 #: Correct consumers besides `transactional_inbox`: the same code as a broken one under other
 #: settings.
-CONTROLS: dict[str, Callable[[Ledger], Handler]] = {
+CONTROLS: dict[str, Callable[[Ledger], AnyHandler]] = {
     "transactional inbox": transactional_inbox,
     "partial responses with ReportBatchItemFailures": partial_responses_with_the_setting,
     "a whole batch of 10 in one transaction": small_batch_in_one_transaction,
@@ -222,12 +246,30 @@ CONTROLS: dict[str, Callable[[Ledger], Handler]] = {
     "key is a hash of the event without its sent_at": keyed_by_event_hash_without_volatile_fields,
     "inbox records kept 7 days": inbox_kept_7_days,
     'envelope="sns", no key extractor': with_the_sns_envelope,
+    # Every return style AWS accepts (devkit.zoo_styles).
+    "AWS's basic style: raises on failure, returns None": returns_none,
+    "raises on failure, returns None, without ReportBatchItemFailures": (
+        returns_none_without_the_setting
+    ),
+    "raises on failure, returns {}": returns_an_empty_object,
+    "an audit item first, then one transaction": audit_then_transaction,
+    "a high-water mark per group, partition or key, ParallelizationFactor 2": mark_per_key,
+    "a high-water mark per shard, ParallelizationFactor 1": mark_per_shard,
 }
 
-#: Consumers played on one source only, and which (the SNS consumers read notifications).
-ONLY_ON: dict[str, str] = {
-    "SNS notifications keyed by the SQS messageId": SNS,
-    'envelope="sns", no key extractor': SNS,
+_STREAMS = ("kinesis", "dynamodb")
+#: Consumers played on some sources only, and which (the SNS consumers read notifications; a
+#: mark per key needs an order AWS keeps; `ParallelizationFactor` is a stream's).
+ONLY_ON: dict[str, tuple[str, ...]] = {
+    "SNS notifications keyed by the SQS messageId": (SNS,),
+    'envelope="sns", no key extractor': (SNS,),
+    "a high-water mark per shard under ParallelizationFactor 2": _STREAMS,
+    "a high-water mark per group, partition or key, ParallelizationFactor 2": (
+        "fifo",
+        "kafka",
+        *_STREAMS,
+    ),
+    "a high-water mark per shard, ParallelizationFactor 1": _STREAMS,
 }
 
 #: Sources on which a consumer of BROKEN is broken but the check cannot show it, and why.
@@ -240,17 +282,25 @@ UNSEEN_ON: dict[str, dict[str, str]] = {
     ),
 }
 
-#: How many messages a consumer is played (8 unless named): enough for its mistake to show.
-MESSAGES: dict[Callable[[Ledger], Handler], int] = {
+#: How many messages a consumer is played (8 unless named): enough for its mistake to show, and
+#: for a consumer whose message makes two writes or more (a fault owed at each kind of write,
+#: tools/lambda_inbox_tools/testing/check/schedule.py), enough new work for each owed fault.
+MESSAGES: dict[Callable[[Ledger], AnyHandler], int] = {
     big_batch_in_one_transaction: 120,
     small_batch_in_one_transaction: 40,
+    **dict.fromkeys(
+        (
+            ignores_unprocessed_items,
+            retries_unprocessed_items,
+            audit_then_effect_then_mark,
+            counter_then_mark_then_effect,
+            audit_then_transaction,
+        ),
+        12,
+    ),
 }
 
 
-_ONE_AT_A_TIME = (
-    "one invocation holds a FIFO group, a partition or a shard at a time: no two hold the same "
-    "message (the check plays overlapping invocations on standard queues only)"
-)
 _NO_PRODUCER_RETRY = (
     "a DynamoDB stream has no producer retry: an item written again unchanged makes no record"
 )
@@ -269,11 +319,11 @@ SOUND_ON: dict[str, dict[str, str]] = {
     "goes on after a failure in its group": {
         "sqs": "a standard queue promises no order",
     },
-    "reads, then writes without a condition": {
-        "fifo": _ONE_AT_A_TIME,
-        "kafka": _ONE_AT_A_TIME,
-        "kinesis": _ONE_AT_A_TIME,
-        "dynamodb": _ONE_AT_A_TIME,
+    "one high-water mark across groups, partitions and shards": {
+        "dynamodb": (
+            "the zoo's table stream is one shard, whose order Lambda keeps whole without "
+            "ParallelizationFactor"
+        ),
     },
     "key is a hash of the body's bytes": {"dynamodb": _NO_PRODUCER_RETRY},
     "key is a hash of the event with its sent_at": {"dynamodb": _NO_PRODUCER_RETRY},
@@ -284,14 +334,16 @@ def sources(name: str) -> list[str]:
     """The sources the consumer `name` (of BROKEN or CONTROLS) is played on: its one source
     (`ONLY_ON`), or every one of SOURCES where it is broken and the check can see it."""
     if name in ONLY_ON:
-        return [ONLY_ON[name]]
+        return list(ONLY_ON[name])
     skipped = {**SOUND_ON.get(name, {}), **UNSEEN_ON.get(name, {})} if name in BROKEN else {}
     return [source for source in SOURCES if source not in skipped]
 
 
 def records(source: str, count: int = 8) -> list[dict[str, Any]]:
-    """`count` messages as `source` (one of SOURCES, or "sns") delivers them: Kafka on 3
-    partitions, Kinesis on 2 shards, "sns" a standard queue an SNS topic feeds."""
+    """`count` messages as `source` (one of SOURCES, or "sns") delivers them, numbered in the
+    order they were produced (`E-<n>`): FIFO in 3 groups, Kafka on 3 partitions, Kinesis on 2
+    shards (4 partition keys), a table's stream of 3 items, "sns" a standard queue an SNS topic
+    feeds."""
     bodies: list[dict[str, Any]] = [
         {"event_id": f"E-{n}", "points": n + 1, "sent_at": f"2024-11-21T12:{n % 60:02d}:00Z"}
         for n in range(count)
@@ -305,25 +357,27 @@ def records(source: str, count: int = 8) -> list[dict[str, Any]]:
             sqs_record(b, group=f"G-{n % 3}", dedup=str(b["event_id"]))
             for n, b in enumerate(bodies)
         ]
-    if source == "kinesis":
+    if source == "kinesis":  # partition keys M-0 and M-2 on shard 0, M-1 and M-3 on shard 1
         return [
-            kinesis_record(n, body, shard_id=f"shardId-00000000000{n % 2}")
+            kinesis_record(
+                n, body, partition_key=f"M-{n % 4}", shard_id=f"shardId-00000000000{n % 2}"
+            )
             for n, body in enumerate(bodies)
         ]
-    if source == "dynamodb":
+    if source == "dynamodb":  # three items, each changed in turn
         return [
-            dynamodb_stream_record(n, {"pk": RUN, "sk": body["event_id"]}, new_image=body)
+            dynamodb_stream_record(n, {"pk": RUN, "sk": f"M-{n % 3}"}, new_image=body)
             for n, body in enumerate(bodies)
         ]
     return [kafka_record(n % 3, n // 3, body, topic="points") for n, body in enumerate(bodies)]
 
 
-def check(consumer: Callable[[Ledger], Handler], source: str, seed: int) -> Report:
+def check(consumer: Callable[[Ledger], AnyHandler], source: str, seed: int) -> Report:
     """One run of the check on a fresh ledger (raises what the check raises)."""
     return run(consumer, source, seed, Ledger.in_memory())
 
 
-def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: Ledger) -> Report:
+def run(consumer: Callable[[Ledger], AnyHandler], source: str, seed: int, ledger: Ledger) -> Report:
     """One run of the check on `ledger`: batches of 4, or what the consumer's template says;
     the ledger's clock the check's."""
     clock = CheckClock()
@@ -342,28 +396,44 @@ def run(consumer: Callable[[Ledger], Handler], source: str, seed: int, ledger: L
     )
 
 
-def verdict(consumer: Callable[[Ledger], Handler], source: str, seed: int) -> str | None:
-    """What the check said of one run: None when it passed, else the first words of its
-    finding ("lost", "applied twice", "unexpected", "messages still unacknowledged")."""
+def verdict(consumer: Callable[[Ledger], AnyHandler], source: str, seed: int) -> str | None:
+    """What the check said of one run: None when it passed, else the label of its first finding
+    ("lost", "applied twice", "unexpected", "acknowledged out of order", "messages still
+    unacknowledged after N invocations"), read from the report the failure carries."""
     try:
         check(consumer, source, seed)
     except NotEffectivelyOnce as finding:
-        return str(finding).split(":", 1)[0].split(";", 1)[0]
+        return finding.report.problems[0].split(":", 1)[0].split(";", 1)[0]
     return None
 
 
-def table(
-    seeds: Iterable[int], only: Iterable[str] | None = None
-) -> list[tuple[str, str, int, Counter[str]]]:
-    """broken consumer (of `only`, when given) x source: how many of `seeds` the check caught,
-    and how it said so."""
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One consumer on one source: what the check said of each seed (None: it passed)."""
+
+    name: str
+    source: str
+    #: A control (must pass every seed), or a broken consumer (must be caught on every seed).
+    control: bool
+    said: dict[int, str | None]
+
+    @property
+    def wrong(self) -> list[int]:
+        """The seeds the check got wrong: a broken consumer passed, or a control was reported."""
+        return [seed for seed, found in self.said.items() if (found is None) != self.control]
+
+
+def table(seeds: Iterable[int], only: Iterable[str] | None = None) -> list[Row]:
+    """Every consumer of BROKEN and CONTROLS (of `only`, when given) on each of its sources: what
+    the check said of each of `seeds`."""
     chosen = list(seeds)
-    names = set(BROKEN if only is None else only)
+    names = set(only) if only is not None else None
     rows = []
-    for name, consumer in BROKEN.items():
-        if name not in names:
-            continue
-        for source in sources(name):
-            said = Counter(v for v in (verdict(consumer, source, s) for s in chosen) if v)
-            rows.append((name, source, sum(said.values()), said))
+    for control, consumers in ((False, BROKEN), (True, CONTROLS)):
+        for name, consumer in consumers.items():
+            if names is not None and name not in names:
+                continue
+            for source in sources(name):
+                said = {seed: verdict(consumer, source, seed) for seed in chosen}
+                rows.append(Row(name, source, control, said))
     return rows

@@ -1,5 +1,7 @@
-"""Zoo consumers that misread DynamoDB's own failures (devkit.zoo): a cancelled transaction
-is not always a duplicate, and a batch write may leave items unprocessed without an error.
+"""Zoo consumers that misread DynamoDB (devkit.zoo): a cancelled transaction is not always a
+duplicate, a batch write may leave items unprocessed without an error, and a read before an
+unconditional write proves nothing (another invocation holding the message, or a copy that
+missed the last commit, reads the same "not processed").
 """
 
 from __future__ import annotations
@@ -69,21 +71,29 @@ def retries_unprocessed_items(ledger: Ledger) -> Handler:
     return _batch_writer(ledger, retry_unprocessed=True)
 
 
-def reads_then_writes(ledger: Ledger) -> Handler:
-    """Reads whether the message is marked, then commits the mark and the effect in one
-    transaction whose mark has no condition: sound one invocation at a time, but two
-    invocations holding the same message both read "not marked" and both apply it."""
+def _reads_then_writes(consistent: bool) -> Callable[[Ledger], Handler]:
+    def consumer(ledger: Ledger) -> Handler:
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            for _, message in deliveries(event):
+                event_id = str(message["event_id"])
+                if ledger.marked(event_id, consistent=consistent):
+                    continue
+                actions = [
+                    {"Put": ledger.mark(event_id, conditional=False)},
+                    {"Update": ledger.effect(event_id)},
+                ]
+                ledger.dynamodb.transact_write_items(TransactItems=actions)
+            return OK
 
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        for _, message in deliveries(event):
-            event_id = str(message["event_id"])
-            if ledger.marked(event_id):
-                continue
-            actions = [
-                {"Put": ledger.mark(event_id, conditional=False)},
-                {"Update": ledger.effect(event_id)},
-            ]
-            ledger.dynamodb.transact_write_items(TransactItems=actions)
-        return OK
+        return handler
 
-    return handler
+    return consumer
+
+
+#: Reads whether the message is marked, then commits the mark and the effect in one transaction
+#: whose mark has no condition: sound one invocation at a time, but two invocations holding the
+#: same message both read "not marked" and both apply it.
+reads_then_writes = _reads_then_writes(consistent=True)
+#: The same, reading without `ConsistentRead`: a delivery right after the commit may read the
+#: copy that has not seen it yet (tools/lambda_inbox_tools/testing/check/dynamodb/stale.py).
+reads_stale_then_writes = _reads_then_writes(consistent=False)

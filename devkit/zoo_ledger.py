@@ -87,11 +87,23 @@ class Ledger:
             action["ConditionExpression"] = "attribute_not_exists(pk)"
         return action
 
-    def marked(self, key: str) -> bool:
+    def commit(self, event_id: str, key: str | None = None) -> bool:
+        """The inbox record of `key` (the event id unless given) and the effect in one
+        transaction: False when the record exists (a duplicate); any other failure raised."""
+        actions = [{"Put": self.mark(key or event_id)}, {"Update": self.effect(event_id)}]
+        try:
+            self.dynamodb.transact_write_items(TransactItems=actions)
+        except ClientError as error:
+            if not cancelled_by_condition(error):
+                raise
+            return False
+        return True
+
+    def marked(self, key: str, *, consistent: bool = True) -> bool:
         answer = self.dynamodb.get_item(
             TableName=self.table,
             Key={"pk": {"S": RUN}, "sk": {"S": f"INBOX#{key}"}},
-            ConsistentRead=True,
+            ConsistentRead=consistent,
         )
         return "Item" in answer
 

@@ -37,6 +37,8 @@ from lambda_inbox_tools.testing.stream_events import (
 )
 from tests.outcome_model import Body, Raises, Source
 
+#: The principal the kit's SQS records name as their sender (`attributes.SenderId`).
+SENDER = "AIDAEXAMPLEPRODUCER01"
 TOPIC = "payments"
 SHARD = "shardId-000000000000"
 #: A number one digit past Python's integer-string limit, and nesting past the JSON reader's.
@@ -236,10 +238,17 @@ class Feed:
 
     def unkeyed_key(self, copy: Copy) -> str:
         """The key of a consumer without `key=`: the FIFO deduplication id, else the delivery
-        id."""
+        id (on SQS, in the sender's name space)."""
         if self.source is Source.FIFO:
             message = copy.message
-            return f"{message.id}-v{message.version}-{message.body.value}"
+            return f"{SENDER}/{message.id}-v{message.version}-{message.body.value}"
+        return self.fallback_key(copy)
+
+    def fallback_key(self, copy: Copy) -> str:
+        """The key of a message whose own key cannot be read: its delivery id (on SQS, in the
+        sender's name space: docs/concepts.md, "Message identity")."""
+        if self.source in (Source.SQS, Source.FIFO):
+            return f"{SENDER}/{copy.delivery_id}"
         return copy.delivery_id
 
     def original(self, copy: Copy) -> Any:

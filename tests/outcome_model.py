@@ -250,30 +250,70 @@ class _Run:
         self.leaders: dict[str, int] = {}
         self.followers: list[tuple[int, int]] = []
         self.decided: list[int] = []
+        #: Dead letters waiting for the next `flush`: (index, fate, key).
+        self.pending: list[tuple[int, Fate, str]] = []
+        #: Whether the crash of `faults` struck already.
+        self.crash_spent = False
 
     # ---- recording ---------------------------------------------------------------------------
 
     def settle(self, index: int, fate: Fate, key: str | None = None) -> None:
-        delivery, result = self.batch[index], self.result
-        key = key or delivery.key
+        """Record `fate`; a dead letter waits for the next `flush` (the batch's poison goes
+        out together)."""
         rule = RULE[fate.rule]
-        if rule.dead_letter != NONE and self.faults.dead_letter_queue_down:
-            fate, rule = Fate("dead-letter-failed"), RULE["dead-letter-failed"]
-        result.fates[index] = Fate(
-            fate.rule, fate.code or (None if rule.code == NONE else rule.code)
-        )
+        fate = Fate(fate.rule, fate.code or (None if rule.code == NONE else rule.code))
+        if rule.dead_letter != NONE:
+            self.pending.append((index, fate, key or self.batch[index].key))
+        else:
+            self.record(index, fate)
+
+    def record(self, index: int, fate: Fate) -> None:
+        delivery, result = self.batch[index], self.result
+        rule = RULE[fate.rule]
+        result.fates[index] = fate
         if rule.reported == "yes" and delivery.scope is not None:
             first = self.failed_scopes.get(delivery.scope, index)
             self.failed_scopes[delivery.scope] = min(first, index)
-        if rule.dead_letter != NONE:
-            result.dead_letters.append(DeadLetter(index, key, str(result.fates[index].code)))
-        stored = result.records.get(key)
-        if rule.record_after.startswith(FAILED) and (stored is None or stored.status != COMPLETED):
-            result.records[key] = Record(FAILED, delivery.fingerprint)
         if rule.record_after == COMPLETED:
-            result.records[key] = Record(COMPLETED, delivery.fingerprint)
+            result.records[delivery.key] = Record(COMPLETED, delivery.fingerprint)
             counter = result.applied if rule.name == "applied" else result.rejections
             counter[delivery.item] += 1
+
+    def flush(self) -> None:
+        """Send the waiting dead letters, then write their FAILED records together (in a
+        transaction when there are two or more)."""
+        pending, self.pending = self.pending, []
+        if self.faults.dead_letter_queue_down:  # after one unsent, its scope's others wait
+            held: set[str] = set()
+            for index, _, _ in pending:
+                scope = self.batch[index].scope
+                if scope is not None and scope in held:
+                    self.record(index, Fate("blocked"))
+                    continue
+                if scope is not None:
+                    held.add(scope)
+                self.record(index, Fate("dead-letter-failed", "dead_letter_failed"))
+            return
+        failed: dict[str, Record] = {}
+        for index, fate, key in pending:
+            self.record(index, fate)
+            self.result.dead_letters.append(DeadLetter(index, key, str(fate.code)))
+            stored = self.result.records.get(key)
+            if RULE[fate.rule].record_after.startswith(FAILED) and not (
+                stored is not None and stored.status == COMPLETED
+            ):
+                failed[key] = Record(FAILED, self.batch[index].fingerprint)
+        if len(failed) > 1 and self.faults.crash is not None and not self.crash_spent:
+            # The batch's first transaction writes these records, best effort: a crash there
+            # (the kit's, an exception) is a failed write to the library, which goes on.
+            self.crash_spent = True
+            if self.faults.crash == "before":
+                return
+        self.result.records.update(failed)
+
+    @property
+    def pending_keys(self) -> set[str]:
+        return {key for _, _, key in self.pending}
 
     def blocked(self, index: int) -> bool:
         scope = self.batch[index].scope
@@ -294,12 +334,15 @@ class _Run:
         try:
             for index in range(len(self.batch)):
                 self.triage(index)
+            self.flush()  # the batch's poison goes out before anything commits
             for wave in self.waves():
                 self.commit(wave)
+                self.flush()
         except _Crashed:
             self.result.crashed = True
             return self.result
         self.settle_followers(final=True)
+        self.flush()
         return self.result
 
     def triage(self, index: int) -> None:
@@ -314,6 +357,8 @@ class _Run:
             return self.settle(index, Fate("no-key", "missing_key"), key=delivery.delivery_id)
         if self.read is not None and (record := self.completed(self.read, delivery.key)):
             return self.against(index, record)
+        if delivery.key in self.pending_keys:  # its leader's fate says what it is
+            self.flush()
         leader = self.leaders.get(delivery.key)
         if leader is not None and not self.supersedes(leader, index):
             self.followers.append((index, leader))
@@ -394,11 +439,13 @@ class _Run:
     def commit(self, wave: list[int]) -> None:
         """One wave: one transaction, sent again without the messages a cancellation settled
         (a duplicate, a conflict, a dead-lettered condition) and with the alternative writes of
-        a business outcome."""
+        a business outcome; the followers whose leader has an outcome are settled after each
+        round."""
         live = self.live(wave)
         if self.faults.outage:
             for index in live:
                 self.settle(index, Fate("transient"))
+            self.settle_followers(final=False)
             return
         records = self.result.records
         again = []
@@ -406,7 +453,7 @@ class _Run:
             self.completed(records, self.batch[i].key) or self.batch[i].body is Body.REJECTED
             for i in live
         )
-        if live and self.faults.crash is not None:  # the batch's first transaction
+        if live and self.faults.crash is not None and not self.crash_spent:  # the first one
             if self.faults.crash == "after" and not cancelled:
                 for index in live:
                     self.settle(index, Fate("applied"))
@@ -424,6 +471,7 @@ class _Run:
         for index in self.live(again):
             rejected = self.batch[index].body is Body.REJECTED
             self.settle(index, Fate("rejected" if rejected else "applied"))
+        self.settle_followers(final=False)
 
     def settle_followers(self, *, final: bool) -> None:
         waiting = []

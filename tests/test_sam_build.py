@@ -1,6 +1,7 @@
 """`sam build` produces a deployable application: the layer holds the library, its dependencies
-for arm64 / CPython 3.13, and compiled bytecode for every module (the layer is read-only in
-Lambda, so missing .pyc files would be compiled again on every cold start)."""
+for arm64 / CPython 3.13 (the versions its lock pins), and compiled bytecode for every module
+(the layer is read-only in Lambda, so missing .pyc files would be compiled again on every cold
+start); the layer of the managed-Powertools choice holds the library alone."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from devkit.locks import INBOX, KAFKA_CODECS, LayerLock, pins
 from devkit.paths import REPO_ROOT
 
 pytestmark = pytest.mark.build
@@ -50,6 +52,31 @@ def test_the_layer_ships_the_library_and_its_dependencies(layer: Path) -> None:
         assert (layer / package / "__init__.py").is_file(), package
     assert (layer / "lambda_inbox" / "py.typed").is_file()
     assert not (layer / "devkit").exists()  # the development helpers stay out of the layer
+
+
+@pytest.mark.parametrize("lock", [INBOX, KAFKA_CODECS], ids=["InboxLayer", "KafkaCodecsLayer"])
+def test_each_layer_holds_exactly_the_versions_its_lock_pins(layer: Path, lock: LayerLock) -> None:
+    built = BUILD / lock.layer / "python"
+    installed = {
+        path.name.removesuffix(".dist-info").rsplit("-", 1)[0].replace("_", "-").lower(): (
+            path.name.removesuffix(".dist-info").rsplit("-", 1)[1]
+        )
+        for path in built.glob("*.dist-info")
+    }
+    assert installed == pins(lock.path.read_text())
+
+
+def test_the_library_layer_holds_lambda_inbox_alone_under_a_megabyte(layer: Path) -> None:
+    """InboxLibraryLayer, the layer of PowertoolsLayer=managed: the library and its bytecode,
+    nothing else (Powertools and pydantic come from AWS's layer), under 1 MB unpacked."""
+    alone = BUILD / "InboxLibraryLayer" / "python"
+    assert sorted(p.name for p in alone.iterdir()) == ["lambda_inbox"]
+    files = [p for p in alone.rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in files) < 1_000_000
+    sources = [p for p in files if p.suffix == ".py"]
+    assert sources
+    for source in sources:
+        assert (source.parent / "__pycache__" / f"{source.stem}.cpython-313.pyc").is_file()
 
 
 def test_the_layer_is_the_library_folder_as_it_is(layer: Path) -> None:

@@ -216,3 +216,41 @@ def test_the_webhook_receiver_records_every_call_with_its_idempotency_key() -> N
         processes.stop_all()
     assert [call.idempotency_key for call in calls] == ["evt-1", "evt-2", "evt-1"]
     assert calls[1].body == {"order_id": "evt-2"}
+
+
+def test_the_managed_powertools_layer_follows_the_local_architecture(
+    derived: dict[str, Any],
+) -> None:
+    layers = json.dumps(derived["Globals"]["Function"]["Layers"])
+    assert "/aws/service/powertools/python/x86_64/python3.13/" in layers
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # SAM CLI's and its translator's own
+@pytest.mark.parametrize(
+    ("choice", "expected"),
+    [({}, ["InboxLayer"]), ({"PowertoolsLayer": "managed"}, ["ssm-", "InboxLibraryLayer"])],
+    ids=["bundled", "managed"],
+)
+def test_sam_cli_finds_each_functions_layers(
+    sam_local: SimpleNamespace,
+    derived: dict[str, Any],
+    tmp_path: Path,
+    choice: dict[str, str],
+    expected: list[str],
+) -> None:
+    """SAM CLI's local commands follow an !If over a function's whole Layers list (one inside the
+    list, they drop): by default every function runs with InboxLayer, offline; with the managed
+    choice AWS's layer (its SSM parameter) and InboxLibraryLayer. The payment function has
+    KafkaCodecsLayer after them."""
+    stacks = pytest.importorskip("samcli.lib.providers.sam_stack_provider")
+    functions = pytest.importorskip("samcli.lib.providers.sam_function_provider")
+    path = Path(derived["_target"]) / "template.yaml"
+    sam_local.write_local_template({k: v for k, v in derived.items() if k != "_target"}, path)
+    found, _ = stacks.SamLocalStackProvider.get_stacks(str(path), parameter_overrides=choice)
+    provider = functions.SamFunctionProvider(found, ignore_code_extraction_warnings=True)
+    for name in resources_of(derived, "AWS::Serverless::Function"):
+        layers = [layer.name for layer in provider.get(name).layers]
+        codecs = ["KafkaCodecsLayer"] if name == "PaymentEventsFunction" else []
+        assert len(layers) == len(expected) + len(codecs), (name, layers)
+        for prefix, layer in zip([*expected, *codecs], layers, strict=True):
+            assert layer.startswith(prefix), (name, layers)

@@ -156,14 +156,16 @@ class Container:
 
         def before_dlq(**_: Any) -> None:
             if self.roll(rate):
-                self.crash("before DLQ SendMessage")
+                self.crash("before a DLQ send")
 
         def after_dlq(http_response: Any, **_: Any) -> None:
             if http_response.status_code == 200 and self.roll(rate):
-                self.crash("after DLQ SendMessage")
+                self.crash("after a DLQ send")
 
-        sqs.meta.events.register("before-call.sqs.SendMessage", before_dlq)
-        sqs.meta.events.register("after-call.sqs.SendMessage", after_dlq)
+        # A batch's poison goes ten a SendMessageBatch; an entry it refuses, alone.
+        for operation in ("SendMessageBatch", "SendMessage"):
+            sqs.meta.events.register(f"before-call.sqs.{operation}", before_dlq)
+            sqs.meta.events.register(f"after-call.sqs.{operation}", after_dlq)
 
 
 class LambdaContext:

@@ -39,8 +39,8 @@ CRASH_KINDS = (
     "after TransactWriteItems",
     "before lease claim PutItem",
     "after lease claim PutItem",
-    "before DLQ SendMessage",
-    "after DLQ SendMessage",
+    "before a DLQ send",
+    "after a DLQ send",
     "before acknowledgement (batch response lost)",
 )
 THROTTLE_CODES = ("ThrottlingException", "ProvisionedThroughputExceededException")

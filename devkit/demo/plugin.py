@@ -11,6 +11,7 @@ from lambda_inbox_tools.local.options import Options
 from lambda_inbox_tools.local.report import Report
 from lambda_inbox_tools.local.template import Stack
 from lambda_inbox_tools.local.workloads import Driving
+from lambda_inbox_tools.services.queues import MOTO_SENDER_ID
 
 from .report import build_report
 from .webhook import WebhookReceiver, running_webhook
@@ -27,6 +28,13 @@ SAMPLE_ORDER = (
 )
 
 
+def demo_parameters(webhook: str) -> dict[str, str]:
+    """The template's parameters for a demo run: its webhook receiver's URL, and the demo's
+    operator as the redriver (`RedriverPrincipalId`): on moto every message has one `SenderId`,
+    the redriven copies included (docs/aws-fidelity.md)."""
+    return {"NotifyWebhookUrl": webhook, "RedriverPrincipalId": MOTO_SENDER_ID}
+
+
 class DemoSession:
     """One run of the demo: its webhook receiver is up; the stack gets its URL."""
 
@@ -35,7 +43,7 @@ class DemoSession:
 
     @property
     def parameters(self) -> Mapping[str, str]:
-        return {"NotifyWebhookUrl": self.receiver.url}
+        return demo_parameters(self.receiver.url)
 
     def describe(self) -> str:
         return f"the demo workload; its webhook receiver {self.receiver.url}"

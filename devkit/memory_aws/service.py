@@ -14,7 +14,8 @@ import boto3
 from botocore.awsrequest import AWSResponse
 
 from lambda_inbox_tools.services.offline import ACCOUNT, REGION
-from lambda_inbox_tools.testing.check.dynamodb_answers import as_client_values
+from lambda_inbox_tools.services.queues import MOTO_SENDER_ID
+from lambda_inbox_tools.testing.check.dynamodb.answers import as_client_values
 from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 
 from .client import _http, _MemoryClient, _metadata
@@ -349,7 +350,7 @@ class MemoryAws:
         system: dict[str, str] = {
             "SentTimestamp": str(int(time.time() * 1000)),
             "ApproximateReceiveCount": "0",
-            "SenderId": "AIDAMEMORYAWS",
+            "SenderId": MOTO_SENDER_ID,  # one principal for every sender, as on moto
         }
         answer: dict[str, Any] = {
             "MessageId": str(uuid.uuid4()),

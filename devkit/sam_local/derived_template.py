@@ -28,19 +28,36 @@ def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
         raise SamLocalError(str(error)) from None
 
 
+#: AWS's managed Powertools layer is read from an SSM parameter that names its architecture
+#: (template.yaml, Globals: Layers, with PowertoolsLayer=managed).
+_POWERTOOLS_PARAMETER = "/aws/service/powertools/python/{}/"
+
+
 def _local_architectures(node: Any) -> None:
-    """arm64 -> x86_64 in every Architectures / CompatibleArchitectures / BuildArchitecture."""
+    """arm64 -> x86_64 in every Architectures / CompatibleArchitectures / BuildArchitecture, and
+    in the managed Powertools layer's parameter name."""
     if isinstance(node, dict):
         for key, value in node.items():
             if key in ("Architectures", "CompatibleArchitectures") and isinstance(value, list):
                 node[key] = [LOCAL_ARCHITECTURE if item == "arm64" else item for item in value]
             elif key == "BuildArchitecture" and value == "arm64":
                 node[key] = LOCAL_ARCHITECTURE
+            elif isinstance(value, str):
+                node[key] = _local_parameter(value)
             else:
                 _local_architectures(value)
     elif isinstance(node, list):
-        for item in node:
-            _local_architectures(item)
+        for index, item in enumerate(node):
+            if isinstance(item, str):
+                node[index] = _local_parameter(item)
+            else:
+                _local_architectures(item)
+
+
+def _local_parameter(text: str) -> str:
+    return text.replace(
+        _POWERTOOLS_PARAMETER.format("arm64"), _POWERTOOLS_PARAMETER.format(LOCAL_ARCHITECTURE)
+    )
 
 
 def _relocated(uri: Any, source_dir: Path, target_dir: Path) -> Any:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devkit.demo.plugin import demo_parameters
 from devkit.paths import DEMO_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.local.sam_env import (
     sam_env_vars,
@@ -250,7 +251,7 @@ def phase_start_lambda(
     stack = read_local_stack(
         TEMPLATE,
         sqs_endpoint=services.sqs,
-        parameters={"NotifyWebhookUrl": webhook_url(services.host, webhook_port)},
+        parameters=demo_parameters(webhook_url(services.host, webhook_port)),
     )
     document = sam_env_vars(
         stack, dynamodb_endpoint=services.dynamodb_for_containers, sqs_endpoint=services.sqs

@@ -5,6 +5,13 @@ its `Idempotency-Key` header, and the NOTIFICATION item commits with the inbox r
 a 2xx, on condition that the lease is still this delivery's. A 4xx other than 408/409/429 is
 poison (dead-lettered); 5xx, 408, 409, 429, timeouts and connection errors are transient (the
 lease stays until it expires; the message comes back by redelivery).
+
+A redirect is never followed: the notification and its key go to the configured URL or
+nowhere (urllib would follow one to plain http or to any host, and would turn the POST into a
+GET without its body). A permanent one (301, 308) is poison, as a 4xx is: every retry gets the
+same answer until `NOTIFY_WEBHOOK_URL` names the new address. A temporary one (302, 303, 307) is
+transient, as a 5xx is. The reason names where it pointed (scheme and host only), and whether
+that is another scheme or host than the configured URL's.
 """
 
 import ipaddress
@@ -68,6 +75,8 @@ MAX_ATTEMPTS = int(os.environ.get("NOTIFY_MAX_ATTEMPTS", "5"))
 MAX_CALL_SECONDS = 10.0
 #: 4xx answers that are worth retrying; every other 4xx is poison.
 RETRYABLE_CLIENT_ERRORS = frozenset({408, 409, 429})
+#: Redirects that say the address has moved for good: poison (the others are transient).
+PERMANENT_REDIRECTS = frozenset({301, 308})
 
 
 class CustomerNotification(BaseModel):
@@ -79,6 +88,33 @@ class CustomerNotification(BaseModel):
 
 class WebhookUnavailable(Exception):
     """A transient webhook failure: retried by redelivery under the same Idempotency-Key."""
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib then raises the 3xx as an `HTTPError` (`redirect_failure`)."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+#: The opener of every webhook call: urllib's defaults, with redirects refused.
+_OPENER = urllib.request.build_opener(_RefuseRedirects)
+
+
+def redirect_failure(url: str, status: int, location: str | None) -> Exception:
+    """What a 3xx answer to a POST to `url` is: `PoisonMessage` when permanent (301, 308),
+    `WebhookUnavailable` when temporary; never followed either way."""
+    if not location:
+        return WebhookUnavailable(f"webhook answered HTTP {status} without a Location")
+    here = urllib.parse.urlsplit(url)
+    there = urllib.parse.urlsplit(urllib.parse.urljoin(url, location))
+    moved = f"{there.scheme}://{there.netloc}"
+    if (there.scheme, there.netloc) != (here.scheme, here.netloc):
+        moved = f"another scheme or host, {moved}"
+    reason = f"webhook redirected (HTTP {status}) to {moved}; redirects are not followed"
+    if status in PERMANENT_REDIRECTS:
+        return PoisonMessage(f"{reason}: set NOTIFY_WEBHOOK_URL to the new address, then redrive")
+    return WebhookUnavailable(reason)
 
 
 def post_webhook(notification: CustomerNotification, lease: LeaseContext) -> None:
@@ -100,16 +136,20 @@ def post_webhook(notification: CustomerNotification, lease: LeaseContext) -> Non
         method="POST",
         headers={"Content-Type": "application/json", "Idempotency-Key": lease.message_key},
     )
+    location = None
     try:
-        # The scheme was checked at import (checked_webhook_url): https, or http to loopback.
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # nosec B310
+        # The scheme was checked at import (checked_webhook_url): https, or http to loopback;
+        # the opener follows no redirect, so the call goes nowhere else.
+        with _OPENER.open(request, timeout=timeout) as response:
             status = response.status
     except urllib.error.HTTPError as error:
-        status = error.code
+        status, location = error.code, error.headers.get("Location")
     except (OSError, ValueError) as error:  # URLError, timeouts, resets
         raise WebhookUnavailable(f"webhook call failed: {type(error).__name__}: {error}") from None
     if 200 <= status < 300:
         return
+    if 300 <= status < 400:
+        raise redirect_failure(WEBHOOK_URL, status, location)
     if 400 <= status < 500 and status not in RETRYABLE_CLIENT_ERRORS:
         raise PoisonMessage(f"webhook refused the notification: HTTP {status}")
     raise WebhookUnavailable(f"webhook answered HTTP {status}")

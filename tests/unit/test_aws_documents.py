@@ -26,12 +26,10 @@ from lambda_inbox import OutboxRelay
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.sources import DynamoDBStreamsSource, KinesisSource, is_kafka_event
 from lambda_inbox.sources.kafka import kafka_response, parse_kafka_event
+from lambda_inbox.sources.kinesis import parse_kinesis_event
+from lambda_inbox.sources.senders import principal
 from lambda_inbox.sources.sqs import is_sqs_event, parse_sqs_event, sqs_response
-from lambda_inbox.sources.streams import (
-    parse_dynamodb_stream_event,
-    parse_kinesis_event,
-    stream_response,
-)
+from lambda_inbox.sources.streams import parse_dynamodb_stream_event, stream_response
 from lambda_inbox_tools.lambda_records import lambda_stream_record
 from lambda_inbox_tools.local.event_specs import ScheduleEventSpec
 from lambda_inbox_tools.local.invoker import Invocation
@@ -41,6 +39,7 @@ from lambda_inbox_tools.local.scheduler import Scheduler
 from lambda_inbox_tools.local.sqs_poller import lambda_sqs_record
 from lambda_inbox_tools.local.template import FunctionSpec, KafkaEventSpec
 from lambda_inbox_tools.services.offline import REGION
+from lambda_inbox_tools.services.queues import MOTO_SENDER_ID
 from lambda_inbox_tools.testing.events import (
     kafka_event,
     kafka_record,
@@ -339,6 +338,24 @@ def test_the_local_stacks_sqs_records_have_the_samples_shapes(fifo: bool) -> Non
     record = lambda_sqs_record(message, f"arn:aws:sqs:{REGION}:123456789012:{name}")
     sample = aws_document("sqs-event-fifo.json" if fifo else "sqs-event-standard.json")
     assert shape_problems(sample, {"Records": [record]}) == []
+
+
+def test_the_local_stacks_sqs_records_carry_motos_one_sender_id_whoever_sends() -> None:
+    """Two callers with other credentials: on AWS two principals, on moto one `SenderId`, the
+    user-shaped `MOTO_SENDER_ID` (docs/aws-fidelity.md), which the record hands on as it is."""
+    with mock_aws():
+        url = boto3.client("sqs", region_name=REGION).create_queue(QueueName="q")["QueueUrl"]
+        for key in ("AKIAFIRSTCALLER00001", "AKIASECONDCALLER0002"):
+            caller: Any = boto3.client(
+                "sqs", region_name=REGION, aws_access_key_id=key, aws_secret_access_key="x"
+            )
+            caller.send_message(QueueUrl=url, MessageBody=key)
+        messages = boto3.client("sqs", region_name=REGION).receive_message(
+            QueueUrl=url, AttributeNames=["All"], MaxNumberOfMessages=10
+        )["Messages"]
+    records = [lambda_sqs_record(m, f"arn:aws:sqs:{REGION}:123456789012:q") for m in messages]
+    assert [r["attributes"]["SenderId"] for r in records] == [MOTO_SENDER_ID] * 2
+    assert principal(MOTO_SENDER_ID) == MOTO_SENDER_ID  # no session part, as an IAM user's
 
 
 def test_the_local_stacks_stream_records_have_the_samples_shape() -> None:

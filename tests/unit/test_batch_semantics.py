@@ -198,17 +198,21 @@ def hooks_on(client: Any, kind: Callable[[Any], H]) -> H:
 
 
 class Throttles:
-    """DynamoDB's `ThrottlingException` for `TransactWriteItems`: once, or for as long as the
-    outage lasts. MemoryAws answers at `before-call`, so the kit's `FaultInjector` (which
-    answers at `before-send`) never sees the request: this hook answers at the same point."""
+    """DynamoDB's `ThrottlingException` for the commits (`TransactWriteItems` on the domain
+    table): once, or for as long as the outage lasts. MemoryAws answers at `before-call`, so the
+    kit's `FaultInjector` (which answers at `before-send`) never sees the request: this hook
+    answers at the same point, where botocore's own retries never run either; the FAILED
+    records' writes, which lean on those retries, are left alone."""
 
     def __init__(self, client: Any) -> None:
         self.outage = False
         self.once = False
         client.meta.events.register("before-call.dynamodb.TransactWriteItems", self._answer)
 
-    def _answer(self, **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
-        if not (self.outage or self.once):
+    def _answer(
+        self, params: dict[str, Any], **_: Any
+    ) -> tuple[AWSResponse, dict[str, Any]] | None:
+        if not (self.outage or self.once) or f'"{DOMAIN}"'.encode() not in params["body"]:
             return None
         self.once = False
         error = {"Code": "ThrottlingException", "Message": "Rate of requests exceeds the allowed"}
@@ -277,13 +281,16 @@ class BatchSemantics(RuleBasedStateMachine):
             config=config,
         )
         self.results: list[MessageResult] = []
-        process = self.consumer.process
+        pipeline = self.consumer.pipeline
+        process = pipeline.process
 
-        def recording(messages: Any, context: Any = None) -> list[MessageResult]:
-            self.results = process(messages, context)
-            return self.results
+        def recording(messages: Any, deadline: Any) -> list[MessageResult]:
+            """Each record's result (a Kinesis batch goes through in chunks)."""
+            results = process(messages, deadline)
+            self.results.extend(results)
+            return results
 
-        self.consumer.process = recording  # type: ignore[method-assign]
+        pipeline.process = recording  # type: ignore[method-assign]
         self.environment = ReadFirst()
 
     @initialize(key_from_body=st.booleans(), alternative=st.booleans())
@@ -381,7 +388,7 @@ class BatchSemantics(RuleBasedStateMachine):
         return [
             Delivery(
                 key=copy.message.id if keyed else feed.unkeyed_key(copy),
-                delivery_id=copy.delivery_id,
+                delivery_id=feed.fallback_key(copy),
                 fingerprint=self._token(feed, copy),
                 body=copy.message.body,
                 item=copy.message.id,
@@ -657,10 +664,11 @@ def walk(machine: BatchSemantics, source: Source, *, crashes: bool) -> None:
     machine.produce(source, Body.VALID)
     deliver("dead-letter queue down")  # dead-letter-failed, blocked
     rejected = machine.produce(source, Body.REJECTED)
+    valid = machine.produce(source, Body.VALID)
     machine.produce_conflicting(rejected, Body.VALID)
-    machine.produce(source, Body.VALID)
-    # Without on_condition_failed: condition-failed, then fix-after-dead-letter, which blocks a
-    # later record of its scope before the cancelled transaction is sent again.
+    machine.resend(valid)
+    # Without on_condition_failed: condition-failed, dead-lettered after the wave, and then
+    # fix-after-dead-letter; the resend of the valid one was settled (a duplicate) before.
     deliver()
     if crashes:  # each arms the kit's hook on a client of its own
         poison = machine.produce(source, Body.POISON)

@@ -56,7 +56,7 @@ def test_import_lambda_inbox_loads_none_of_the_tooling() -> None:
     assert [m for m in modules if m.startswith(("lambda_inbox.cli", "lambda_inbox.local"))] == []
 
 
-#: What only the `local` extra installs (pyproject.toml), and the local stack that needs it.
+#: What only the `local` extra installs (tools/pyproject.toml), and the local stack that needs it.
 LOCAL_EXTRA = ("yaml", "moto", "confluent_kafka")
 
 
@@ -149,6 +149,7 @@ def test_the_layer_folder_holds_the_library_only() -> None:
     assert folders == [
         "commit",
         "dead_letter",
+        "decoding",
         "leases",
         "outbox",
         "reaper",
@@ -159,7 +160,7 @@ def test_the_layer_folder_holds_the_library_only() -> None:
     assert sorted(p.name for p in library.parent.iterdir() if not p.name.endswith(IGNORED)) == [
         "Makefile",
         "lambda_inbox",
-        "requirements.txt",
+        "requirements.lock",
     ]
 
 

@@ -27,7 +27,7 @@ from lambda_inbox_tools.testing import (
     check_effectively_once,
     payload,
 )
-from lambda_inbox_tools.testing.check.expiry import TOKEN_SECONDS, Expiry
+from lambda_inbox_tools.testing.check.dynamodb.expiry import TOKEN_SECONDS, Expiry
 
 HOUR = 3600.0
 

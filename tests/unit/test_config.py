@@ -139,6 +139,27 @@ def test_bad_retention_is_a_clear_error(
         InboxConfig.from_env("order-events")
 
 
+@pytest.mark.parametrize(
+    ("days", "retention"), [("3", timedelta(days=3)), (None, timedelta(days=14))]
+)
+def test_the_failed_retention_comes_from_the_environment_and_defaults_to_fourteen_days(
+    monkeypatch: pytest.MonkeyPatch, days: str | None, retention: timedelta
+) -> None:
+    monkeypatch.setenv("INBOX_TABLE", "inbox")
+    if days is None:
+        monkeypatch.delenv("INBOX_FAILED_RETENTION_DAYS", raising=False)
+    else:
+        monkeypatch.setenv("INBOX_FAILED_RETENTION_DAYS", days)
+    assert InboxConfig.from_env("order-events").failed_retention == retention
+
+
+def test_a_bad_failed_retention_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INBOX_TABLE", "inbox")
+    monkeypatch.setenv("INBOX_FAILED_RETENTION_DAYS", "two weeks")
+    with pytest.raises(ConfigurationError, match="INBOX_FAILED_RETENTION_DAYS"):
+        InboxConfig.from_env("order-events")
+
+
 def test_parallel_commits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INBOX_TABLE", "inbox")
     monkeypatch.setenv("INBOX_MAX_PARALLEL_COMMITS", "1")

@@ -11,6 +11,7 @@ from devkit.app_state import AppState
 from devkit.events import (
     ORDER_FIFO_QUEUE_ARN,
     ORDER_QUEUE_ARN,
+    SENDER_ID,
     binary_attribute,
     inbound_message,
     load_event,
@@ -46,6 +47,7 @@ def test_body_and_original_attributes_are_kept_and_reasons_added(aws: AppState) 
         "inbox-error-code": {"DataType": "String", "StringValue": "invalid_payload"},
         "inbox-error": {"DataType": "String", "StringValue": "lines missing"},
         "inbox-message-key": {"DataType": "String", "StringValue": "evt-order-0203"},
+        "inbox-sender": {"DataType": "String", "StringValue": SENDER_ID},
     }
 
 
@@ -82,8 +84,9 @@ def test_more_than_ten_attributes_are_folded_not_lost(aws: AppState) -> None:
     assert not set(kept) & set(folded)
 
 
-def test_exactly_seven_originals_fit_without_folding(aws: AppState) -> None:
-    originals = {f"a{index}": string_attribute(str(index)) for index in range(7)}
+def test_exactly_six_originals_fit_without_folding(aws: AppState) -> None:
+    """Four of SQS's ten attributes are the dead letter's own (code, reason, key, sender)."""
+    originals = {f"a{index}": string_attribute(str(index)) for index in range(6)}
     (parsed,) = parse_sqs_event(sqs_event(sqs_record("{}", message_attributes=originals)))
     DeadLetterQueue(aws.sqs, aws.dlq_url).send(parsed, message_key="k", code="c", error="e")
     attributes = _only(aws)["MessageAttributes"]

@@ -1,6 +1,6 @@
 """Work that cannot finish before the Lambda deadline is reported, not lost and not timed out.
 
-A poison storm (every record dead-lettered one SendMessage at a time) or a long chain of
+A poison storm (every ten records dead-lettered in one SendMessageBatch) or a long chain of
 transactions on a hot item must stop at the deadline, answer with a partial batch response, and
 keep what it did: redelivering the reported records finishes the job, each effect once.
 Slowness is injected below the code under test, by a botocore hook on each send. Each test runs
@@ -33,8 +33,10 @@ from lambda_inbox_tools.testing.faults import slow_sends
 SEND_DELAY = 0.1
 #: Budgets of 16 and 20 sends, and chains of sends twice as long: some sends finish before the
 #: deadline even while the machine is loaded (the suite runs on four workers), never all of them.
-STORM_BUDGET_MS, STORM_LENGTH = 1_600, 32
+#: A storm's send carries ten dead letters.
+STORM_BUDGET_MS, STORM_LENGTH = 1_600, 320
 CHAIN_BUDGET_MS, CHAIN_LENGTH = 2_000, 40
+DEAD_LETTERS_PER_SEND = 10
 
 
 class ControlledClock:
@@ -113,7 +115,7 @@ def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
     aws: AppState, arn: str | None, clock: Any
 ) -> None:
     inbox = consumer(aws)
-    clock.slow_sends(aws.sqs, "sqs.SendMessage", SEND_DELAY)
+    clock.slow_sends(aws.sqs, "sqs.SendMessageBatch", SEND_DELAY)
     extra: dict[str, Any] = {"arn": arn, "group": "g"} if arn else {}
     records = [
         sqs_record("{not json", dedup=f"d-{n}" if arn else None, **extra)
@@ -134,11 +136,12 @@ def test_a_poison_storm_stops_at_the_deadline_and_keeps_what_it_dead_lettered(
     # What was reported dead-lettered is in the DLQ, and nothing reported after the send under
     # way at the deadline: that one was abandoned, not stopped, and may still land
     # (docs/bad-input.md: a dead letter sent twice is a duplicate in the DLQ).
+    assert sent % DEAD_LETTERS_PER_SEND == 0
     keys = [str(result.message_key) for result in first]
     landed = dead_letter_keys(aws)
-    assert set(keys[:sent]) <= set(landed) <= set(keys[: sent + 1])
+    assert set(keys[:sent]) <= set(landed) <= set(keys[: sent + DEAD_LETTERS_PER_SEND])
     assert len(landed) == len(set(landed))
-    abandoned = [key for key in landed if key not in keys[:sent]]  # none or the one under way
+    abandoned = [key for key in landed if key not in keys[:sent]]  # none or the send under way
 
     retried = [records[n] for n, outcome in enumerate(outcomes) if outcome.needs_redelivery]
     second = inbox.process(parse_sqs_event(sqs_event(*retried)), clock.context(60_000))

@@ -322,6 +322,28 @@ def checked_effectively_once(namespace: Namespace, request: pytest.FixtureReques
     assert namespace["ledger"](namespace["app"])[0] == posted
 
 
+def security_preamble(request: pytest.FixtureRequest) -> Namespace:
+    """The reader's own `decide` security.md's tenant-keyed consumer refers to."""
+
+    def record_payment(payment: Mapping[str, Any], uow: UnitOfWork) -> None:
+        uow.put("payments", {"pk": f"PAYMENT#{payment['tenant_id']}#{payment['event_id']}"})
+
+    return {"record_payment": record_payment}
+
+
+def keyed_by_tenant(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """Two tenants' payments under one `event_id` are two records, each under its tenant."""
+    bodies = [{"tenant_id": tenant, "event_id": "e-1"} for tenant in ("t-a", "t-b")]
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb")
+        create_inbox_table(dynamodb, "inbox")
+        create_key_table(dynamodb, "payments")
+        response = namespace["consumer"].handle(sqs_event(*map(sqs_record, bodies)), None)
+        keys = sorted(item["pk"]["S"] for item in dynamodb.scan(TableName="inbox")["Items"])
+    assert response == {"batchItemFailures": []}
+    assert keys == ["payments#t-a/e-1", "payments#t-b/e-1"]
+
+
 SESSIONS: dict[str, PageSession] = {
     "README.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
     "docs/index.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
@@ -344,6 +366,9 @@ SESSIONS: dict[str, PageSession] = {
     "docs/testing.md": PageSession(
         preamble=invoices_preamble(poison=False),
         after={1: redelivered_posted_once, 2: checked_effectively_once},
+    ),
+    "docs/security.md": PageSession(
+        {"INBOX_TABLE": "inbox"}, security_preamble, after={1: keyed_by_tenant}
     ),
 }
 

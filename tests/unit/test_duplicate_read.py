@@ -171,6 +171,7 @@ def test_poison_found_while_deciding_has_the_keys_read_before_it_is_dead_lettere
         ("done", Outcome.DUPLICATE),
         ("bad", Outcome.DEAD_LETTERED),
     ]
+    # The read, the FAILED record (dead-lettered before anything commits), the commit.
     assert meter.operations() == ["BatchGetItem", "PutItem", "TransactWriteItems"]
     assert seen == ["done", "new", "done", "bad"]  # each handled once in this batch
     assert len(aws.dead_letters()) == 1

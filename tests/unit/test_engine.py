@@ -21,6 +21,7 @@ import pytest
 from devkit.app_state import AppState
 from devkit.events import (
     ORDER_FIFO_QUEUE_ARN,
+    SENDER_ID,
     load_event,
     received_attributes,
     sqs_event,
@@ -160,6 +161,7 @@ def test_poison_message_raised_by_the_handler_is_dead_lettered(aws: AppState) ->
         "inbox-error-code": {"DataType": "String", "StringValue": "custom_code"},
         "inbox-error": {"DataType": "String", "StringValue": "this can never work"},
         "inbox-message-key": {"DataType": "String", "StringValue": "p1"},
+        "inbox-sender": {"DataType": "String", "StringValue": SENDER_ID},
     }
     stored = record(aws, "p1")
     assert stored is not None and stored["status"] == {"S": "FAILED"}
@@ -400,8 +402,8 @@ def test_idempotency_key_attribute_without_an_extractor(aws: AppState) -> None:
     second = sqs_record(body("i1"), message_attributes=attributes)
     results = process(consumer, sqs_event(first, second))
     assert [(r.outcome, r.message_key) for r in results] == [
-        (Outcome.COMMITTED, "idem-7"),
-        (Outcome.DUPLICATE, "idem-7"),
+        (Outcome.COMMITTED, f"{SENDER_ID}/idem-7"),
+        (Outcome.DUPLICATE, f"{SENDER_ID}/idem-7"),
     ]
 
 
@@ -451,7 +453,8 @@ def test_a_raising_key_extractor_dead_letters_only_that_message(aws: AppState) -
     (dead,) = aws.dead_letters()
     assert dead["Body"] == without_key["body"]
     assert dead["MessageAttributes"]["inbox-error-code"]["StringValue"] == "missing_key"
-    assert dead["MessageAttributes"]["inbox-message-key"]["StringValue"] == "mid-without-key"
+    key = dead["MessageAttributes"]["inbox-message-key"]["StringValue"]
+    assert key == f"{SENDER_ID}/mid-without-key"
     assert (hits(aws, "n1"), hits(aws, "n2")) == (0, 1)
 
 
@@ -622,7 +625,7 @@ def test_poison_records_are_dead_lettered_unchanged_and_the_rest_commits(
     results = process(order_events.consumer, event)
     assert [(r.outcome, r.error_code, r.message_key) for r in results] == [
         (Outcome.COMMITTED, None, "evt-order-0201"),
-        (Outcome.DEAD_LETTERED, "malformed_json", records[1]["messageId"]),
+        (Outcome.DEAD_LETTERED, "malformed_json", f"{SENDER_ID}/{records[1]['messageId']}"),
         (Outcome.DEAD_LETTERED, "invalid_payload", "evt-order-0203"),
         (Outcome.DEAD_LETTERED, "invalid_payload", "evt-order-0204"),
         (Outcome.COMMITTED, None, "evt-order-0205"),
@@ -647,7 +650,7 @@ def test_poison_records_are_dead_lettered_unchanged_and_the_rest_commits(
         stored = record_of(aws, result.message_key)
         assert stored["status"] == {"S": "FAILED"}
         assert stored["error_code"] == {"S": result.error_code}
-        assert "expires_at" not in stored
+        assert "expires_at" in stored  # removed by TTL after the failed-record retention
         assert stored["payload_snapshot"] == {"B": record["body"].encode("utf-8")}
     assert len(dead) == 3
 
@@ -670,11 +673,11 @@ def test_missing_key_is_dead_lettered_under_the_message_id(
     assert (result.outcome, result.error_code, result.message_key) == (
         Outcome.DEAD_LETTERED,
         "missing_key",
-        "mid-no-key",
+        f"{SENDER_ID}/mid-no-key",
     )
     (dead,) = aws.dead_letters()
     assert dead["Body"] == body
-    assert record_of(aws, "mid-no-key")["error_code"] == {"S": "missing_key"}
+    assert record_of(aws, f"{SENDER_ID}/mid-no-key")["error_code"] == {"S": "missing_key"}
 
 
 def test_insufficient_stock_commits_a_rejection(aws: AppState, order_events: ModuleType) -> None:

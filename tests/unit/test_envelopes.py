@@ -15,11 +15,13 @@ import pytest
 from devkit.app_state import AppState
 from devkit.aws_documents import aws_document, shape_problems
 from devkit.paths import REPO_ROOT
-from lambda_inbox import ConfigurationError, UnitOfWork, current_envelope
+from lambda_inbox import ConfigurationError, KeyStrategy, UnitOfWork, current_envelope
 from lambda_inbox.errors import UndecodableBody
 from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.sources.identity import fallback_key
 from lambda_inbox.sources.sqs import parse_sqs_event, sqs_response
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
+from lambda_inbox_tools.testing.events import SENDER_ID
 from lambda_inbox_tools.testing.producers import (
     eventbridge_event,
     s3_notification,
@@ -92,15 +94,9 @@ def _counting(aws: AppState, topics: list[str | None]) -> Any:
     def apply(order: dict[str, Any], uow: UnitOfWork) -> None:
         envelope = current_envelope()
         topics.append(None if envelope is None else envelope.fields.get("TopicArn"))
-        key = {"pk": f"ORDER#{order['order_id']}", "sk": "A"}
-        uow.update(aws.domain, key, "ADD applied :one", values={":one": 1})
+        aws.count_applied(uow, order["order_id"])
 
     return apply
-
-
-def _applied(aws: AppState, order_id: str) -> int:
-    item = aws.item(f"ORDER#{order_id}", "A")
-    return 0 if item is None else int(item["applied"]["N"])
 
 
 def test_sns_redelivery_under_a_new_sqs_message_id_commits_once_with_no_key(
@@ -113,8 +109,8 @@ def test_sns_redelivery_under_a_new_sqs_message_id_commits_once_with_no_key(
     assert first["messageId"] != again["messageId"]
     assert consumer.handle(sqs_event(first), None) == {"batchItemFailures": []}
     assert consumer.handle(sqs_event(again), None) == {"batchItemFailures": []}
-    assert _applied(aws, "o-1") == 1
-    assert set(aws.inbox_records("sns-orders")) == {"n-1"}
+    assert aws.applied("o-1") == 1
+    assert set(aws.inbox_records("sns-orders")) == {f"{SENDER_ID}/n-1"}
     assert set(topics) == {"arn:aws:sns:us-east-1:123456789012:orders"}
 
 
@@ -125,7 +121,7 @@ def test_without_the_envelope_the_same_redelivery_applies_twice(aws: AppState) -
     body = sns_notification({"order_id": "o-1"}, message_id="n-1")
     consumer.handle(sqs_event(sqs_record(body)), None)
     consumer.handle(sqs_event(sqs_record(body)), None)
-    assert _applied(aws, "o-1") == 2
+    assert aws.applied("o-1") == 2
     assert topics == [None, None]
 
 
@@ -166,7 +162,20 @@ def test_key_extractors_read_the_notifications_attributes(aws: AppState) -> None
 def test_an_idempotency_key_among_the_notifications_attributes_is_the_key() -> None:
     body = sns_notification({"n": 1}, attributes={"idempotency-key": "k-1"})
     (message,) = parse_sqs_event(sqs_event(sqs_record(body)), envelope="sns")
-    assert message.attributes["idempotency-key"] == "k-1"
+    assert KeyStrategy().identify(message) == (f"{SENDER_ID}/k-1", "idempotency-key")
+    # The body's attributes are the envelope's, never the message's own.
+    assert message.envelope.attributes == {"idempotency-key": "k-1"}
+    assert message.attributes == {}
+
+
+def test_a_body_cannot_set_the_attributes_the_library_reads_on_the_message() -> None:
+    """A dead letter's `inbox-*` attributes in a notification's body stay the envelope's: the
+    body cannot name a key to dead-letter under, nor an original sender."""
+    forged = {"inbox-message-key": "AIDAVICTIM/k", "inbox-sender": "AIDAVICTIM"}
+    body = sns_notification({"n": 1}, message_id="n-1", attributes=forged)
+    (message,) = parse_sqs_event(sqs_event(sqs_record(body)), envelope="sns")
+    assert message.attributes == {} and message.sender == SENDER_ID
+    assert fallback_key(message) == f"{SENDER_ID}/n-1"
 
 
 def _relayed_event(resources: Any) -> str:
@@ -179,8 +188,8 @@ def test_an_events_outbox_message_id_in_its_resources_is_its_attribute() -> None
         ["arn:aws:ec2:us-west-2:123456789012:instance/i-1", "outbox-message-id:m-7"]
     )
     (message,) = parse_sqs_event(sqs_event(sqs_record(body)), envelope="eventbridge")
-    assert message.attributes == {"outbox-message-id": "m-7"}
     assert message.envelope.attributes == {"outbox-message-id": "m-7"}
+    assert KeyStrategy().identify(message) == (f"{SENDER_ID}/m-7", "outbox-message-id")
 
 
 @pytest.mark.parametrize(
@@ -190,14 +199,15 @@ def test_an_event_without_an_outbox_message_id_adds_no_attribute(resources: Any)
     (message,) = parse_sqs_event(
         sqs_event(sqs_record(_relayed_event(resources))), envelope="eventbridge"
     )
-    assert "outbox-message-id" not in message.attributes
+    assert message.envelope is None or "outbox-message-id" not in message.envelope.attributes
+    assert KeyStrategy().identify(message).strategy != "outbox-message-id"
 
 
 def test_the_sqs_messages_own_attribute_wins_over_the_events() -> None:
     own = {"outbox-message-id": {"stringValue": "own", "dataType": "String"}}
     record = sqs_record(_relayed_event(["outbox-message-id:m-7"]), message_attributes=own)
     (message,) = parse_sqs_event(sqs_event(record), envelope="eventbridge")
-    assert message.attributes["outbox-message-id"] == "own"
+    assert KeyStrategy().identify(message).key == f"{SENDER_ID}/own"
 
 
 def test_two_deliveries_of_a_relayed_event_under_two_ids_commit_once(aws: AppState) -> None:
@@ -209,7 +219,7 @@ def test_two_deliveries_of_a_relayed_event_under_two_ids_commit_once(aws: AppSta
     again = {**event, "id": "another-event-id"}  # EventBridge gives every put a new id
     bodies = [json.dumps(event), json.dumps(again)]
     consumer.handle(sqs_event(*(sqs_record(b) for b in bodies)), None)
-    assert set(aws.inbox_records("bus-fed")) == {"m-7"} and len(applied) == 1
+    assert set(aws.inbox_records("bus-fed")) == {f"{SENDER_ID}/m-7"} and len(applied) == 1
 
 
 # ---- bodies that are not their envelope ---------------------------------------------------
@@ -263,7 +273,8 @@ def test_an_sns_message_the_model_refuses_is_poison_under_its_message_id(aws: Ap
     assert dead["Body"] == body
     attributes = dead["MessageAttributes"]
     assert attributes["inbox-error-code"]["StringValue"] == "invalid_payload"
-    assert attributes["inbox-message-key"]["StringValue"] == "n-9"
+    assert attributes["inbox-message-key"]["StringValue"] == f"{SENDER_ID}/n-9"
+    assert attributes["inbox-sender"]["StringValue"] == SENDER_ID
 
 
 def test_a_redriven_dead_letter_is_read_through_the_same_envelope(aws: AppState) -> None:
@@ -286,7 +297,7 @@ def test_a_redriven_dead_letter_is_read_through_the_same_envelope(aws: AppState)
     }
     redriven = sqs_record(dead["Body"], message_attributes=attributes)
     assert consumer.handle(sqs_event(redriven), None) == {"batchItemFailures": []}
-    assert aws.inbox_records("redrive")["n-5"]["status"] == "COMPLETED"
+    assert aws.inbox_records("redrive")[f"{SENDER_ID}/n-5"]["status"] == "COMPLETED"
 
 
 # ---- S3 -----------------------------------------------------------------------------------
@@ -320,11 +331,11 @@ def test_several_s3_records_commit_each_and_a_failure_redelivers_the_sqs_message
     record = sqs_record(body)
     response = consumer.handle(sqs_event(record, sqs_record(s3_test_event())), None)
     assert response == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
-    assert [_applied(aws, k) for k in ("k1", "k2", "k3")] == [1, 0, 1]
+    assert [aws.applied(k) for k in ("k1", "k2", "k3")] == [1, 0, 1]
     failing.clear()
     assert consumer.handle(sqs_event(delivered_again(record)), None) == {"batchItemFailures": []}
-    assert [_applied(aws, k) for k in ("k1", "k2", "k3")] == [1, 1, 1]  # the others duplicates
-    assert set(aws.inbox_records("s3")) == {f"b/k{n}#0{n}" for n in (1, 2, 3)}
+    assert [aws.applied(k) for k in ("k1", "k2", "k3")] == [1, 1, 1]  # the others duplicates
+    assert set(aws.inbox_records("s3")) == {f"{SENDER_ID}/b/k{n}#0{n}" for n in (1, 2, 3)}
 
 
 def test_the_response_names_each_sqs_message_once() -> None:

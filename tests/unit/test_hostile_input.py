@@ -12,6 +12,7 @@ import pytest
 from devkit.app_state import AppState
 from devkit.events import (
     ORDER_QUEUE_ARN,
+    SENDER_ID,
     kafka_event,
     replayed,
     sqs_event,
@@ -154,14 +155,14 @@ def test_control_characters_in_attributes_are_escaped_and_recovered_on_replay(
     recovered = dict(replayed(dead).attributes)
     assert recovered["idempotency-key"] == "a\x00b\x1f"
     assert recovered["trace"] == "\ud800"
-    assert recovered["inbox-message-key"] == "a\x00b\x1f"
+    assert recovered["inbox-message-key"] == f"{SENDER_ID}/a\x00b\x1f"
 
 
 def test_a_replayed_dead_letter_with_a_huge_message_key_gets_a_bounded_key(
     aws: AppState,
 ) -> None:
     inbox = consumer(aws)
-    attributes = {"inbox-message-key": string_attribute("k" * 5000)}
+    attributes = {"inbox-message-key": string_attribute(f"{SENDER_ID}/" + "k" * 5000)}
     event = sqs_event(
         sqs_record("still not json", message_attributes=attributes), sqs_record(valid(1))
     )
@@ -169,7 +170,9 @@ def test_a_replayed_dead_letter_with_a_huge_message_key_gets_a_bounded_key(
     assert committed(aws, "ok-1")
     (dead,) = aws.dead_letters()
     key = dead["MessageAttributes"]["inbox-message-key"]["StringValue"]
-    assert key.startswith("sha256:") and len(key.encode()) <= MAX_KEY_BYTES
+    space, _, bounded = key.partition("/")
+    assert space == SENDER_ID
+    assert bounded.startswith("sha256:") and len(bounded.encode()) <= MAX_KEY_BYTES
 
 
 def test_a_huge_kafka_value_and_headers_fit_in_one_dead_letter_and_stay_recoverable(

@@ -15,7 +15,8 @@ from lambda_inbox.errors import UndecodableBody
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.sources.aggregation import BadAggregate, aggregated_record_class, deaggregate
 from lambda_inbox.sources.fields import KPL_MAGIC
-from lambda_inbox.sources.streams import parse_kinesis_event, stream_response
+from lambda_inbox.sources.kinesis import parse_kinesis_event
+from lambda_inbox.sources.streams import stream_response
 from lambda_inbox_tools.testing import aggregated_kinesis_record, kinesis_event, kinesis_record
 from lambda_inbox_tools.testing.stream_events import aggregated_data, sequence_number
 
@@ -73,7 +74,7 @@ BAD = [
 @pytest.mark.parametrize(("data", "why"), BAD)
 def test_a_bad_aggregate_is_refused_saying_why(data: bytes, why: str) -> None:
     with pytest.raises(BadAggregate, match=why):
-        deaggregate(data)
+        deaggregate(data).check_keys()
 
 
 @pytest.mark.parametrize(("data", "why"), BAD)
@@ -109,7 +110,7 @@ def test_a_kinesis_consumer_without_aggregated_records_loads_none_of_it() -> Non
 
     event = kinesis_event([kinesis_record(0, {"n": 1})])
     program = (
-        "import json, sys; from lambda_inbox.sources.streams import parse_kinesis_event; "
+        "import json, sys; from lambda_inbox.sources.kinesis import parse_kinesis_event; "
         "parse_kinesis_event(json.load(sys.stdin)); "
         "print(sorted(m for m in sys.modules if m.endswith('aggregation') or 'protobuf' in m))"
     )

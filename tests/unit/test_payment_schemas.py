@@ -4,14 +4,18 @@ with the JSON model, and with the generated Protobuf module beside them."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 from google.protobuf import descriptor_pb2
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from devkit.handlers import load_function
-from devkit.paths import FUNCTIONS_DIR
+from devkit.paths import FUNCTIONS_DIR, REPO_ROOT
 
 SCHEMAS = FUNCTIONS_DIR / "payment_events" / "schemas"
 
@@ -46,3 +50,20 @@ def test_avro_protobuf_and_the_model_have_the_same_fields(aws: object) -> None:
     proto_fields = [f.name for f in module.VALUE_FORMATS.protobuf_class().DESCRIPTOR.fields]
     model_fields = list(module.PaymentCaptured.model_fields)
     assert [f["name"] for f in avro["fields"]] == proto_fields == model_fields
+
+
+def test_the_generated_module_loads_on_the_lowest_protobuf_the_extra_allows() -> None:
+    """A Protobuf runtime refuses gencode newer than itself: the committed module's gencode is at
+    most the kafka-codecs extra's protobuf floor (`make protobuf` writes 6.30.0)."""
+    gencode = re.search(
+        r"^# Protobuf Python Version: (\S+)$",
+        (SCHEMAS / "payment_captured_pb2.py").read_text(),
+        re.MULTILINE,
+    )
+    assert gencode is not None
+    extra = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]["kafka-codecs"]
+    (protobuf,) = [Requirement(line) for line in extra if Requirement(line).name == "protobuf"]
+    (floor,) = [spec.version for spec in protobuf.specifier if spec.operator == ">="]
+    assert Version(gencode[1]) <= Version(floor)

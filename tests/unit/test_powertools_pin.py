@@ -1,8 +1,9 @@
 """The Powertools version the project relies on: 3.15.1 is the first whose Kafka Protobuf reader
 takes the record's schema metadata (`get_deserializer(format, schema, metadata)`) and strips the
 byte an AWS Glue Schema Registry producer puts before the record (3.15.0 takes no metadata and
-reads the byte as part of the record). Every place that installs Powertools names that floor,
-the installed version meets it, and the reader behaves as `lambda_inbox.ValueFormats` expects."""
+reads the byte as part of the record). Every place that installs Powertools names that floor
+(InboxLayer's lock pins a version inside it), the installed version meets it, and the reader
+behaves as `lambda_inbox.ValueFormats` expects."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from devkit.locks import INBOX, pins
 from devkit.paths import REPO_ROOT
 from lambda_inbox.sources.aggregation import aggregated_record_class
 
@@ -27,17 +29,17 @@ def _powertools_requirements() -> dict[str, Requirement]:
     lines = {f"pyproject {line}": line for line in project["dependencies"]}
     for extra, listed in project["optional-dependencies"].items():
         lines |= {f"pyproject [{extra}] {line}": line for line in listed}
-    layer = (REPO_ROOT / "layers" / "inbox" / "requirements.txt").read_text().splitlines()
-    lines |= {f"InboxLayer {line}": line for line in layer}
     requirements = {where: Requirement(line) for where, line in lines.items() if line.strip()}
     return {w: r for w, r in requirements.items() if r.name == "aws-lambda-powertools"}
 
 
 def test_every_place_that_installs_powertools_names_the_pin() -> None:
     requirements = _powertools_requirements()
-    assert len(requirements) >= 3  # the library, the kafka-codecs extra, the layer
+    assert len(requirements) >= 2  # the library, the kafka-codecs extra
     for where, requirement in requirements.items():
         assert requirement.specifier == PIN, where
+    # InboxLayer installs its lock (made from those ranges, tests/unit/test_layer_locks.py).
+    assert pins(INBOX.path.read_text())["aws-lambda-powertools"] in PIN
 
 
 def test_the_installed_powertools_meets_the_pin() -> None:

@@ -1,4 +1,4 @@
-"""A producer's retry as the check sends it (`testing.check.retries`): the same event serialized
+"""A producer's retry as the check sends it (`testing.check.sources.retries`): the same event serialized
 again, never byte for byte, with the app's volatile fields stamped anew."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import random
 import pytest
 
 from lambda_inbox_tools.testing import kafka_record, kinesis_record, sqs_record
-from lambda_inbox_tools.testing.check.retries import restamped, retried
+from lambda_inbox_tools.testing.check.sources.retries import restamped, retried
 
 EVENT = {"event_id": "E-1", "amount": 5, "meta": {"sent_at": "2024-11-21T12:02:00Z", "n": 7}}
 

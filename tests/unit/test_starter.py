@@ -32,13 +32,16 @@ def generate(tmp_path: Path, kind: str) -> Path:
 
 def test_a_project_installs_the_library_from_the_checkout_it_came_from(tmp_path: Path) -> None:
     """Before lambda-inbox is on the package index: the function's requirements and the tests'
-    virtualenv take it from this checkout, whatever the folder `cookiecutter` ran in."""
+    virtualenv take it (and the tests' virtualenv its tools) from this checkout, whatever the
+    folder `cookiecutter` ran in."""
     project = generate(tmp_path, "sqs")
     source = f"lambda-inbox @ file://{REPO_ROOT}"
     assert (project / "src/requirements.txt").read_text().strip() == source
     makefile = (project / "Makefile").read_text()
     assert f"LAMBDA_INBOX ?= lambda-inbox[testing] @ file://{REPO_ROOT}\n" in makefile
+    assert f"LAMBDA_INBOX_TOOLS ?= lambda-inbox-tools @ file://{REPO_ROOT}/tools\n" in makefile
     assert (REPO_ROOT / "pyproject.toml").read_text().count('name = "lambda-inbox"') == 1
+    assert 'name = "lambda-inbox-tools"' in (REPO_ROOT / "tools/pyproject.toml").read_text()
 
 
 def test_a_project_told_a_version_installs_it_from_the_index(tmp_path: Path) -> None:
@@ -52,10 +55,9 @@ def test_a_project_told_a_version_installs_it_from_the_index(tmp_path: Path) -> 
     )
     expected = f"lambda-inbox=={__version__}"
     assert (project / "src/requirements.txt").read_text().strip() == expected
-    assert (
-        f"LAMBDA_INBOX ?= lambda-inbox[testing]=={__version__}\n"
-        in (project / "Makefile").read_text()
-    )
+    makefile = (project / "Makefile").read_text()
+    assert f"LAMBDA_INBOX ?= lambda-inbox[testing]=={__version__}\n" in makefile
+    assert "LAMBDA_INBOX_TOOLS ?=\n" in makefile  # the index has them, pulled by [testing]
 
 
 def test_sam_cli_is_in_the_projects_own_environment(tmp_path: Path) -> None:
@@ -125,3 +127,15 @@ def test_the_sample_event_carries_an_order_in_its_sources_shape(tmp_path: Path, 
         assert partition == "orders-0" and record["topic"] == "orders"
         order = json.loads(base64.b64decode(record["value"]))
     assert set(order) == {"event_id", "order_id", "customer_id", "amount_cents"}
+
+
+def test_the_generated_inbox_keeps_records_as_long_as_its_queues_keep_messages(
+    tmp_path: Path,
+) -> None:
+    from lambda_inbox_tools.local.retention import retention_problems
+    from lambda_inbox_tools.local.stack import read_local_stack
+
+    project = generate(tmp_path, "sqs")
+    stack = read_local_stack(project / "template.yaml", sqs_endpoint="http://127.0.0.1:4566")
+    assert [function.logical_id for function in stack.functions]  # a consumer was read
+    assert retention_problems(stack) == []

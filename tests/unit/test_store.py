@@ -54,7 +54,7 @@ def test_fetch_returns_live_records_and_skips_expired_ones(
     put_record(aws, "live", expires_at=now + 60)
     put_record(aws, "edge", expires_at=now)  # expires_at == now is still live
     put_record(aws, "expired", expires_at=now - 1)
-    put_record(aws, "failed", status="FAILED")  # FAILED records carry no expires_at
+    put_record(aws, "failed", status="FAILED")  # a FAILED record written before they expired
     records = store.fetch(["live", "edge", "expired", "failed", "absent"], now=now)
     assert set(records) == {"live", "edge", "failed"}
     assert records["live"] == InboxRecord(CONSUMER, "live", Status.COMPLETED, "fp-live", now + 60)
@@ -129,7 +129,9 @@ def test_completion_put_is_refused_over_a_live_completed_record(
     }
 
 
-def test_mark_failed_writes_an_open_record_without_ttl(aws: AppState, store: InboxStore) -> None:
+def test_mark_failed_writes_an_open_record_that_expires_after_the_failed_retention(
+    aws: AppState, store: InboxStore
+) -> None:
     body = b'{"event_id": "e1"}'
     assert store.mark_failed(
         inbound_message(body, delivery_id="mid-1"),
@@ -141,7 +143,7 @@ def test_mark_failed_writes_an_open_record_without_ttl(aws: AppState, store: Inb
     )
     item = aws.inbox_record(CONSUMER, "e1")
     assert item is not None
-    assert "expires_at" not in item
+    assert item["expires_at"] == {"N": str(int(1_700_000_000.25 + 14 * 86_400))}
     assert item["status"] == {"S": "FAILED"}
     assert item["error_code"] == {"S": "invalid_payload"}
     assert item["last_error"] == {"S": "bad"}
@@ -279,7 +281,7 @@ def test_mark_failed_overwrites_failed_and_expired_records(
     assert item["status"] == {"S": "FAILED"}
     assert item["error_code"] == {"S": "new"}
     assert item["fingerprint"] == {"S": "fp-new"}
-    assert "expires_at" not in item
+    assert item["expires_at"] == {"N": str(int(now + 14 * 86_400))}  # the failed retention
 
 
 def test_open_records_are_bounded_by_since_and_until(aws: AppState, store: InboxStore) -> None:

@@ -22,11 +22,8 @@ from lambda_inbox.errors import MalformedRecord, UndecodableBody
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.sources import DynamoDBStreamsSource, KinesisSource
 from lambda_inbox.sources.identity import fingerprint
-from lambda_inbox.sources.streams import (
-    parse_dynamodb_stream_event,
-    parse_kinesis_event,
-    stream_response,
-)
+from lambda_inbox.sources.kinesis import parse_kinesis_event
+from lambda_inbox.sources.streams import parse_dynamodb_stream_event, stream_response
 from lambda_inbox_tools.testing import (
     dynamodb_stream_event,
     dynamodb_stream_record,

@@ -27,6 +27,7 @@ __all__ = [
     "ConditionFailures",
     "ConfigurationError",
     "Decide",
+    "DecodingLimits",
     "Envelope",
     "ErrorCode",
     "FailedCondition",
@@ -55,6 +56,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from lambda_inbox.decoding.limits import DecodingLimits
     from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
     from lambda_inbox.options import Clients, Decide, Leased, Observability
     from lambda_inbox.outbox.message import OutboxMessage
@@ -70,6 +72,7 @@ _LAZY = {
     "Decide": "options",
     "Leased": "options",
     "Observability": "options",
+    "DecodingLimits": "decoding.limits",
     "LeaseContext": "leases.leased",
     "LeasePolicy": "leases.policy",
     "OutboxMessage": "outbox.message",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, Literal, Self
 
@@ -21,6 +21,12 @@ MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 MAX_ITEM_BYTES = 400 * 1024
 #: The key attributes of the tables a handler writes, unless the settings say otherwise.
 DEFAULT_KEY_ATTRIBUTES = ("pk", "sk")
+#: How long COMPLETED records are kept unless the settings say otherwise: it must exceed the
+#: broker's redelivery window (`InboxConfig`).
+RETENTION = timedelta(days=7)
+#: How long FAILED records are kept: SQS's longest retention, so a dead letter never outlives
+#: the record of why it is one.
+FAILED_RETENTION = timedelta(days=14)
 
 
 class _Settings:
@@ -109,7 +115,9 @@ class InboxConfig(_Settings):
     of transient failures.
 
     `retention` must exceed the broker's redelivery window (SQS retention, Kafka replay horizon):
-    a message redelivered after its record expired is processed again.
+    a message redelivered after its record expired is processed again. `failed_retention`: how
+    long a FAILED record (a dead-lettered message's incident record) is kept before TTL removes
+    it; 14 days, SQS's longest retention, by default.
 
     `max_transaction_actions`: most actions one group-commit transaction may hold (DynamoDB
     allows 100). `max_group_messages`: most messages one transaction may hold; 1 disables group
@@ -124,16 +132,23 @@ class InboxConfig(_Settings):
     batch"), "always" on every batch, "never" leaves every duplicate to the commit (leased mode
     always reads). `key_attributes`: the key attributes of the tables the handler writes, so a
     `put` knows its item (default `pk`, `sk`). `value_formats`: how Kafka values and Kinesis data
-    are read (`ValueFormats`; JSON by default). `clock`: the wall clock (epoch seconds) of record
-    times and lease expiries; simulations and tests pass their own.
+    are read (`ValueFormats`; JSON by default). `decoding_limits`: what one record may cost to
+    decode (`DecodingLimits`: bytes and values; past them it is poison `too_large`; None: the
+    defaults, which fit a 128 MB function). `trusted_redrivers`: the principals (IAM unique
+    ids, `AROA...`, `AIDA...`; a whole `SenderId` is cut at its `:`) whose copies of a dead letter
+    are believed about its original sender (docs/security.md, "Redrive"). `clock`: the wall
+    clock (epoch seconds) of record times and lease expiries; simulations and tests pass their
+    own.
     """
 
     __slots__ = (
         "clock",
         "consumer",
         "dead_letter_queue_url",
+        "decoding_limits",
         "duplicate_read",
         "failed_payload_snapshot_bytes",
+        "failed_retention",
         "fifo_failure_mode",
         "inbox_table",
         "key_attributes",
@@ -142,6 +157,7 @@ class InboxConfig(_Settings):
         "max_transaction_actions",
         "retention",
         "retry",
+        "trusted_redrivers",
         "value_formats",
     )
 
@@ -150,7 +166,7 @@ class InboxConfig(_Settings):
         consumer: str,
         inbox_table: str,
         dead_letter_queue_url: str | None = None,
-        retention: timedelta = timedelta(days=7),
+        retention: timedelta = RETENTION,
         retry: RetryPolicy | None = None,
         max_transaction_actions: int = MAX_TRANSACTION_ACTIONS,
         max_group_messages: int = MAX_TRANSACTION_ACTIONS,
@@ -161,13 +177,16 @@ class InboxConfig(_Settings):
         key_attributes: tuple[str, ...] = DEFAULT_KEY_ATTRIBUTES,
         value_formats: Any = None,  # a `ValueFormats`: the settings know no source
         clock: Callable[[], float] = time.time,
+        trusted_redrivers: Iterable[str] = (),
+        failed_retention: timedelta = FAILED_RETENTION,
+        decoding_limits: Any = None,  # a `DecodingLimits`, loaded with the first record to check
     ) -> None:
         if not consumer or "#" in consumer:
             raise ConfigurationError("consumer must be a non-empty name without '#'")
         if not inbox_table:
             raise ConfigurationError("inbox_table is required (set INBOX_TABLE)")
-        if retention <= timedelta(0):
-            raise ConfigurationError("retention must be positive")
+        if retention <= timedelta(0) or failed_retention <= timedelta(0):
+            raise ConfigurationError("retention and failed_retention must be positive")
         if not 2 <= max_transaction_actions <= MAX_TRANSACTION_ACTIONS:
             raise ConfigurationError(
                 f"max_transaction_actions must be between 2 and {MAX_TRANSACTION_ACTIONS}"
@@ -191,12 +210,16 @@ class InboxConfig(_Settings):
         self.key_attributes = key_attributes
         self.value_formats = value_formats
         self.clock = clock
+        self.trusted_redrivers = tuple(trusted_redrivers)
+        self.failed_retention = failed_retention
+        self.decoding_limits = decoding_limits
 
     @classmethod
     def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:
         """Build a config from `INBOX_TABLE`, `DEAD_LETTER_QUEUE_URL`, `INBOX_RETENTION_DAYS`,
-        `INBOX_MAX_PARALLEL_COMMITS` (transactions of one batch sent side by side, default 4) and
-        `INBOX_DUPLICATE_READ` (`auto`, `always` or `never`)."""
+        `INBOX_FAILED_RETENTION_DAYS`, `INBOX_MAX_PARALLEL_COMMITS` (transactions of one batch
+        sent side by side, default 4), `INBOX_DUPLICATE_READ` (`auto`, `always` or `never`) and
+        `INBOX_TRUSTED_REDRIVERS` (principals, comma-separated)."""
         table = os.environ.get("INBOX_TABLE", "")
         if not table and "inbox_table" not in overrides:
             raise ConfigurationError("INBOX_TABLE is not set: the inbox needs its DynamoDB table")
@@ -204,14 +227,18 @@ class InboxConfig(_Settings):
             "inbox_table": table,
             "dead_letter_queue_url": os.environ.get("DEAD_LETTER_QUEUE_URL") or None,
         }
-        days = os.environ.get("INBOX_RETENTION_DAYS")
-        if days:
-            try:
-                values["retention"] = timedelta(days=float(days))
-            except ValueError:
-                raise ConfigurationError(
-                    f"INBOX_RETENTION_DAYS must be a number of days, not {days!r}"
-                ) from None
+        for name, setting in (
+            ("INBOX_RETENTION_DAYS", "retention"),
+            ("INBOX_FAILED_RETENTION_DAYS", "failed_retention"),
+        ):
+            days = os.environ.get(name)
+            if days:
+                try:
+                    values[setting] = timedelta(days=float(days))
+                except ValueError:
+                    raise ConfigurationError(
+                        f"{name} must be a number of days, not {days!r}"
+                    ) from None
         parallel = os.environ.get("INBOX_MAX_PARALLEL_COMMITS")
         if parallel:
             if not parallel.isdigit():
@@ -223,6 +250,9 @@ class InboxConfig(_Settings):
         if read:
             _require_duplicate_read("INBOX_DUPLICATE_READ", read)
             values["duplicate_read"] = read
+        redrivers = os.environ.get("INBOX_TRUSTED_REDRIVERS")
+        if redrivers:
+            values["trusted_redrivers"] = redrivers.split(",")
         values.update(overrides)
         return cls(consumer=consumer, **values)  # type: ignore[arg-type]
 

@@ -20,7 +20,7 @@ from lambda_inbox.aws_clients import bounded, bounded_dynamodb_client, sqs_clien
 from lambda_inbox.commit.decision import DecideFunction, Decider, M, OnConditionFailed
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
-from lambda_inbox.deadline import BoundedCalls, Deadline
+from lambda_inbox.deadline import DECODING, BoundedCalls, Deadline
 from lambda_inbox.errors import ConfigurationError
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult
@@ -33,6 +33,7 @@ from lambda_inbox.sources import (
     detect,
 )
 from lambda_inbox.sources.identity import KeyExtractor, KeyStrategy
+from lambda_inbox.sources.senders import principals
 from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import InboxStore
 from lambda_inbox.telemetry import Telemetry
@@ -98,6 +99,7 @@ class InboxConsumer(Generic[M]):
         )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         """The consumer's logs, metrics and traces (through `observability`'s, when given)."""
+        self._limits = (config.decoding_limits, None, None)
         self.calls = BoundedCalls(max(2, config.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.value_formats
@@ -107,7 +109,9 @@ class InboxConsumer(Generic[M]):
             )
         self.sources: Sequence[EventSource] = (
             KafkaSource(formats),
-            SqsSource(config.fifo_failure_mode, formats, envelope),
+            SqsSource(
+                config.fifo_failure_mode, formats, envelope, principals(config.trusted_redrivers)
+            ),
             KinesisSource(formats),
             DynamoDBStreamsSource(),
         )
@@ -160,12 +164,43 @@ class InboxConsumer(Generic[M]):
         if isinstance(event, Mapping) and event.get("Records") == []:
             return {"batchItemFailures": []}
         source = detect(event, self.sources)
-        return source.response(self.process(source.messages(event), context))
+        if isinstance(source, KinesisSource):
+            return source.response(self._process_kinesis(source, event, context))
+        token = DECODING.set(self._limits)  # the adapters': no deadline yet
+        try:
+            messages = source.messages(event)
+        finally:
+            DECODING.reset(token)
+        return source.response(self.process(messages, context))
 
     def process(self, messages: list[InboundMessage], context: Any = None) -> list[MessageResult]:
         """Run the processing model on already-parsed messages (for custom sources and tests)."""
         deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)
-        return self.pipeline.process(messages, deadline)
+        token = DECODING.set((self.config.decoding_limits, deadline, deadline.left()))
+        try:
+            return self.pipeline.process(messages, deadline)
+        finally:
+            DECODING.reset(token)
+
+    def _process_kinesis(
+        self, source: KinesisSource, event: Mapping[str, Any], context: Any
+    ) -> list[MessageResult]:
+        """A Kinesis batch, a chunk at a time (`sources.kinesis`); what to redeliver."""
+        from lambda_inbox.sources.kinesis import CHUNK_MESSAGES, process_in_chunks
+        from lambda_inbox.store.progress import AggregateProgressStore
+
+        deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)
+        logger = self.telemetry.logger
+        progress = AggregateProgressStore(
+            self.dynamodb, self.config, deadline, logger, resumes_above=CHUNK_MESSAGES
+        )
+        token = DECODING.set((self.config.decoding_limits, deadline, deadline.left()))
+        try:
+            batch = source.batch(event, progress)
+            process = self.pipeline.process
+            return process_in_chunks(process, batch, deadline, CHUNK_MESSAGES, batch.keep_progress)
+        finally:
+            DECODING.reset(token)
 
 
 def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:

@@ -154,6 +154,12 @@ class Deadline(NamedTuple):
             ) from None
 
 
+#: The limits and the deadline of the invocation under way, for the decoders
+#: (`decoding.limits`): `(DecodingLimits or None, Deadline or None, seconds the invocation had or
+#: None)`, set by `InboxConsumer.handle` and `process`.
+DECODING: contextvars.ContextVar[tuple[Any, Any, float | None] | None] = contextvars.ContextVar(
+    "lambda_inbox_decoding", default=None
+)
 #: The deadline of the bounded call running in this thread (see `Deadline.run`).
 _CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar(
     "inbox_deadline", default=None

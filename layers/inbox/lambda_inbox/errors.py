@@ -26,6 +26,8 @@ class ErrorCode(StrEnum):
     """The body is not JSON, or JSON Python cannot read (a number of more than 4,300 digits)."""
     UNDECODABLE_VALUE = "undecodable_value"
     """An Avro or Protobuf value does not decode with the consumer's `ValueFormats`."""
+    TOO_LARGE = "too_large"
+    """Decoding the record would pass a `DecodingLimits` limit (bytes, values, time)."""
     MISSING_KEY = "missing_key"
     """The key extractor found no key in the body, or raised."""
     INVALID_PAYLOAD = "invalid_payload"
@@ -42,6 +44,8 @@ class ErrorCode(StrEnum):
     """The key was already completed with a different payload."""
     ENVELOPE_MISMATCH = "envelope_mismatch"
     """The body is not the envelope the consumer names (`InboxConsumer(..., envelope=...)`)."""
+    UNTRUSTED_SENDER = "untrusted_sender"
+    """A copy of another sender's message, from a sender that is no trusted redriver."""
     # Leased mode (docs/concepts.md, "Leased mode").
     ATTEMPTS_EXHAUSTED = "attempts_exhausted"
     """Leased mode: claimed `max_attempts` times without completing."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from lambda_inbox.errors import ErrorCode, UndecodableBody
+from lambda_inbox.errors import ErrorCode, PoisonMessage, UndecodableBody
 
 #: SQS `SendMessage` attribute values: {"DataType": ..., "StringValue" | "BinaryValue": ...}.
 AttributeValue = dict[str, Any]
@@ -28,8 +28,8 @@ class InboundMessage:
     `dead_letter_attributes` are copied onto the dead-letter message (original attributes, Kafka
     coordinates); `message_group_id` is the FIFO message group, reused when the dead-letter queue
     is FIFO too. `decode_error` is set by the adapter when the envelope could not be decoded (a
-    Kafka value not base64): `body` then holds the raw text as delivered, and the message is
-    poison. `decode` reads a Kafka value in a binary format (`ValueFormats`) into the payload
+    Kafka value not base64; the reason, or the `PoisonMessage` it makes the message): `body`
+    then holds the raw text as delivered, and the message is poison. `decode` reads a Kafka value in a binary format (`ValueFormats`) into the payload
     document, raising `UndecodableBody`; None for JSON, which `json` parses. `encoded_record` is
     a binary value's record (Avro or Protobuf, without a Confluent prefix): its hash was the
     fingerprint before fingerprints were of the decoded record, and still matches (identity).
@@ -42,6 +42,10 @@ class InboundMessage:
     of the inbox keys then comes before the commit (duplicate_read). `envelope` is what wrapped
     the payload (`sources.envelopes.Envelope`: an SNS notification, an EventBridge event, an S3
     record), None for a bare body; key extractors and handlers read it as `current_envelope()`.
+    `sender` is the principal whose name space the identities its sender chose live in (SQS's
+    `SenderId` up to its first `:`, or the original sender a trusted redriver's copy names:
+    `sources.senders`), None for a source without senders; `sender_claim` is an original sender
+    the message named that was not believed (its identity then cannot be read).
     """
 
     # A plain class with slots, not a dataclass: defining a dataclass at import is a measurable
@@ -62,6 +66,8 @@ class InboundMessage:
         "message_group_id",
         "ordering_scope",
         "redelivered",
+        "sender",
+        "sender_claim",
         "sequence",
         "source",
     )
@@ -78,11 +84,13 @@ class InboundMessage:
         deduplication_id: str | None = None,
         dead_letter_attributes: Mapping[str, AttributeValue] | None = None,
         message_group_id: str | None = None,
-        decode_error: str | None = None,
+        decode_error: str | PoisonMessage | None = None,
         decode: Callable[[], Any] | None = None,
         encoded_record: bytes | None = None,
         redelivered: bool = False,
         envelope: Any = None,
+        sender: str | None = None,
+        sender_claim: str | None = None,
     ) -> None:
         self.item_identifier = item_identifier
         self.delivery_id = delivery_id
@@ -101,6 +109,8 @@ class InboundMessage:
         self.encoded_record = encoded_record
         self.redelivered = redelivered
         self.envelope = envelope
+        self.sender = sender
+        self.sender_claim = sender_claim
         self._text: str | None = None
         self._json: Any = _UNPARSED
 
@@ -125,7 +135,7 @@ class InboundMessage:
         could not be decoded)."""
         if self._text is None:
             if self.decode_error:
-                raise UndecodableBody(self.decode_error)
+                raise _poison(self.decode_error)
             try:
                 self._text = self.body.decode("utf-8")
             except UnicodeDecodeError as error:
@@ -134,32 +144,46 @@ class InboundMessage:
 
     @property
     def json(self) -> Any:
-        """The payload document: the JSON body, or the decoded Avro or Protobuf value."""
-        if self._json is _UNPARSED:
-            self._json = self._parse()
-        return self._json
+        """The payload document: the JSON body, or the decoded Avro or Protobuf value. A body
+        that cannot be read raises the same `PoisonMessage` each time, read once."""
+        document = self._json
+        if document is _UNPARSED:
+            try:
+                document = self._json = self._parse()
+            except PoisonMessage as poison:  # kept: no JSON document is an exception
+                self._json = poison
+                raise
+        elif isinstance(document, PoisonMessage):
+            raise document
+        return document
 
     def _parse(self) -> Any:
         if self.decode is not None and self.decode_error is None:
             return self.decode()
         if self.decode_error:
-            raise UndecodableBody(self.decode_error)
+            raise _poison(self.decode_error)
+        body = self.body
+        if len(body) > UNCHECKED_BYTES:  # smaller documents are within any limits
+            from lambda_inbox.decoding.limits import check_json
+
+            check_json(body)
         fast = _fast_json_reader()
         if fast is not None:
             try:
-                return fast(self.body)  # the bytes: no text decoded first
+                return fast(body)  # the bytes: no text decoded first
             except (ValueError, TypeError):  # refused: `json.loads` reads it, or words why not
                 pass
         text = self.text  # not UTF-8: UndecodableBody
         try:
             return json.loads(text)
-        except json.JSONDecodeError as error:
-            reason = f"body is not JSON: {error}"
+        except ValueError as error:  # not JSON, or a number past Python's digit limit
+            raise UndecodableBody(
+                f"body is not JSON: {error}", code=ErrorCode.MALFORMED_JSON
+            ) from None
         except RecursionError:
-            reason = "body is nested too deeply to parse"
-        except ValueError as error:  # a number past Python's integer-string limit (4,300 digits)
-            reason = f"body cannot be read as JSON: {error}"
-        raise UndecodableBody(reason, code=ErrorCode.MALFORMED_JSON) from None
+            raise UndecodableBody(
+                "body is nested too deeply to parse", code=ErrorCode.MALFORMED_JSON
+            ) from None
 
 
 def _fast_json_reader() -> Callable[[bytes], Any] | None:
@@ -177,6 +201,18 @@ def _fast_json_reader() -> Callable[[bytes], Any] | None:
 
 
 _from_json: Callable[[bytes], Any] | None = None
+
+
+def _poison(decode_error: str | PoisonMessage) -> PoisonMessage:
+    """The poison an adapter's `decode_error` makes a message."""
+    return (
+        decode_error if isinstance(decode_error, PoisonMessage) else UndecodableBody(decode_error)
+    )
+
+
+#: Bodies of at most this many bytes are within any `DecodingLimits` (the smallest allowed hold
+#: them, `decoding.limits`): only larger ones are checked before they are parsed.
+UNCHECKED_BYTES = 8 * 1024
 
 #: The envelope of the message whose key or decision is being computed (`current_envelope`).
 CURRENT_ENVELOPE: ContextVar[Any] = ContextVar("lambda_inbox_envelope", default=None)

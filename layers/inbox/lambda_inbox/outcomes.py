@@ -31,6 +31,8 @@ class Outcome(StrEnum):
         return self is Outcome.FAILED or self is Outcome.SKIPPED
 
 
+#: What a record not finished before the deadline is reported with (code `deadline`).
+DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
 #: Outcomes logged whatever the log level (a warning each); the others only at DEBUG.
 ALWAYS_LOGGED = (Outcome.DEAD_LETTERED, Outcome.FAILED)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from lambda_inbox.commit.committer import Committer
 from lambda_inbox.commit.decision import Decider, Decision
 from lambda_inbox.commit.planner import plan_waves
-from lambda_inbox.dead_letter.queue import DEADLINE_DETAIL, DeadLettering
+from lambda_inbox.dead_letter.queue import DeadLettering
 from lambda_inbox.errors import (
     DeadlineReached,
     ErrorCode,
@@ -31,7 +31,7 @@ from lambda_inbox.errors import (
     PoisonMessage,
     short_error,
 )
-from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox.report import BatchReport, settled
 from lambda_inbox.sources.identity import Delivery, KeyStrategy, identify
 from lambda_inbox.triage import ReadFirst, Triage
@@ -126,6 +126,8 @@ class Pipeline(Generic[M]):
             if result is not None:
                 report.record(result)
                 continue
+            if delivery.key in dead_letters.pending_keys:  # its leader's fate says what it is
+                report.record_all(dead_letters.flush())
             if not triage.lead(delivery):
                 continue  # a follower: settled once its leader has an outcome
             try:
@@ -141,12 +143,15 @@ class Pipeline(Generic[M]):
                     if late is not None:
                         report.record(late)
                         continue
-                report.record(dead_letters.dead_letter(delivery, poison))
+                report.record(dead_letters.defer(delivery, poison))
                 continue
             if isinstance(decided, MessageResult):
                 report.record(decided)
             else:
                 decisions.append(decided)
+        # The batch's poison goes out before anything commits: a dead letter that cannot be
+        # sent fails its record, which holds back what follows it in its ordering scope.
+        report.record_all(dead_letters.flush())
         if self._leases is not None:  # leased mode
             ready: list[Decision[M]] = []
             for decision in decisions:
@@ -177,7 +182,9 @@ class Pipeline(Generic[M]):
         for wave in plan_waves(decisions):
             report.record_all(triage.settle_followers())
             report.record_all(committer.commit_wave(wave))
+            report.record_all(dead_letters.flush())
         report.record_all(triage.settle_followers(final=True))
+        report.record_all(dead_letters.flush())
         return read_first, committer.attempts
 
     @staticmethod

@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 BLOCKED_DETAIL = "an earlier record of its ordering scope failed"
 
 
+class Pending:
+    """The result of poison sent with the next batch of dead letters (`PENDING`): the stage
+    that flushes them returns the real one. Recording it records nothing."""
+
+    __slots__ = ()
+
+
+PENDING = Pending()
+
+
 def settled(
     delivery: Delivery, outcome: Outcome, code: str | None = None, detail: str = ""
 ) -> MessageResult:
@@ -57,7 +67,9 @@ class BatchReport:
         #: `ALWAYS_LOGGED` outcomes get a line (`Telemetry.message_done`).
         self._log_each = telemetry.logs_each_message()
 
-    def record(self, result: MessageResult) -> None:
+    def record(self, result: MessageResult | Pending) -> None:
+        if isinstance(result, Pending):
+            return
         message, outcome = result.message, result.outcome
         self._results[message.sequence] = result
         if message.ordering_scope is not None and outcome.needs_redelivery:
@@ -68,7 +80,7 @@ class BatchReport:
                 message, outcome, result.message_key, result.error_code, result.detail
             )
 
-    def record_all(self, results: Iterable[MessageResult]) -> None:
+    def record_all(self, results: Iterable[MessageResult | Pending]) -> None:
         """Record each result before the stage yielding them goes on (it may read them)."""
         for result in results:
             self.record(result)

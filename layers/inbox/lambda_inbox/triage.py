@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lambda_inbox.config import DuplicateRead
 from lambda_inbox.errors import ErrorCode, PoisonMessage
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import settled, skipped
+from lambda_inbox.report import Pending, settled, skipped
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store import InboxRecord, Status
 
@@ -32,6 +32,15 @@ FIX_AFTER_DEAD_LETTER_DETAIL = (
     "an earlier delivery of this key in the batch was dead-lettered while committing; this other "
     "payload is processed when it is delivered again"
 )
+
+
+def mismatch_reason(delivery: Delivery, stored_fingerprint: str) -> str:
+    """What a fingerprint conflict's dead letter says: both fingerprints and the sender."""
+    sender = delivery.message.sender or "none named by the source"
+    return (
+        f"{MISMATCH_REASON}: completed with fingerprint {stored_fingerprint}, this payload's "
+        f"is {delivery.fingerprint}; sender {sender}"
+    )
 
 
 class Triage:
@@ -50,13 +59,16 @@ class Triage:
         #: most batches meet none).
         self._completed: dict[str, str | None] | None = None
 
-    def settle_known(self, delivery: Delivery, record: InboxRecord | None) -> MessageResult | None:
+    def settle_known(
+        self, delivery: Delivery, record: InboxRecord | None
+    ) -> MessageResult | Pending | None:
         """The result of a delivery settled before any handler runs (blocked by its scope,
-        poison found while identifying it, completed before); None when it goes on."""
+        poison found while identifying it, completed before; poison waits to be sent with the
+        batch's other dead letters); None when it goes on."""
         if self._batch.blocked(delivery):
             return skipped(delivery)
         if delivery.poison is not None:
-            return self._dead_letters.dead_letter(delivery, delivery.poison)
+            return self._dead_letters.defer(delivery, delivery.poison)
         if record is not None and record.status is Status.COMPLETED:
             return self.settle_against(delivery, record.fingerprint)
         return None
@@ -73,7 +85,7 @@ class Triage:
 
     def completed(
         self, delivery: Delivery, known: Mapping[str, InboxRecord]
-    ) -> MessageResult | None:
+    ) -> MessageResult | Pending | None:
         """The result of `delivery` when the read found its key completed (after it was
         decided: the read came late, for poison); None when it goes on."""
         record = known.get(delivery.key)
@@ -81,7 +93,9 @@ class Triage:
             return None
         return self.settle_against(delivery, record.fingerprint)
 
-    def settle_against(self, delivery: Delivery, stored_fingerprint: str | None) -> MessageResult:
+    def settle_against(
+        self, delivery: Delivery, stored_fingerprint: str | None
+    ) -> MessageResult | Pending:
         """A completed record exists: a duplicate, unless the payload differs (a producer bug,
         reported and dead-lettered, never silently acknowledged)."""
         if self._completed is None:
@@ -89,10 +103,11 @@ class Triage:
         self._completed[delivery.key] = stored_fingerprint
         if delivery.matches(stored_fingerprint):
             return settled(delivery, Outcome.DUPLICATE)
-        poison = PoisonMessage(MISMATCH_REASON, code=ErrorCode.FINGERPRINT_MISMATCH)
-        return self._dead_letters.dead_letter(delivery, poison, record_failure=False)
+        reason = mismatch_reason(delivery, stored_fingerprint or "")
+        poison = PoisonMessage(reason, code=ErrorCode.FINGERPRINT_MISMATCH)
+        return self._dead_letters.defer(delivery, poison, record_failure=False)
 
-    def settle_followers(self, *, final: bool = False) -> Iterator[MessageResult]:
+    def settle_followers(self, *, final: bool = False) -> Iterator[MessageResult | Pending]:
         """Yield the results of the followers whose leader has an outcome (all of them when
         `final`); each is recorded before the next (a failed follower blocks its scope).
 

@@ -110,6 +110,8 @@ def test_reaper_transitions(
     stuck = get_record(tables.client, tables.inbox, CONSUMER, "stuck")
     assert stuck is not None and stuck.status is Status.FAILED
     assert stuck.error_code == "lease_expired" and stuck.dead_lettered_at
+    # Removed by TTL after the failed-record retention, as every FAILED record is.
+    assert stuck.expires_at is not None and stuck.expires_at >= time.time() + 13 * 86_400
     live = get_record(tables.client, tables.inbox, CONSUMER, "live")
     assert live is not None and live.status is Status.IN_PROGRESS
     recent = get_record(tables.client, tables.inbox, CONSUMER, "recent")

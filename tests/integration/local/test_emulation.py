@@ -380,18 +380,21 @@ def test_a_kafka_batch_too_large_to_invoke_is_given_up_at_once(
 
 
 def test_self_managed_kafka_events_say_so_as_aws_sends_them(kafka: str) -> None:
+    """Read from the local cluster, named as the template configures the source's servers."""
     topic = f"t-{uuid.uuid4().hex[:6]}"
     create_topics(kafka, [topic])
     produce(kafka, topic, [(0, "a")], key=b"k")
     invoker = ScriptedInvoker(lambda event: ok({"batchItemFailures": []}))
-    poller = KafkaPoller(kafka, FUNCTION, kafka_event(topic, self_managed=True), invoker)
+    servers = ("b-1.kafka.example.com:9092", "b-2.kafka.example.com:9092")
+    spec = kafka_event(topic, self_managed=True, bootstrap_servers=servers)
+    poller = KafkaPoller(kafka, FUNCTION, spec, invoker)
     try:
         deadline = time.monotonic() + 20
         while not invoker.events and time.monotonic() < deadline:
             poller.poll_once()
         [event] = invoker.events
         assert event["eventSource"] == "SelfManagedKafka" and "eventSourceArn" not in event
-        assert event["bootstrapServers"] == kafka
+        assert event["bootstrapServers"] == ",".join(servers)
         assert shape_problems(aws_document("self-managed-kafka-event.json"), event) == [], event
     finally:
         poller.stop()

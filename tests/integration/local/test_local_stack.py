@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from devkit.demo.plugin import demo_parameters
 from devkit.paths import DEMO_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.local.backends import JAVA_MISSING
 from lambda_inbox_tools.local.hints import keep_running_hints
@@ -105,7 +106,7 @@ def test_the_demo_runs_through_an_invoke_endpoint_on_running_services(
     stack = read_local_stack(
         TEMPLATE,
         sqs_endpoint=moto_server_endpoint,
-        parameters={"NotifyWebhookUrl": webhook_url("127.0.0.1", webhook_port)},
+        parameters=demo_parameters(webhook_url("127.0.0.1", webhook_port)),
         stack_name=stack_name,
     )
     with patched_environ(offline(dynamodb_local_endpoint, moto_server_endpoint)):

@@ -17,6 +17,7 @@ import pytest
 from lambda_inbox import UnitOfWork
 from lambda_inbox_tools.local.stack import LocalStack, running_stack
 from lambda_inbox_tools.services.items import scan_plain
+from lambda_inbox_tools.services.queues import MOTO_SENDER_ID
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +69,12 @@ def test_the_relay_publishes_to_the_templates_topic_and_bus_and_each_notice_appl
         def inbox_keys() -> set[str]:
             return {i["pk"] for i in scan_plain(local.dynamodb, inbox_table)}
 
-        wanted_keys = {f"{'topic' if n % 2 == 0 else 'bus'}-notices#m-{n}" for n in range(NOTICES)}
+        # Each outbox message id in the name space of the SQS sender: SNS's or EventBridge's
+        # deliveries, on moto its one SenderId.
+        wanted_keys = {
+            f"{'topic' if n % 2 == 0 else 'bus'}-notices#{MOTO_SENDER_ID}/m-{n}"
+            for n in range(NOTICES)
+        }
         (relay,) = local.stream_pollers
         # Both copies of each message are handled once the relay's retry succeeded and the
         # queues are drained.

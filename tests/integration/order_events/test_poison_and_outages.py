@@ -4,12 +4,14 @@ dead-letter nothing (DynamoDB Local for the tables, the moto server for the DLQ)
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 
 import pytest
 
 from devkit.app_state import ORDER_EVENTS, AppState
 from devkit.events import (
+    SENDER_ID,
     delivered_again,
     failed_ids,
     load_event,
@@ -24,7 +26,7 @@ from lambda_inbox.store import Status, open_index_pk, open_index_shard, record_p
 
 pytestmark = pytest.mark.integration
 
-ADDED_ATTRIBUTES = {"inbox-error-code", "inbox-error", "inbox-message-key"}
+ADDED_ATTRIBUTES = {"inbox-error-code", "inbox-error", "inbox-message-key", "inbox-sender"}
 STOCK = {"SKU-RED-MUG": 100, "SKU-BLUE-CAP": 100, "SKU-GREEN-PEN": 100}
 
 
@@ -45,7 +47,7 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
     assert set(aws.order_records()) == {("ord-1201", "SHIPMENT"), ("ord-1205", "SHIPMENT")}
 
     poison_keys = {
-        records[1]["messageId"]: (records[1], "malformed_json"),
+        f"{SENDER_ID}/{records[1]['messageId']}": (records[1], "malformed_json"),
         "evt-order-0203": (records[2], "invalid_payload"),
         "evt-order-0204": (records[3], "invalid_payload"),
     }
@@ -59,7 +61,7 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
         assert message["Body"].encode("utf-8") == original["body"].encode("utf-8")
         assert message["MD5OfBody"] == original["md5OfBody"]
         assert message["MD5OfBody"] == hashlib.md5(original["body"].encode()).hexdigest()
-        # Every original attribute, unchanged, plus the three that say why.
+        # Every original attribute, unchanged, plus the four that say why.
         expected = received_attributes(original["messageAttributes"])
         assert {n: v for n, v in attributes.items() if n not in ADDED_ATTRIBUTES} == expected
         assert set(attributes) == set(expected) | ADDED_ATTRIBUTES
@@ -71,14 +73,14 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
     assert set(inbox) == {
         "evt-order-0201",
         "evt-order-0205",
-        records[1]["messageId"],
+        f"{SENDER_ID}/{records[1]['messageId']}",
         "evt-order-0203",
         "evt-order-0204",
     }
     for key in ("evt-order-0201", "evt-order-0205"):
         assert inbox[key]["status"] == "COMPLETED"
     for position, key, code in (
-        (1, records[1]["messageId"], "malformed_json"),
+        (1, f"{SENDER_ID}/{records[1]['messageId']}", "malformed_json"),
         (2, "evt-order-0203", "invalid_payload"),
         (3, "evt-order-0204", "invalid_payload"),
     ):
@@ -90,7 +92,8 @@ def test_poison_is_dead_lettered_byte_identical_and_the_rest_of_the_batch_commit
         assert bytes(failed["payload_snapshot"]) == records[position]["body"].encode("utf-8")
         shard = open_index_shard(record_pk(ORDER_EVENTS, key))
         assert failed["gsi_open_pk"] == open_index_pk(Status.FAILED, shard)
-        assert "expires_at" not in failed  # an incident artifact: kept until resolved
+        # An incident artifact, kept for the failed-record retention (14 days), then removed.
+        assert failed["expires_at"] > time.time() + 13 * 86_400
 
     # The valid records redelivered are duplicates: still nothing reported, nothing new in the DLQ.
     again = process(

@@ -26,7 +26,7 @@ from devkit.tables import LocalTables, create_domain_table, delete_table
 from lambda_inbox import Clients, InboxConfig, InboxConsumer, OutboxRelay, UnitOfWork
 from lambda_inbox_tools.lambda_records import lambda_stream_record
 from lambda_inbox_tools.services.offline import REGION, local_client
-from lambda_inbox_tools.services.queues import create_queue, receive_all
+from lambda_inbox_tools.services.queues import MOTO_SENDER_ID, create_queue, receive_all
 from lambda_inbox_tools.testing import FakeLambdaContext
 from lambda_inbox_tools.testing.events import sqs_event, sqs_record, sqs_record_from
 
@@ -193,10 +193,11 @@ def test_a_relay_killed_mid_batch_and_retried_publishes_each_message_with_its_de
             notices[item["pk"]["S"]] = int(item["times"]["N"])
     assert notices == {f"NOTICE#o-{n}": 1 for n in range(ORDERS)}
     # Keyed on the outbox message id, with no key configured: a copy published after SNS's
-    # deduplication window (a new notification, a new MessageId) is a duplicate too.
+    # deduplication window (a new notification, a new MessageId) is a duplicate too. The id is
+    # in the name space of the principal that sent the SQS message: SNS's (moto's one SenderId).
     keys = {
         item["pk"]["S"]
         for item in local_tables.client.scan(TableName=local_tables.inbox)["Items"]
         if item["pk"]["S"].startswith("notices#")
     }
-    assert keys == {f"notices#{message_id}" for message_id in written}
+    assert keys == {f"notices#{MOTO_SENDER_ID}/{message_id}" for message_id in written}

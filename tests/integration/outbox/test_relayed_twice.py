@@ -19,7 +19,7 @@ import pytest
 from devkit.tables import LocalTables
 from lambda_inbox import Clients, InboxConfig, InboxConsumer, OutboxRelay, UnitOfWork
 from lambda_inbox_tools.services.offline import local_client
-from lambda_inbox_tools.services.queues import create_queue, receive_all
+from lambda_inbox_tools.services.queues import MOTO_SENDER_ID, create_queue, receive_all
 from lambda_inbox_tools.testing import FakeLambdaContext
 from lambda_inbox_tools.testing.events import sqs_event, sqs_record_from
 
@@ -107,9 +107,9 @@ def test_a_message_relayed_twice_commits_once_with_no_key_configured(
         assert response == {"batchItemFailures": []}
 
     assert notified(local_tables) == 1  # keyed on a delivery id, it would be 2
-    record = local_tables.client.get_item(
-        TableName=local_tables.inbox, Key={"pk": {"S": "notifications#ntf-1"}}
-    )
+    # In the name space of the principal that sent the SQS message (on moto, its one SenderId).
+    key = f"notifications#{MOTO_SENDER_ID}/ntf-1"
+    record = local_tables.client.get_item(TableName=local_tables.inbox, Key={"pk": {"S": key}})
     assert "Item" in record, "the inbox record is keyed on the outbox message id"
 
 

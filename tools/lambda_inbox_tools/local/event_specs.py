@@ -39,6 +39,10 @@ class KafkaEventSpec:
     self_managed: bool = False
     #: The MSK cluster's ARN (the SAM event's `Stream`, the mapping's `EventSourceArn`).
     cluster_arn: str | None = None
+    #: A self-managed source's bootstrap servers as the template configures them (the SAM
+    #: event's `KafkaBootstrapServers`, the mapping's `SelfManagedEventSource.Endpoints`): what
+    #: its events name in `bootstrapServers`, as AWS's do.
+    bootstrap_servers: tuple[str, ...] = ()
 
     @property
     def retry_limit(self) -> int | None:
@@ -74,6 +78,10 @@ class StreamEventSpec:
     enabled: bool = True
     #: `MaximumRecordAgeInSeconds` (None: infinite), scaled by the local stack's time scale.
     maximum_record_age: int | None = None
+    #: `ParallelizationFactor`: batches of a shard processed at once, each partition key's (each
+    #: item's) records in order (the testing kit's check plays it; the local stack reads a
+    #: shard one batch at a time).
+    parallelization_factor: int = 1
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,7 @@ class KinesisEventSpec:
     filters: tuple[Mapping[str, Any], ...] = ()
     enabled: bool = True
     maximum_record_age: int | None = None
+    parallelization_factor: int = 1
 
 
 EventSpec = SqsEventSpec | KafkaEventSpec | StreamEventSpec | KinesisEventSpec | ScheduleEventSpec
@@ -155,6 +164,8 @@ def _kafka_event(name: str, p: Mapping[str, Any], *, self_managed: bool) -> Kafk
     )
     destination = ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
     retries = p.get("MaximumRetryAttempts")
+    endpoints = (p.get("SelfManagedEventSource") or {}).get("Endpoints") or {}
+    servers = p.get("KafkaBootstrapServers") or endpoints.get("KafkaBootstrapServers") or []
     return KafkaEventSpec(
         name=name,
         topics=tuple(str(t) for t in p.get("Topics", [])),
@@ -170,6 +181,7 @@ def _kafka_event(name: str, p: Mapping[str, Any], *, self_managed: bool) -> Kafk
         cluster_arn=None
         if self_managed
         else str(p.get("Stream") or p.get("EventSourceArn") or "") or None,
+        bootstrap_servers=tuple(str(server) for server in servers) if self_managed else (),
     )
 
 
@@ -223,6 +235,7 @@ def _stream_options(p: Mapping[str, Any]) -> dict[str, Any]:
         "filters": _filters(p),
         "enabled": _enabled(p),
         "maximum_record_age": None if age in (None, -1, "-1") else int(age),
+        "parallelization_factor": int(p.get("ParallelizationFactor", 1)),
     }
 
 

@@ -6,8 +6,11 @@ Rules (those of Lambda's Kafka pollers with partial batch responses):
 - a batch holds up to `BatchSize` records gathered within `MaximumBatchingWindowInSeconds`,
   grouped by `"<topic>-<partition>"` in the event shape of AWS's samples
   (tests/fixtures/aws/msk-event.json, self-managed-kafka-event.json): `aws:kafka` with the
-  cluster's ARN for MSK, `SelfManagedKafka` without one; `bootstrapServers` is the local
-  cluster's, which a replay can read;
+  cluster's ARN for MSK, `SelfManagedKafka` without one; `bootstrapServers` names a
+  self-managed source's servers as the template configures them, comma-separated as AWS's
+  sample does, and an MSK cluster's as the local cluster's (the local stack cannot know MSK's
+  brokers); the on-failure records name the local cluster, which `lambda-inbox replay` reads
+  back;
 - the invocation failed: every partition of the batch is retried from its first offset;
 - `batchItemFailures` lists `{"topic-partition", "offset"}` items, the spelling of AWS's page
   ("Configuring error handling controls for Kafka event sources"): each partition is committed
@@ -30,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..batch_responses import batch_outcome, kafka_next_offsets
 from .invoker import Invocation, Invoker
 from .loop import PollingLoop
 from .on_failure import (
@@ -94,7 +98,7 @@ def kafka_event(
     if spec.self_managed:
         return {
             "eventSource": "SelfManagedKafka",
-            "bootstrapServers": bootstrap,
+            "bootstrapServers": ",".join(spec.bootstrap_servers) or bootstrap,
             "records": grouped,
         }
     return {
@@ -108,39 +112,19 @@ def kafka_event(
 def next_positions(
     records: Sequence[KafkaRecord], invocation: Invocation, report_batch_item_failures: bool
 ) -> dict[tuple[str, int], int]:
-    """Per (topic, partition) of the batch: the next offset to read (= the offset to commit)."""
-    first: dict[tuple[str, int], int] = {}
-    last: dict[tuple[str, int], int] = {}
-    offsets: dict[str, set[int]] = {}
-    for record in records:
-        key = (record.topic, record.partition)
-        first[key] = min(first.get(key, record.offset), record.offset)
-        last[key] = max(last.get(key, record.offset), record.offset)
-        offsets.setdefault(record.topic_partition, set()).add(record.offset)
-    retry_all = dict(first)
-    if invocation.failed:
-        return retry_all
-    done = {key: offset + 1 for key, offset in last.items()}
-    response = invocation.response
-    if not report_batch_item_failures or not isinstance(response, dict):
-        return done
-    failures = response.get("batchItemFailures")
-    if not failures:
-        return done
-    if not isinstance(failures, list):
-        return retry_all
-    positions = dict(done)
-    for failure in failures:
-        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
-        if not isinstance(identifier, dict):
-            return retry_all
-        topic_partition, offset = identifier.get("topic-partition"), identifier.get("offset")
-        if not isinstance(offset, int) or offset not in offsets.get(str(topic_partition), ()):
-            return retry_all
-        topic, _, partition = str(topic_partition).rpartition("-")
-        key = (topic, int(partition))
-        positions[key] = min(positions[key], offset)
-    return positions
+    """Per (topic, partition) of the batch: the next offset to read (= the offset to commit),
+    by the rules above (`batch_responses.batch_outcome`)."""
+    identifiers = [(record.topic_partition, record.offset) for record in records]
+    outcome = batch_outcome(
+        invocation.response,
+        identifiers,
+        raised=invocation.failed,
+        reads_response=report_batch_item_failures,
+    )
+    following = kafka_next_offsets(identifiers, outcome)
+    return {
+        (record.topic, record.partition): following[record.topic_partition] for record in records
+    }
 
 
 @dataclass

@@ -18,6 +18,7 @@ from .keep_running import keep_running
 from .options import Options
 from .progress import progress_rows
 from .report import Report
+from .retention import refuse_short_retention
 from .settle import wait_until_settled
 from .stack import LocalStack, read_local_stack, running_stack
 from .workloads import Driving, fitting
@@ -35,6 +36,7 @@ def run(options: Options, *, say: Callable[[str], None], live: Any = None) -> Re
     planned = read_local_stack(
         options.template, sqs_endpoint="http://127.0.0.1:4566", parameters=options.parameters
     )
+    refuse_short_retention(planned)  # a message its inbox forgot would be applied twice
     workload, drive = fitting(planned, options)
     samples = workload.sample_bodies() if workload is not None else {}
     with contextlib.ExitStack() as stack:

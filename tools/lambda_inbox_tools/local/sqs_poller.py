@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..batch_responses import batch_outcome, sqs_acknowledged
 from .invoker import Invocation, Invoker
 from .loop import PollingLoop
 from .template import REGION, FunctionSpec, QueueSpec, SqsEventSpec
@@ -67,28 +68,15 @@ def lambda_sqs_record(message: Mapping[str, Any], queue_arn: str) -> dict[str, A
 def messages_to_delete(
     message_ids: Sequence[str], invocation: Invocation, report_batch_item_failures: bool
 ) -> list[str]:
-    """The messages the event source mapping deletes after an invocation (the rules above)."""
-    if invocation.failed:
-        return []
-    if not report_batch_item_failures:
-        return list(message_ids)
-    response = invocation.response
-    if response is None or response == {}:
-        return list(message_ids)
-    if not isinstance(response, dict):
-        return []  # not a batch response (a plain string): an invalid response fails the batch
-    failures = response.get("batchItemFailures")
-    if failures is None or failures == []:
-        return list(message_ids)
-    if not isinstance(failures, list):
-        return []
-    failed: set[str] = set()
-    for failure in failures:
-        identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None
-        if not isinstance(identifier, str) or identifier not in message_ids:
-            return []  # malformed: the whole batch failed
-        failed.add(identifier)
-    return [m for m in message_ids if m not in failed]
+    """The messages the event source mapping deletes after an invocation (the rules above,
+    `batch_responses.batch_outcome`)."""
+    outcome = batch_outcome(
+        invocation.response,
+        message_ids,
+        raised=invocation.failed,
+        reads_response=report_batch_item_failures,
+    )
+    return sqs_acknowledged(message_ids, outcome)
 
 
 @dataclass

@@ -35,6 +35,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..batch_responses import batch_outcome, stream_first_failure
 from ..lambda_records import lambda_stream_record
 from .event_filter import passes
 from .invoker import Invoker
@@ -58,19 +59,6 @@ def sequence_number(record: Mapping[str, Any]) -> str:
     if "kinesis" in record:
         return str(record["kinesis"]["sequenceNumber"])
     return str(record["dynamodb"]["SequenceNumber"])
-
-
-def first_failure(records: Sequence[Mapping[str, Any]], response: Any) -> int | None:
-    """The index in `records` the shard goes back to after a successful invocation's
-    `response` (None: every record is done); 0 for a malformed report."""
-    failures = response.get("batchItemFailures") if isinstance(response, Mapping) else None
-    if not failures:
-        return None
-    numbers = [sequence_number(r) for r in records]
-    named = [f.get("itemIdentifier") if isinstance(f, Mapping) else None for f in failures]
-    if not all(isinstance(n, str) and n in numbers for n in named):
-        return 0
-    return min(numbers.index(str(n)) for n in named)
 
 
 @dataclass
@@ -210,9 +198,13 @@ class ShardPoller:
             if self.event.bisect_on_error and len(batch) > 1:
                 shard.window = len(batch) // 2
         else:
-            failed_at = None
-            if self.event.report_batch_item_failures:
-                failed_at = first_failure(batch, invocation.response)
+            numbers = [sequence_number(r) for r in batch]
+            outcome = batch_outcome(
+                invocation.response,
+                numbers,
+                reads_response=self.event.report_batch_item_failures,
+            )
+            failed_at = stream_first_failure(numbers, outcome)
             done = len(batch) if failed_at is None else failed_at
             if failed_at is None and shard.window is not None:
                 shard.window = None  # the half went through: the next read is whole again

@@ -4,17 +4,19 @@ destination), in batches within SQS's count and size limits."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
+
+from lambda_inbox.dead_letter.batches import SQS_BATCH_BYTES, SQS_BATCH_ENTRIES, sqs_batches
 
 from .dead_letters import MESSAGE_KEY_ATTRIBUTE, string_attribute
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
-SQS_BATCH = 10
+SQS_BATCH = SQS_BATCH_ENTRIES
 #: What one SendMessageBatch may carry in total (the SQS limit is at least this).
-BATCH_BYTES = 256 * 1024
+BATCH_BYTES = SQS_BATCH_BYTES
 
 
 def sendable_attributes(message: MessageTypeDef) -> dict[str, Any]:
@@ -49,29 +51,8 @@ def fifo_fields(message: MessageTypeDef) -> dict[str, str]:
     return {"MessageGroupId": group, "MessageDeduplicationId": dedup}
 
 
-def _entry_size(entry: Mapping[str, Any]) -> int:
-    size = len(str(entry["MessageBody"]).encode("utf-8"))
-    for name, value in entry.get("MessageAttributes", {}).items():
-        size += len(name.encode("utf-8")) + len(str(value["DataType"]).encode("utf-8"))
-        if "BinaryValue" in value:
-            size += len(value["BinaryValue"])
-        else:
-            size += len(str(value["StringValue"]).encode("utf-8"))
-    return size
-
-
 def batches_by_size(
     entries: Sequence[dict[str, Any]], limit: int = BATCH_BYTES
 ) -> Iterator[list[dict[str, Any]]]:
     """Entries in send batches of at most 10 and at most `limit` bytes (a larger one alone)."""
-    batch: list[dict[str, Any]] = []
-    size = 0
-    for entry in entries:
-        entry_size = _entry_size(entry)
-        if batch and (len(batch) == SQS_BATCH or size + entry_size > limit):
-            yield batch
-            batch, size = [], 0
-        batch.append(entry)
-        size += entry_size
-    if batch:
-        yield batch
+    return sqs_batches(entries, limit)

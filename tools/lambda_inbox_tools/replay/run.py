@@ -39,7 +39,8 @@ from lambda_inbox.outbox.relay import sender_for
 from lambda_inbox.outbox.sending import Sender, chunks
 from lambda_inbox.sources.identity import IDEMPOTENCY_KEY_ATTRIBUTE
 from lambda_inbox.sources.kafka import parse_kafka_event
-from lambda_inbox.sources.streams import parse_dynamodb_stream_event, parse_kinesis_event
+from lambda_inbox.sources.kinesis import parse_kinesis_event
+from lambda_inbox.sources.streams import parse_dynamodb_stream_event
 
 from ..lambda_records import lambda_stream_record
 from .cluster import Auth, ClusterError, ClusterReader

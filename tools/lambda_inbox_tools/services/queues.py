@@ -13,6 +13,11 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.literals import QueueAttributeNameType
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
+#: The `SenderId` moto gives every message, whoever sends it (AWS gives each principal its own:
+#: docs/aws-fidelity.md): on moto, producers, SNS, the functions and the operator are one
+#: principal.
+MOTO_SENDER_ID = "AIDAIT2UOQQY3AUEKVGXU"
+
 
 @contextlib.contextmanager
 def running_moto_server() -> Iterator[str]:

@@ -7,21 +7,24 @@ Install with `pip install "lambda-inbox[testing]"`; pytest then loads the kit's 
 - `app`: a SAM template's tables and queues on local endpoints, its functions loaded in-process
   (`running_local_app`, `LocalApp`, `LocalFunction`; the pytest fixture `local_app`);
 - `events`: SQS and Kafka records and events as the event sources deliver them, a message
-  delivered again (`delivered_again`), the event after a partial batch response (`event_after`),
-  responses read back; `stream_events`: the same for Kinesis Data Streams and
-  DynamoDB Streams; `values`: Kafka values in Avro and Protobuf, with or
-  without the Confluent prefix (extra `kafka-codecs`); `producers`: SNS notifications,
-  EventBridge events and S3 notifications as SQS bodies;
-- `delivery`: redeliver until acknowledged, concurrent invocations;
+  delivered again (`delivered_again`); `stream_events`: the same for Kinesis Data Streams and
+  DynamoDB Streams; `values`: Kafka values in Avro and Protobuf, with or without the Confluent
+  prefix (extra `kafka-codecs`); `producers`: SNS notifications, EventBridge events and S3
+  notifications as SQS bodies;
+- `delivery`: a handler's answer read as Lambda reads it (AWS's one rule,
+  `lambda_inbox_tools.batch_responses`): the records that failed, the event delivered after it
+  (`event_after`), redelivery until acknowledged; concurrent invocations;
 - `crashes`: the runtime dying just before or after a DynamoDB write, a write failing after
-  the SDK's retries, and DynamoDB's own failures of a write (`check.dynamodb_answers`: cancelled
-  transactions with their reasons, transaction conflicts, unprocessed batch items); `faults`:
-  throttling, cancelled transactions, lost answers, stale reads, slow sends;
+  the SDK's retries, DynamoDB's own failures of a write (`check.dynamodb.answers`: cancelled
+  transactions with their reasons, transaction conflicts, unprocessed batch items), and a
+  write's answer lost (the SDK sends it again); `faults`: throttling, cancelled transactions,
+  lost answers, stale reads, slow sends;
 - `effectively_once`: `check_effectively_once`, which plays the event source against a handler
   (`check`: duplicates, redeliveries, messages under a new id, SNS's redelivery of a
-  notification, rewinds, reordering, the function's own event source mapping settings,
-  overlapping invocations, order, late redeliveries on its clock, `CheckClock`) with faults in
-  its writes, and checks the effects happened once per message key;
+  notification, rewinds, AWS's order and none across groups, the function's own event source
+  mapping settings, overlapping invocations, stale reads, late redeliveries on its clock,
+  `CheckClock`) with faults at every write position, and checks the effects happened once per
+  message key (`NotEffectivelyOnce` carries the `Report`);
 - `limits`: what SQS and DynamoDB refuse and moto accepts, as client hooks;
 - `context`: a Lambda context.
 
@@ -32,13 +35,17 @@ from .app import LocalApp, LocalFunction, running_local_app
 from .check.clock import CheckClock
 from .context import FakeLambdaContext
 from .crashes import CrashSwitch, InjectedCrash
-from .delivery import deliver_until_acknowledged, run_concurrently
-from .effectively_once import NotEffectivelyOnce, Report, check_effectively_once
-from .events import (
-    delivered_again,
+from .delivery import (
+    deliver_until_acknowledged,
     event_after,
     failed_ids,
     failed_offsets,
+    failed_sequence_numbers,
+    run_concurrently,
+)
+from .effectively_once import NotEffectivelyOnce, Report, check_effectively_once
+from .events import (
+    delivered_again,
     kafka_event,
     kafka_record,
     payload,
@@ -51,7 +58,6 @@ from .stream_events import (
     aggregated_kinesis_record,
     dynamodb_stream_event,
     dynamodb_stream_record,
-    failed_sequence_numbers,
     kinesis_event,
     kinesis_record,
 )

@@ -12,9 +12,14 @@ then on:
 - `"error"`: raises botocore's modelled `ProvisionedThroughputExceededException` before it is
   sent, as the SDK does once its retries are spent; the handler sees an ordinary error;
 - `"dynamodb"`: DynamoDB's own failure of that write, as the service answers it
-  (`check.dynamodb_answers`: a transaction cancelled for `TransactionConflict` or `ThrottlingError`,
+  (`check.dynamodb.answers`: a transaction cancelled for `TransactionConflict` or `ThrottlingError`,
   `TransactionConflictException`, a batch write partly unprocessed), drawn with the switch's
-  `rng`; `answered` names each.
+  `rng`; `answered` names each;
+- `"lost"`: the write reaches DynamoDB and its answer is lost on the way back, so the SDK sends
+  the same request again (its retry, with the same `ClientRequestToken` a transaction carries)
+  and the handler sees what DynamoDB answers that one: a write applied twice, a conditional
+  write's `ConditionalCheckFailedException` for its own first attempt, or the same answer for
+  an idempotent one.
 
 Like a killed execution environment, a crash is a `BaseException`: no `except Exception` in the
 handler absorbs it, and the invocation ends with no response.
@@ -27,6 +32,7 @@ cannot fail is a write the check cannot prove anything about.
 from __future__ import annotations
 
 import contextlib
+import copy
 import random
 import threading
 from collections.abc import Iterable, Iterator
@@ -35,7 +41,7 @@ from typing import Any, Literal
 from botocore.client import BaseClient
 
 from ..local.invoker import InjectedCrash
-from .check.dynamodb_answers import answer_for
+from .check.dynamodb.answers import answer_for
 
 __all__ = [
     "WRITE_OPERATIONS",
@@ -48,9 +54,11 @@ __all__ = [
 
 #: The DynamoDB operations that commit something.
 WRITE_OPERATIONS = ("TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem")
-When = Literal["before", "after", "error", "dynamodb"]
+When = Literal["before", "after", "error", "dynamodb", "lost"]
 #: What an injected write error says (a code every SDK retries, then gives up on).
 ERROR_CODE = "ProvisionedThroughputExceededException"
+#: Where the switch keeps a write's parameters in botocore's request context, for its retry.
+_PARAMS = "lambda_inbox_crash_params"
 
 
 class UncoveredWrite(BaseException):
@@ -66,6 +74,8 @@ class CrashSwitch:
         self._rng = rng or random.Random(0)  # nosec B311
         #: The requests of a batch write left unprocessed, for its `after-call` (per thread).
         self._unprocessed = threading.local()
+        #: The writes of the calling thread since its `start_mine()`.
+        self._mine = threading.local()
         self._armed: tuple[When, int] | None = None
         self._seen = 0
         #: DynamoDB writes since `start()` (counted whether armed or not).
@@ -81,12 +91,18 @@ class CrashSwitch:
                 continue
             self.covered.add(id(client.meta.events))
             self.clients.append(client)
-            for operation in WRITE_OPERATIONS:
-                for when in ("before", "after"):
-                    event = f"{when}-call.dynamodb.{operation}"
-                    unique = f"lambda-inbox-crash-{id(self)}-{event}"
-                    client.meta.events.register(event, self._hook(when, client), unique_id=unique)
-                    self._hooked.append((client, event, unique))
+            # On the service's events, first among its hooks (before devkit's memory DynamoDB
+            # answers), each call's operation read from its model: a hook per operation costs a
+            # registration each, which botocore inspects.
+            hooks = (
+                ("before-parameter-build.dynamodb", _keep_params),
+                ("before-call.dynamodb", self._hook("before", client)),
+                ("after-call.dynamodb", self._hook("after", client)),
+            )
+            for event, hook in hooks:
+                unique = f"lambda-inbox-crash-{id(self)}-{event}"
+                client.meta.events.register_first(event, hook, unique_id=unique)
+                self._hooked.append((client, event, unique))
         if not self._hooked:
             raise ValueError("no DynamoDB client to crash on: pass the clients the handler uses")
 
@@ -94,6 +110,15 @@ class CrashSwitch:
         """A new invocation: count its writes from zero."""
         with self._lock:
             self.writes = 0
+
+    def start_mine(self) -> None:
+        """This thread's invocation starts: count its writes from zero (`mine`)."""
+        self._mine.writes = 0
+
+    @property
+    def mine(self) -> int:
+        """The writes of this thread since its `start_mine()`."""
+        return int(getattr(self._mine, "writes", 0))
 
     def arm(self, when: When, nth: int = 1) -> None:
         """`when` at the `nth` DynamoDB write made from now on."""
@@ -113,10 +138,21 @@ class CrashSwitch:
         self._hooked.clear()
 
     def _hook(self, when: str, client: Any) -> Any:
-        def hook(model: Any = None, params: Any = None, parsed: Any = None, **_: Any) -> Any:
+        def hook(
+            model: Any = None,
+            params: Any = None,
+            parsed: Any = None,
+            context: Any = None,
+            http_response: Any = None,
+            **_: Any,
+        ) -> Any:
             name = getattr(model, "name", "a write")
+            if name not in WRITE_OPERATIONS:
+                return None
             if when == "after":
                 self._add_unprocessed(parsed)
+            if when == "before":
+                self._mine.writes = getattr(self._mine, "writes", 0) + 1
             with self._lock:
                 if when == "before":
                     self.writes += 1
@@ -125,7 +161,7 @@ class CrashSwitch:
                 armed_when, nth = self._armed
                 if when == "before":
                     self._seen += 1
-                fires_now = "after" if armed_when == "after" else "before"
+                fires_now = "after" if armed_when in ("after", "lost") else "before"
                 if fires_now != when or self._seen != nth:
                     return None
                 self._armed = None
@@ -135,6 +171,9 @@ class CrashSwitch:
                     else None
                 )
                 self.fired.append(f"{armed_when} {answer.name if answer else name}")
+            if armed_when == "lost":
+                _send_again(client, name, context, parsed, http_response)
+                return None
             if answer is not None:
                 if answer.body is not None:
                     params["body"] = answer.body
@@ -169,6 +208,26 @@ class CrashSwitch:
     def answered(self) -> list[str]:
         """The DynamoDB failures the "dynamodb" faults answered, by name."""
         return [f.split(" ", 1)[1] for f in self.fired if f.startswith("dynamodb ")]
+
+
+def _keep_params(params: Any = None, context: Any = None, model: Any = None, **_: Any) -> None:
+    """Keeps a write's parameters in its request context (the SDK's retry sends them again)."""
+    if isinstance(context, dict) and getattr(model, "name", None) in WRITE_OPERATIONS:
+        context[_PARAMS] = params
+
+
+def _send_again(client: Any, operation: str, context: Any, parsed: Any, http: Any) -> None:
+    """The SDK's retry of a write whose answer was lost: the same parameters sent again, the
+    handler given its answer (`parsed` replaced, the first answer's status made its own) or its
+    error (raised)."""
+    params = context.get(_PARAMS) if isinstance(context, dict) else None
+    if not isinstance(params, dict) or not isinstance(parsed, dict):
+        raise InjectedCrash(f"crashed after {operation} (its answer lost, nothing to send again)")
+    answer = client._make_api_call(operation, copy.deepcopy(params))
+    parsed.clear()
+    parsed.update(answer)
+    if http is not None:
+        http.status_code = 200
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """Lambda events as the event sources deliver them, for a consumer's tests: SQS (standard and
-FIFO) records and events, Kafka (MSK and self-managed) records and events, a message delivered
-again (`delivered_again`), the event after a partial batch response (`event_after`), and
-readers of the partial batch responses.
+FIFO) records and events, Kafka (MSK and self-managed) records and events, and a message
+delivered again (`delivered_again`). What a handler's answer does to them is read in
+`delivery` (`event_after`, `failed_ids`, ...).
 
 SQS message attributes come in two spellings: a Lambda record's (`stringValue`, `dataType`,
 base64 `binaryValue`) and SendMessage/ReceiveMessage's (`StringValue`, `DataType`, raw
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..services.offline import ACCOUNT, REGION
-from .stream_events import stream_event_after, stream_image
+from .stream_events import stream_image
 
 #: The queue a built SQS record comes from unless `arn` is given.
 QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:local-queue"
@@ -31,6 +31,9 @@ MSK_CLUSTER_ARN = f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/local/test"
 #: The bootstrap servers a built Kafka event names unless others are given.
 BOOTSTRAP_SERVERS = "b-1.test.local.kafka.us-east-1.amazonaws.com:9098"
 _fifo_sequence = itertools.count(18849496460467696128)
+#: The `SenderId` of a built SQS record unless `sender_id` is given: an IAM user's unique id, as
+#: SQS gives a user's messages (a role's messages carry `AROA...:<session>`; docs/security.md).
+SENDER_ID = "AIDAEXAMPLEPRODUCER01"
 #: 2024-11-21T12:02:00Z: when the built SQS messages were sent, in epoch milliseconds.
 SENT_TIMESTAMP_MS = 1732190520000
 #: 2024-11-21T12:06:00Z: the create time of Kafka record offset 0, in epoch milliseconds.
@@ -97,10 +100,12 @@ def sqs_record(
     dedup: str | None = None,
     receive_count: int = 1,
     message_attributes: Mapping[str, Any] | None = None,
+    sender_id: str = SENDER_ID,
 ) -> dict[str, Any]:
     """One record of a Lambda SQS event, in the shape of AWS's sample
     (tests/fixtures/aws/sqs-event-*.json). A mapping body is sent as compact JSON; `messageId`
-    is new unless given. `group` / `dedup` are the FIFO `MessageGroupId` and
+    is new unless given; `sender_id` is the `SenderId` SQS set (the principal that sent it:
+    `AIDA...` for a user, `AROA...:<session>` for a role). `group` / `dedup` are the FIFO `MessageGroupId` and
     `MessageDeduplicationId`: a record with a group comes from a FIFO queue (`arn` ending in
     `.fifo`, `FIFO_QUEUE_ARN` unless given) and carries its `SequenceNumber`, as FIFO records
     do; a FIFO `arn` without a group, or a group on a standard queue's `arn`, is a ValueError
@@ -115,7 +120,7 @@ def sqs_record(
     attributes = {
         "ApproximateReceiveCount": str(receive_count),
         "SentTimestamp": str(SENT_TIMESTAMP_MS),
-        "SenderId": "AIDAEXAMPLEPRODUCER01",
+        "SenderId": sender_id,
         "ApproximateFirstReceiveTimestamp": str(SENT_TIMESTAMP_MS + 37),
     }
     if group is not None:
@@ -168,11 +173,6 @@ def delivered_again(record: Mapping[str, Any]) -> dict[str, Any]:
     count = int(again["attributes"]["ApproximateReceiveCount"]) + 1
     again["attributes"]["ApproximateReceiveCount"] = str(count)
     return again
-
-
-def failed_ids(response: Mapping[str, Any]) -> list[str]:
-    """The messageIds an SQS partial batch response reports, in order."""
-    return [str(item["itemIdentifier"]) for item in response["batchItemFailures"]]
 
 
 # ---- Kafka (MSK) --------------------------------------------------------------------------------
@@ -241,48 +241,6 @@ def kafka_event(
         "eventSourceArn": arn,
         "bootstrapServers": bootstrap_servers,
         "records": grouped,
-    }
-
-
-def failed_offsets(response: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """The (topic-partition, offset) pairs a Kafka partial batch response reports, in order."""
-    return [
-        (item["itemIdentifier"]["topic-partition"], int(item["itemIdentifier"]["offset"]))
-        for item in response["batchItemFailures"]
-    ]
-
-
-def event_after(event: Mapping[str, Any], response: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The event the source delivers after `response`, a partial batch response to `event`: for
-    SQS, the reported messages again (`delivered_again`); for Kafka, per reported partition every
-    record from the first reported offset on; for a Kinesis or DynamoDB stream, every record from
-    the lowest reported sequence number on. None when nothing was reported; AssertionError when
-    the response reports a record the event does not hold."""
-    if "Records" in event:
-        records = event["Records"]
-        if records and ("kinesis" in records[0] or "dynamodb" in records[0]):
-            return stream_event_after(event, response)
-        failed = set(failed_ids(response))
-        unknown = failed - {str(record["messageId"]) for record in records}
-        if unknown:
-            raise AssertionError(f"the response reports messages not in the event: {unknown}")
-        again = [delivered_again(record) for record in records if record["messageId"] in failed]
-        return sqs_event(*again) if again else None
-    first_failed: dict[str, int] = {}
-    for partition, offset in failed_offsets(response):
-        offsets = [int(raw["offset"]) for raw in event["records"].get(partition, [])]
-        if offset not in offsets:
-            raise AssertionError(f"the response reports {partition}@{offset}, not in the event")
-        first_failed[partition] = min(offset, first_failed.get(partition, offset))
-    if not first_failed:
-        return None
-    return {
-        **event,
-        "records": {
-            partition: [raw for raw in records if int(raw["offset"]) >= first_failed[partition]]
-            for partition, records in event["records"].items()
-            if partition in first_failed
-        },
     }
 
 

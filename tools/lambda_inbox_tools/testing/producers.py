@@ -9,7 +9,7 @@ with `sqs_record(body)`; the consumer reads it with `InboxConsumer(..., envelope
 
 SNS redelivers a notification to SQS under a new SQS `messageId`: build the SQS record twice
 from one notification (`sqs_record(body)` gives each a new `messageId`); `check_effectively_once`
-plays it by itself (`check.retries`).
+plays it by itself (`check.sources.retries`).
 """
 
 from __future__ import annotations

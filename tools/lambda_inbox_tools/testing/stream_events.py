@@ -1,6 +1,6 @@
 """Kinesis Data Streams and DynamoDB Streams records and events as their event sources deliver
 them (the shapes of AWS's samples, tests/fixtures/aws/kinesis-event.json and
-dynamodb-streams-event.json), and what a stream delivers again after a partial batch response.
+dynamodb-streams-event.json).
 
 A batch comes from one shard; a record is named by its sequence number, and Lambda retries a
 shard from the lowest sequence number a response reports.
@@ -180,39 +180,6 @@ def _in_sequence(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def record_sequence(record: Mapping[str, Any]) -> str:
     """The sequence number of a Kinesis or DynamoDB stream record."""
     return stream_poller.sequence_number(record)
-
-
-def failed_sequence_numbers(response: Mapping[str, Any]) -> list[str]:
-    """The sequence numbers a stream's partial batch response reports, in order."""
-    return [str(item["itemIdentifier"]) for item in response.get("batchItemFailures") or []]
-
-
-def stream_event_after(
-    event: Mapping[str, Any], response: Mapping[str, Any]
-) -> dict[str, Any] | None:
-    """The event a stream delivers after `response` (`events.event_after`): every record from the
-    lowest sequence number reported on. None when nothing was reported; AssertionError when the response reports a
-    record the event does not hold (Lambda would retry the whole batch)."""
-    reported = failed_sequence_numbers(response)
-    if not reported:
-        return None
-    numbers = [record_sequence(record) for record in event["Records"]]
-    unknown = set(reported) - set(numbers)
-    if unknown:
-        raise AssertionError(f"the response reports sequence numbers not in the event: {unknown}")
-    first = min(numbers.index(number) for number in reported)
-    return {"Records": [dict(record) for record in event["Records"][first:]]}
-
-
-def acknowledged_count(batch: Sequence[Mapping[str, Any]], response: Any) -> int:
-    """How many records of `batch`, from its start, Lambda counts done after `response` (None:
-    the invocation failed or crashed), by the local stack's own reader
-    (`stream_poller.first_failure`): a response naming a record the batch does not hold, or an
-    empty or null `itemIdentifier`, fails the whole batch, as AWS documents for streams."""
-    if response is None:
-        return 0
-    failed_at = stream_poller.first_failure(batch, response)
-    return len(batch) if failed_at is None else failed_at
 
 
 def shard_of(record: Mapping[str, Any]) -> str:

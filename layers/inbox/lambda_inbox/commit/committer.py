@@ -25,8 +25,8 @@ from lambda_inbox.commit.settle import VerdictKind, settle
 from lambda_inbox.commit.transactions import Transaction, build_transaction
 from lambda_inbox.commit.verdicts import FinalVerdicts
 from lambda_inbox.errors import DeadlineReached, ErrorCode
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import settled, skipped
+from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
+from lambda_inbox.report import Pending, settled, skipped
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 M = TypeVar("M")
 #: Verdicts that leave a decision without an outcome yet.
 _UNSETTLED = frozenset({VerdictKind.TRANSIENT, VerdictKind.SPLIT, VerdictKind.BYSTANDER})
-DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
 
 
 class Committer(Generic[M]):
@@ -79,7 +78,7 @@ class Committer(Generic[M]):
         #: Every commit attempt of the batch, for its metrics.
         self.attempts: list[CommitAttempt] = []
 
-    def commit_wave(self, wave: list[Decision[M]]) -> Iterator[MessageResult]:
+    def commit_wave(self, wave: list[Decision[M]]) -> Iterator[MessageResult | Pending]:
         """Commit one wave, retrying what can be retried, until every decision has a result;
         yields each result (recorded by the caller before the committer goes on)."""
         transactions = yield from self._transactions(wave)
@@ -105,7 +104,7 @@ class Committer(Generic[M]):
 
     def _transactions(
         self, decisions: list[Decision[M]]
-    ) -> Generator[MessageResult, None, list[Transaction[M]]]:
+    ) -> Generator[MessageResult | Pending, None, list[Transaction[M]]]:
         # A leader that just failed fails its followers, which blocks their scopes before a
         # later record there (one sharing a merged update with the leader) is sent again.
         yield from self._triage.settle_followers()
@@ -157,7 +156,9 @@ class Committer(Generic[M]):
 
     def _apply(
         self, transaction: Transaction[M], attempt: CommitAttempt
-    ) -> Generator[MessageResult, None, tuple[list[Transaction[M]], list[Decision[M]], bool]]:
+    ) -> Generator[
+        MessageResult | Pending, None, tuple[list[Transaction[M]], list[Decision[M]], bool]
+    ]:
         """Act on one attempt, yielding the results it settles. Returns (transactions to resend
         as they are, decisions to regroup, whether to back off first)."""
         decisions = transaction.decisions
@@ -187,6 +188,7 @@ class Committer(Generic[M]):
             if verdict.kind is VerdictKind.SPLIT:  # owned a refused merged update
                 alone.append(self._alone(decision))
                 continue
+            result: MessageResult | Pending | None
             if verdict.kind is VerdictKind.TRANSIENT:
                 backoff = True
                 result = self._count_attempt(decision, attempt)
@@ -210,7 +212,9 @@ class Committer(Generic[M]):
             decision.delivery, Outcome.FAILED, ErrorCode.RETRIES_EXHAUSTED, attempt.error
         )
 
-    def _fail_deadline(self, transactions: list[Transaction[M]]) -> Iterator[MessageResult]:
+    def _fail_deadline(
+        self, transactions: list[Transaction[M]]
+    ) -> Iterator[MessageResult | Pending]:
         for transaction in transactions:
             for decision in transaction.decisions:
                 if self._batch.blocked(decision.delivery):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from lambda_inbox.commit.settle import Verdict, VerdictKind
 from lambda_inbox.errors import ErrorCode, HandlerFailed, PoisonMessage
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import settled
+from lambda_inbox.report import Pending, settled
 from lambda_inbox.store import Status
 
 if TYPE_CHECKING:
@@ -38,8 +38,9 @@ class FinalVerdicts(Generic[M]):
         self._dead_letters = dead_letters
         self._telemetry = telemetry
 
-    def act(self, decision: Decision[M], verdict: Verdict) -> MessageResult | None:
-        """The decision's result; None when it goes back for another attempt."""
+    def act(self, decision: Decision[M], verdict: Verdict) -> MessageResult | Pending | None:
+        """The decision's result (`PENDING` for poison, dead-lettered with the batch's next
+        dead letters); None when it goes back for another attempt."""
         delivery = decision.delivery
         kind = verdict.kind
         if kind is VerdictKind.COMMITTED:
@@ -50,14 +51,14 @@ class FinalVerdicts(Generic[M]):
             return settled(delivery, Outcome.FAILED, code, verdict.detail)
         if kind is VerdictKind.REJECTED:
             poison = PoisonMessage(verdict.detail, code=ErrorCode.WRITE_REJECTED)
-            return self._dead_letters.dead_letter(delivery, poison)
+            return self._dead_letters.defer(delivery, poison)
         if kind is VerdictKind.INBOX_TAKEN:
             return self._inbox_taken(decision, verdict)
         if kind is VerdictKind.CONDITION_FAILED:
             return self._redecide(decision, verdict)
         return None  # BYSTANDER of another message's failure
 
-    def _inbox_taken(self, decision: Decision[M], verdict: Verdict) -> MessageResult:
+    def _inbox_taken(self, decision: Decision[M], verdict: Verdict) -> MessageResult | Pending:
         stored = verdict.stored or {}
         if decision.lease_owner is not None:  # leased mode: the lease was taken over or reaped
             self._telemetry.logger.warning(
@@ -75,13 +76,13 @@ class FinalVerdicts(Generic[M]):
             return settled(decision.delivery, Outcome.FAILED, ErrorCode.IN_PROGRESS, detail)
         return self._triage.settle_against(decision.delivery, stored.get("fingerprint"))
 
-    def _redecide(self, decision: Decision[M], verdict: Verdict) -> MessageResult | None:
+    def _redecide(self, decision: Decision[M], verdict: Verdict) -> MessageResult | Pending | None:
         if verdict.failures is None:  # settle gives every CONDITION_FAILED verdict its failures
             raise RuntimeError(f"condition_failed verdict without failures: {verdict!r}")
         try:
             self._decider.redecide(decision, verdict.failures)
         except PoisonMessage as poison:
-            return self._dead_letters.dead_letter(decision.delivery, poison)
+            return self._dead_letters.defer(decision.delivery, poison)
         except HandlerFailed as error:
             return settled(decision.delivery, Outcome.FAILED, error.code, str(error))
         return None

@@ -27,6 +27,7 @@ from lambda_inbox.sources.redriven import (
     MAX_MESSAGE_BYTES,
     is_sqs_text,
 )
+from lambda_inbox.sources.senders import NO_SENDER, ORIGINAL_SENDER_ATTRIBUTE
 
 if TYPE_CHECKING:
     from lambda_inbox.messages import AttributeValue, InboundMessage
@@ -47,6 +48,8 @@ def send_message_request(
         "inbox-error-code": _string(code),
         "inbox-error": _string(error[:MAX_ERROR_CHARS] or code),
         MESSAGE_KEY_ATTRIBUTE: _string(message_key),
+        # Whose name space the key is in, as believed (`sources.senders`).
+        ORIGINAL_SENDER_ATTRIBUTE: _string(message.sender or NO_SENDER),
     }
     originals: dict[str, AttributeValue] = {}
     invalid: dict[str, AttributeValue] = {}
@@ -100,7 +103,13 @@ def _within_limit(
     become digests, then the body is compressed, then truncated (marked, with its digest)."""
     if _size(body, attributes) <= MAX_MESSAGE_BYTES:
         return body, attributes
-    own = {"inbox-error-code", "inbox-error", MESSAGE_KEY_ATTRIBUTE, BODY_ENCODING_ATTRIBUTE}
+    own = {
+        "inbox-error-code",
+        "inbox-error",
+        MESSAGE_KEY_ATTRIBUTE,
+        ORIGINAL_SENDER_ATTRIBUTE,
+        BODY_ENCODING_ATTRIBUTE,
+    }
     by_size = sorted(
         (name for name in attributes if name not in own),
         key=lambda name: _value_bytes(attributes[name]),

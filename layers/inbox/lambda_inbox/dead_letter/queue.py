@@ -1,30 +1,29 @@
 """Dead-letter: poison goes to an SQS queue with its original body and attributes.
 
-`DeadLettering` is the stage (DLQ first, then the FAILED inbox record, then acknowledge);
+`DeadLettering` is the stage (DLQ first, then the FAILED inbox record, then acknowledge; the
+poison of a batch sent and recorded together);
 `DeadLetterQueue` is the SQS transport. What a dead letter holds is the envelope's
 (`envelope`, docs/bad-input.md "The dead-letter envelope").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lambda_inbox.deadline import Deadline
-from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import settled
-from lambda_inbox.sources.identity import Delivery
+from lambda_inbox.report import PENDING, Pending
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from mypy_boto3_sqs import SQSClient
 
+    from lambda_inbox.errors import PoisonMessage
+    from lambda_inbox.outcomes import MessageResult
+    from lambda_inbox.sources.identity import Delivery
     from lambda_inbox.store import InboxStore
-
-DEADLINE_DETAIL = "no time left before the Lambda deadline; reported for redelivery"
 
 
 class DeadLetterQueue:
@@ -65,10 +64,22 @@ class DeadLetterQueue:
         )
 
 
+#: What waits while nothing does (never appended to: `defer` makes a list of its own first).
+_NONE_WAITING: list[Any] = []
+_NO_KEYS: frozenset[str] = frozenset()
+
+
 class DeadLettering:
     """The dead-letter stage of one batch: DLQ first (nothing lost), then the FAILED record
     (an incident artifact; best effort, the message is already safe), then acknowledge.
-    Returns each message's result; the pipeline records it."""
+
+    Poison waits (`defer`) until the pipeline `flush`es it, before anything of the batch is
+    committed: then it goes out ten `SendMessageBatch` entries a call (within SQS's 256 KiB),
+    an entry a call refuses is sent again alone, and the FAILED records of all that was sent are
+    written together (`store.failed`): `sending`, loaded by the first poison. So a batch of
+    poison costs what a batch of good messages does: one call to SQS and one to DynamoDB per
+    ten. `dead_letter` sends one message at once (leased mode). The results go back to the
+    pipeline, which records them."""
 
     def __init__(
         self,
@@ -79,55 +90,40 @@ class DeadLettering:
         logger: Logger,
         now: Callable[[], float],
     ) -> None:
-        self._queue = queue
-        self._store = store
-        self._deadline = deadline
-        self._log = logger
-        self._now = now
+        self.queue = queue
+        self.store = store
+        self.deadline = deadline
+        self.log = logger
+        self.now = now
+        #: Poison waiting for the next `flush`: (delivery, poison, whether to record it FAILED),
+        #: and its keys; shared empty ones until there is some (most batches have none).
+        self._pending: list[tuple[Delivery, PoisonMessage, bool]] = _NONE_WAITING
+        self.pending_keys: set[str] | frozenset[str] = _NO_KEYS
+
+    def defer(
+        self, delivery: Delivery, poison: PoisonMessage, *, record_failure: bool = True
+    ) -> Pending:
+        """Dead-letter `delivery` with the next `flush`; its result comes from there."""
+        if not self._pending:
+            self._pending, self.pending_keys = [], set()
+        self._pending.append((delivery, poison, record_failure))
+        cast("set[str]", self.pending_keys).add(delivery.key)  # made above, not the shared one
+        return PENDING
+
+    def flush(self) -> Sequence[MessageResult]:
+        """Send what waits (the class docstring); each message's result, in order."""
+        if not self._pending:  # nearly every batch: no poison
+            return ()
+        waiting = self._pending
+        self._pending, self.pending_keys = _NONE_WAITING, _NO_KEYS
+        from lambda_inbox.dead_letter.sending import send_poison
+
+        return send_poison(self, waiting)
 
     def dead_letter(
         self, delivery: Delivery, poison: PoisonMessage, *, record_failure: bool = True
     ) -> MessageResult:
-        code, reason = poison.code, poison.reason
-        if self._deadline.expired():  # a poison storm must not run the invocation into its timeout
-            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
-        if self._queue is None:
-            detail = f"{reason} (no dead-letter queue configured: set DEAD_LETTER_QUEUE_URL)"
-            return settled(delivery, Outcome.FAILED, code, detail)
-        try:
-            self._deadline.run(
-                self._queue.send,
-                delivery.message,
-                message_key=delivery.key,
-                code=code,
-                error=reason,
-            )
-        except DeadlineReached as error:
-            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, str(error))
-        except Exception as error:
-            self._log.error(
-                "dead-lettering failed; the record is reported for redelivery",
-                extra={"message_key": delivery.key, "error": short_error(error)},
-            )
-            code_failed = ErrorCode.DEAD_LETTER_FAILED
-            return settled(delivery, Outcome.FAILED, code_failed, short_error(error))
-        if record_failure:
-            self._mark_failed(delivery, code, reason)
-        return settled(delivery, Outcome.DEAD_LETTERED, code, reason)
+        """Dead-letter `delivery` now, alone."""
+        from lambda_inbox.dead_letter.sending import send_poison
 
-    def _mark_failed(self, delivery: Delivery, code: str, reason: str) -> None:
-        try:
-            self._deadline.run(
-                self._store.mark_failed,
-                delivery.message,
-                delivery.key,
-                delivery.fingerprint,
-                error_code=code,
-                error=reason,
-                now=self._now(),
-            )
-        except Exception as error:  # the message is safe in the DLQ; the record is a convenience
-            self._log.warning(
-                "could not write the FAILED inbox record",
-                extra={"message_key": delivery.key, "error": short_error(error)},
-            )
+        return send_poison(self, [(delivery, poison, record_failure)])[0]

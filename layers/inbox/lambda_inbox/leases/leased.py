@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox.leases.policy import LeasePolicy, lease_policy
 from lambda_inbox.leases.store import Claim, ClaimState, LeaseStore
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import settled, skipped
+from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
+from lambda_inbox.report import Pending, settled, skipped
 from lambda_inbox.store import InboxRecord
 
 if TYPE_CHECKING:
@@ -111,15 +111,15 @@ class Leases(Generic[M]):
         triage: Triage,
         dead_letters: DeadLettering,
         deadline: Deadline,
-    ) -> MessageResult | None:
+    ) -> MessageResult | Pending | None:
         """Claim `decision`'s lease and run its side effect: None when it succeeded and the
-        decision is ready to complete (`lease_owner` set), otherwise the message's result."""
+        decision is ready to complete (`lease_owner` set), otherwise the message's result
+        (`PENDING` when it is dead-lettered with the batch's other dead letters)."""
         delivery = decision.delivery
         if batch.blocked(delivery):
             return skipped(delivery)
         if deadline.expired():
-            detail = "no time left before the Lambda deadline; reported for redelivery"
-            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, detail)
+            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
         log = self._telemetry.logger
         try:
             claim = deadline.run(self.store.claim, delivery, now=self._now())

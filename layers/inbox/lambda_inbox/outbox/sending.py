@@ -11,14 +11,15 @@ reason, for the relay to report its stream record.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_inbox.config import RetryPolicy
+from lambda_inbox.dead_letter.batches import chunks
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.errors import DeadlineReached
 from lambda_inbox.outbox.destinations import Destination
@@ -44,8 +45,6 @@ TRANSIENT_CODES = frozenset(
         "ServiceUnavailable",
     }
 )
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,24 +95,6 @@ class Delivered:
 
     failed: dict[int, str] = field(default_factory=dict)
     retried: int = 0
-
-
-def chunks(
-    items: Sequence[T], size: Callable[[T], int], max_entries: int, max_bytes: int
-) -> Iterator[list[T]]:
-    """`items` in order, in batches of at most `max_entries` and `max_bytes` (an item larger
-    than `max_bytes` alone is a batch of its own: the sender's `problem` refuses it first)."""
-    batch: list[T] = []
-    used = 0
-    for item in items:
-        bytes_ = size(item)
-        if batch and (len(batch) == max_entries or used + bytes_ > max_bytes):
-            yield batch
-            batch, used = [], 0
-        batch.append(item)
-        used += bytes_
-    if batch:
-        yield batch
 
 
 def deliver(

@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox.config import FAILED_RETENTION
 from lambda_inbox.store.record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SK,
     PARTITION_KEY,
+    TTL_ATTRIBUTE,
     InboxRecord,
     Status,
     open_index_pk,
@@ -29,15 +31,23 @@ class ReaperClaims:
     """One reaper run's conditional writes on one inbox table, under the run's `token`."""
 
     def __init__(
-        self, client: DynamoDBClient, table: str, *, token: str, claim_seconds: float
+        self,
+        client: DynamoDBClient,
+        table: str,
+        *,
+        token: str,
+        claim_seconds: float,
+        failed_retention_seconds: float = FAILED_RETENTION.total_seconds(),
     ) -> None:
         self._client = client
         self.table = table
         self.token = token
         self._claim_seconds = claim_seconds
+        self._failed_retention = failed_retention_seconds
 
     def reap_lease(self, record: InboxRecord, *, code: str, reason: str, now: float) -> bool:
-        """IN_PROGRESS (expired, unchanged since read) -> FAILED with `code`, claimed by this run.
+        """IN_PROGRESS (expired, unchanged since read) -> FAILED with `code`, claimed by this run,
+        expiring after the failed-record retention as every FAILED record does.
 
         False when the record changed meanwhile (taken over, completed or reaped by another run).
         """
@@ -51,7 +61,8 @@ class ReaperClaims:
                 UpdateExpression=(
                     "SET #status = :failed, error_code = :code, last_error = :error, "
                     "failed_at = :stamp, #open_pk = :open_pk, #open_sk = :stamp, "
-                    "reaper_claim = :token, reaper_claim_expires = :claim_expires"
+                    "reaper_claim = :token, reaper_claim_expires = :claim_expires, "
+                    "#expires = :expires"
                 ),
                 ConditionExpression=(
                     "#status = :in_progress AND #owner = :owner AND lease_expires_at = :lease"
@@ -61,10 +72,12 @@ class ReaperClaims:
                     "#owner": "owner",
                     "#open_pk": OPEN_INDEX_PK,
                     "#open_sk": OPEN_INDEX_SK,
+                    "#expires": TTL_ATTRIBUTE,
                 },
                 ExpressionAttributeValues={
                     ":failed": {"S": Status.FAILED.value},
                     ":in_progress": {"S": Status.IN_PROGRESS.value},
+                    ":expires": {"N": str(int(now + self._failed_retention))},
                     ":code": {"S": code},
                     ":error": {"S": reason},
                     ":stamp": {"S": stamp},

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from lambda_inbox.config import FAILED_RETENTION
 from lambda_inbox.errors import ConfigurationError
 
 
@@ -24,6 +25,8 @@ class ReaperSettings:
     page_size: int = 100
     claim_timeout: timedelta = timedelta(minutes=5)
     stop_margin: timedelta = timedelta(seconds=5)
+    #: How long a FAILED record the reaper makes (an expired lease) is kept.
+    failed_retention: timedelta = FAILED_RETENTION
 
     def __post_init__(self) -> None:
         if not self.table:
@@ -36,7 +39,8 @@ class ReaperSettings:
         """`INBOX_TABLE` (required), `INBOX_REAPER_DLQ_URLS` (JSON object consumer -> queue URL),
         `DEAD_LETTER_QUEUE_URL` (any other consumer), `INBOX_REAPER_LEASE_GRACE_SECONDS` (900),
         `INBOX_REAPER_PAGE_SIZE` (100), `INBOX_REAPER_CLAIM_SECONDS` (300),
-        `INBOX_REAPER_STOP_MARGIN_SECONDS` (5)."""
+        `INBOX_REAPER_STOP_MARGIN_SECONDS` (5), `INBOX_FAILED_RETENTION_DAYS` (14, as the
+        consumers')."""
         env = os.environ if environ is None else environ
         queues: dict[str, str] = {}
         raw = env.get("INBOX_REAPER_DLQ_URLS", "").strip()
@@ -58,6 +62,13 @@ class ReaperSettings:
             except ValueError:
                 raise ConfigurationError(f"{name} must be a number of seconds") from None
 
+        def days(name: str, default: timedelta) -> timedelta:
+            text = env.get(name, "")
+            try:
+                return timedelta(days=float(text)) if text else default
+            except ValueError:
+                raise ConfigurationError(f"{name} must be a number of days") from None
+
         page = env.get("INBOX_REAPER_PAGE_SIZE", "")
         return cls(
             table=env.get("INBOX_TABLE", ""),
@@ -67,6 +78,7 @@ class ReaperSettings:
             page_size=int(page) if page.isdigit() else 100,
             claim_timeout=seconds("INBOX_REAPER_CLAIM_SECONDS", 300),
             stop_margin=seconds("INBOX_REAPER_STOP_MARGIN_SECONDS", 5),
+            failed_retention=days("INBOX_FAILED_RETENTION_DAYS", FAILED_RETENTION),
         )
 
     def queue_for(self, consumer: str) -> str | None:

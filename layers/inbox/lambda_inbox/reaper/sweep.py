@@ -54,6 +54,7 @@ class Reaper:
             settings.table,
             token=uuid.uuid4().hex,
             claim_seconds=settings.claim_timeout.total_seconds(),
+            failed_retention_seconds=settings.failed_retention.total_seconds(),
         )
 
     def reap_once(

@@ -19,6 +19,7 @@ from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult
 
 if TYPE_CHECKING:
+    from lambda_inbox.sources.kinesis import AggregateProgress, KinesisBatch
     from lambda_inbox.sources.values import ValueFormats
 
 BatchResponse = dict[str, list[dict[str, Any]]]
@@ -84,9 +85,15 @@ class KinesisSource:
         return _all_records_from(event, KINESIS_EVENT_SOURCE)
 
     def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
-        from lambda_inbox.sources.streams import parse_kinesis_event
+        return list(self.batch(event))
 
-        return parse_kinesis_event(event, self._formats, self._seen)
+    def batch(
+        self, event: Mapping[str, Any], progress: AggregateProgress | None = None
+    ) -> KinesisBatch:
+        """The event's messages, made as they are read (`kinesis`, taken a chunk at a time)."""
+        from lambda_inbox.sources.kinesis import KinesisBatch
+
+        return KinesisBatch(event, self._formats, self._seen, progress)
 
     def response(self, results: Sequence[MessageResult]) -> BatchResponse:
         from lambda_inbox.sources.streams import stream_response

@@ -9,12 +9,17 @@ notification's `Message` parsed, the event's `detail`, one S3 record), never the
 - `"sns"`: payload the JSON `Message`, delivery id the notification's `MessageId` (SNS's
   redelivery under a new SQS `messageId` is then a duplicate). A body that is not a notification
   (raw message delivery on) is the message itself, delivery id the SQS `messageId`. The
-  notification's String `MessageAttributes` join the message's attributes (the SQS message's own
-  win): an `idempotency-key` there is the key.
+  notification's String `MessageAttributes` are `Envelope.attributes`: an `idempotency-key` or
+  `outbox-message-id` there is the key when the SQS message has none (`identity`). They never
+  become the message's attributes, so a body cannot set what the library reads there (a dead
+  letter's `inbox-*` attributes).
 - `"eventbridge"`: payload `detail`, delivery id the event's `id`. The outbox message id an
-  outbox relay put in the event's `resources` (`outbox-message-id:<id>`) joins the message's
-  attributes as `outbox-message-id` (the SQS message's own win), so a receiver with no key
-  configured dedupes a relayed event by it.
+  outbox relay put in the event's `resources` (`outbox-message-id:<id>`) is
+  `Envelope.attributes`' `outbox-message-id`, so a receiver with no key configured dedupes a
+  relayed event by it.
+
+Every identity read from the body (the delivery id, and those attributes) is the SQS sender's,
+as the SQS message's own are (`senders`): a body can name only its own sender's messages.
 - `"s3"`: each record a message, payload the record, delivery id `"<bucket>/<key>#<sequencer>"`
   (the key as S3 sends it, URL-encoded; without a sequencer, `eventName@eventTime`). An
   `s3:TestEvent` is acknowledged with no message at all.
@@ -33,8 +38,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from lambda_inbox.errors import ErrorCode, UndecodableBody
-from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
+from lambda_inbox.errors import ErrorCode, PoisonMessage, UndecodableBody
+from lambda_inbox.messages import CURRENT_ENVELOPE, UNCHECKED_BYTES, InboundMessage
 from lambda_inbox.sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE, outbox_message_id_of
 
 EnvelopeName = Literal["sns", "eventbridge", "s3"]
@@ -57,9 +62,10 @@ class Envelope:
 
     @property
     def attributes(self) -> dict[str, str]:
-        """What the envelope adds to the message's attributes: an SNS notification's
-        `MessageAttributes` as name -> `Value`; an EventBridge event's outbox message id (from
-        its `resources`) as `outbox-message-id`; nothing otherwise."""
+        """The attributes the envelope carries: an SNS notification's `MessageAttributes` as
+        name -> `Value`; an EventBridge event's outbox message id (from its `resources`) as
+        `outbox-message-id`; nothing otherwise. Key extractors and handlers read them here; the
+        library reads only `idempotency-key` and `outbox-message-id` of them (`identity`)."""
         if self.kind == "eventbridge":
             relayed = outbox_message_id_of(self.fields.get("resources"))
             return {} if relayed is None else {OUTBOX_MESSAGE_ID_ATTRIBUTE: relayed}
@@ -86,7 +92,11 @@ def unwrap(kind: EnvelopeName, message: InboundMessage) -> list[InboundMessage]:
     if message.decode_error is not None or message.decode is not None:
         return [message]  # not JSON text, or a Kafka or stream record sent again: as it is
     try:
+        _within_limits(message.body)
         document = json.loads(message.body)
+    except PoisonMessage as too_large:
+        message.decode_error = too_large
+        return [message]
     except (ValueError, RecursionError):
         document = None
     if kind == "sns":
@@ -103,9 +113,7 @@ def _sns(message: InboundMessage, document: Any) -> InboundMessage:
     if problem:
         return _mismatch(message, f"not an SNS notification ({problem})")
     envelope = _envelope("sns", document["MessageId"], document)
-    return _derived(
-        message, envelope, _json_text(document["Message"]), _attributes(envelope, message)
-    )
+    return _derived(message, envelope, _json_text(document["Message"]))
 
 
 def _eventbridge(message: InboundMessage, document: Any) -> InboundMessage:
@@ -113,9 +121,7 @@ def _eventbridge(message: InboundMessage, document: Any) -> InboundMessage:
     if problem:
         return _mismatch(message, f"not an EventBridge event ({problem})")
     envelope = _envelope("eventbridge", document["id"], document)
-    return _derived(
-        message, envelope, _constant(document["detail"]), _attributes(envelope, message)
-    )
+    return _derived(message, envelope, _constant(document["detail"]))
 
 
 def _s3(message: InboundMessage, document: Any) -> list[InboundMessage]:
@@ -134,17 +140,13 @@ def _s3(message: InboundMessage, document: Any) -> list[InboundMessage]:
     return messages
 
 
-def _attributes(envelope: Envelope, message: InboundMessage) -> dict[str, str]:
-    """The message's attributes with the envelope's added; the SQS message's own win."""
-    return {**envelope.attributes, **message.attributes}
-
-
 def _constant(value: Any) -> Callable[[], Any]:
     return lambda: value
 
 
 def _json_text(text: str) -> Callable[[], Any]:
     def parse() -> Any:
+        _within_limits(text.encode("utf-8", errors="surrogatepass"))
         try:
             return json.loads(text)
         except (ValueError, RecursionError):
@@ -155,27 +157,32 @@ def _json_text(text: str) -> Callable[[], Any]:
     return parse
 
 
+def _within_limits(document: bytes) -> None:
+    """`TooLarge` for a JSON document past the consumer's `DecodingLimits`."""
+    if len(document) > UNCHECKED_BYTES:
+        from lambda_inbox.decoding.limits import check_json
+
+        check_json(document)
+
+
 def _envelope(kind: str, delivery_id: str, document: Mapping[str, Any]) -> Envelope:
     payload = _PAYLOAD_FIELDS.get(kind)
     return Envelope(kind, delivery_id, {k: v for k, v in document.items() if k != payload})
 
 
 def _derived(
-    message: InboundMessage,
-    envelope: Envelope | None,
-    decode: Callable[[], Any],
-    attributes: Mapping[str, str] | None = None,
+    message: InboundMessage, envelope: Envelope | None, decode: Callable[[], Any]
 ) -> InboundMessage:
     """A message of `message`'s SQS message: its payload `decode`, its delivery id the
-    envelope's (the SQS message's without one); the body, the coordinates and the dead-letter
-    attributes of the SQS message."""
+    envelope's (the SQS message's without one); the body, the coordinates, the attributes, the
+    sender and the dead-letter attributes of the SQS message."""
     return InboundMessage(
         item_identifier=message.item_identifier,
         delivery_id=message.delivery_id if envelope is None else envelope.delivery_id,
         body=message.body,
         source=message.source,
         sequence=message.sequence,
-        attributes=message.attributes if attributes is None else attributes,
+        attributes=message.attributes,
         ordering_scope=message.ordering_scope,
         deduplication_id=message.deduplication_id,
         dead_letter_attributes=message.dead_letter_attributes,
@@ -183,6 +190,8 @@ def _derived(
         decode=decode,
         redelivered=message.redelivered,
         envelope=envelope,
+        sender=message.sender,
+        sender_claim=message.sender_claim,
     )
 
 

@@ -3,14 +3,15 @@
 Key strategies are tried in order: an explicit extractor (JMESPath expression or callable on the
 JSON body), the `idempotency-key` message attribute or Kafka header, the `outbox-message-id`
 attribute (the id an outbox relay fixed when the item was written: `lambda_inbox.outbox`), the
-FIFO `MessageDeduplicationId`, then the delivery id (SQS messageId, Kafka
+FIFO `MessageDeduplicationId`, then the delivery id (SQS messageId, an envelope's id, Kafka
 topic-partition-offset). DLQ redrive and producer retries create new delivery ids, so a business
 key (an explicit extractor) is the robust choice.
 
-The outbox message id is read from `InboundMessage.attributes` only: an SQS message attribute
-as the relay sends it, and where an envelope carries it elsewhere (an SNS notification's
-`MessageAttributes`; an EventBridge event's `resources`, `outbox_message_id_of`), the envelope
-puts it in `attributes` under `OUTBOX_MESSAGE_ID_ATTRIBUTE`.
+The two attributes are read from the SQS message's attributes (a Kafka record's headers), then
+from its envelope's (`Envelope.attributes`: an SNS notification's `MessageAttributes`, an
+EventBridge event's `resources`, `outbox_message_id_of`). Every key but an extractor's is in
+the message's sender's name space, `<principal>/<id>` (`senders`); an extractor's key is the
+application's.
 
 The stage's output is a `Delivery`: the message with its key and fingerprint. A message whose key
 cannot be read is still a `Delivery` (under a fallback key) that carries the poison it is.
@@ -27,6 +28,7 @@ from typing import Any, NamedTuple
 
 from lambda_inbox.errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
 from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
+from lambda_inbox.sources.senders import scoped, untrusted_reason
 
 IDEMPOTENCY_KEY_ATTRIBUTE = "idempotency-key"
 #: The attribute an outbox relay gives every message: the outbox message id.
@@ -37,6 +39,8 @@ OUTBOX_RESOURCE_PREFIX = OUTBOX_MESSAGE_ID_ATTRIBUTE + ":"
 MESSAGE_KEY_ATTRIBUTE = "inbox-message-key"
 #: DynamoDB partition keys are at most 2048 bytes; leave room for the consumer prefix.
 MAX_KEY_BYTES = 1024
+#: The attributes whose value a sender chooses as the key, in the order they are read.
+_CHOSEN_ATTRIBUTES = (IDEMPOTENCY_KEY_ATTRIBUTE, OUTBOX_MESSAGE_ID_ATTRIBUTE)
 
 KeyExtractor = Callable[[Any], object]
 #: A payload document as the consumer's model reads it, in plain JSON values (`Decider`).
@@ -118,18 +122,21 @@ class KeyStrategy:
         return self._extractor is not None
 
     def identify(self, message: InboundMessage) -> MessageIdentity:
-        """The message key; raises `MissingMessageKey` or `UndecodableBody` for poison."""
+        """The message key; raises `PoisonMessage` (`MissingMessageKey`, `UndecodableBody`, an
+        untrusted sender's claim) for poison."""
         if self._extractor is not None:
             return MessageIdentity(self.message_key(message), self._description)
-        header = message.attributes.get(IDEMPOTENCY_KEY_ATTRIBUTE)
-        if header:
-            return MessageIdentity(bounded_key(header), IDEMPOTENCY_KEY_ATTRIBUTE)
-        relayed = message.attributes.get(OUTBOX_MESSAGE_ID_ATTRIBUTE)
-        if relayed:
-            return MessageIdentity(bounded_key(relayed), OUTBOX_MESSAGE_ID_ATTRIBUTE)
+        carried = None if message.envelope is None else message.envelope.attributes
+        for name in _CHOSEN_ATTRIBUTES:
+            chosen = message.attributes.get(name) or (carried.get(name) if carried else None)
+            if chosen:
+                return MessageIdentity(_senders(message, chosen), name)
         if message.deduplication_id:
-            return MessageIdentity(bounded_key(message.deduplication_id), "deduplication-id")
-        return MessageIdentity(bounded_key(message.delivery_id), "delivery-id")
+            return MessageIdentity(_senders(message, message.deduplication_id), "deduplication-id")
+        if message.envelope is not None:  # the delivery id is the body's
+            return MessageIdentity(_senders(message, message.delivery_id), "envelope-id")
+        key = scoped(message.sender, bounded_key(message.delivery_id))
+        return MessageIdentity(key, "delivery-id")
 
     def message_key(self, message: InboundMessage) -> str:
         """`identify(message).key`, without the strategy's name (asked for every message)."""
@@ -186,9 +193,26 @@ def identify(
 
 def fallback_key(message: InboundMessage) -> str:
     """The key of a message whose own key cannot be read: the key it was dead-lettered under
-    when it comes back from the DLQ (so a replay updates the same FAILED record), else the
-    delivery id."""
-    return bounded_key(message.attributes.get(MESSAGE_KEY_ATTRIBUTE) or message.delivery_id)
+    when it comes back from the DLQ (so a replay updates the same FAILED record) if that key is
+    in its sender's name space, else its delivery id in that name space."""
+    sender = message.sender
+    named = None if message.sender_claim else message.attributes.get(MESSAGE_KEY_ATTRIBUTE)
+    if named and sender is None:
+        return bounded_key(named)
+    if named:
+        space, slash, key = named.partition("/")
+        if slash and key and space == sender:
+            return scoped(sender, bounded_key(key))
+    return scoped(sender, bounded_key(message.delivery_id))
+
+
+def _senders(message: InboundMessage, chosen: str) -> str:
+    """`chosen`, an identity the message's sender picked, in that sender's name space; poison
+    when the message claims an original sender that was not believed (`senders`)."""
+    if message.sender_claim is not None:
+        reason = untrusted_reason(message.sender, message.sender_claim)
+        raise PoisonMessage(reason, code=ErrorCode.UNTRUSTED_SENDER)
+    return scoped(message.sender, bounded_key(chosen))
 
 
 def bounded_key(key: str) -> str:

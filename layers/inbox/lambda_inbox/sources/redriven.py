@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from lambda_inbox.errors import PoisonMessage
     from lambda_inbox.messages import AttributeValue
 
 #: How to get the original bytes of a dead letter's body back (the module docstring).
@@ -61,9 +62,12 @@ def is_sqs_text(text: str) -> bool:
     return re.search(_INVALID_SQS_TEXT, text) is None
 
 
-def body_bytes(body: object, attributes: Mapping[str, str]) -> tuple[bytes, str | None]:
+def body_bytes(
+    body: object, attributes: Mapping[str, str]
+) -> tuple[bytes, str | PoisonMessage | None]:
     """The body's bytes, decoded from a dead letter's envelope when it carries one; with the
-    reason it cannot be used, if any."""
+    reason it cannot be used (or the poison it is: `too_large` past the consumer's
+    `DecodingLimits`, the body then kept as delivered), if any."""
     if not isinstance(body, str):
         return b"", None
     encoding = attributes.get(BODY_ENCODING_ATTRIBUTE) if attributes else None
@@ -75,7 +79,12 @@ def body_bytes(body: object, attributes: Mapping[str, str]) -> tuple[bytes, str 
         if encoding == "base64":
             return base64.b64decode(body, validate=True), None
         if encoding == "zlib+base64":
-            return zlib.decompress(base64.b64decode(body, validate=True)), None
+            from lambda_inbox.decoding.limits import TooLarge, inflate
+
+            try:
+                return inflate(base64.b64decode(body, validate=True)), None
+            except TooLarge as poison:
+                return body.encode("utf-8", errors="surrogatepass"), poison
         if encoding == "truncated+base64":
             size = attributes.get(BODY_BYTES_ATTRIBUTE, "?")
             return (

@@ -15,6 +15,7 @@ from lambda_inbox.errors import MalformedRecord
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult
 from lambda_inbox.sources.redriven import body_bytes, original_attributes
+from lambda_inbox.sources.senders import sender_of
 
 if TYPE_CHECKING:
     from lambda_inbox.sources.envelopes import EnvelopeName
@@ -48,10 +49,12 @@ class SqsSource:
         fifo_failure_mode: FifoFailureMode = "stop",
         value_formats: ValueFormats | None = None,
         envelope: EnvelopeName | None = None,
+        trusted_redrivers: frozenset[str] = frozenset(),
     ) -> None:
         self._fifo_failure_mode = fifo_failure_mode
         self._formats = value_formats
         self._envelope: EnvelopeName | None = envelope
+        self._redrivers = trusted_redrivers
 
     def matches(self, event: Mapping[str, Any]) -> bool:
         return is_sqs_event(event)
@@ -62,6 +65,7 @@ class SqsSource:
             fifo_failure_mode=self._fifo_failure_mode,
             value_formats=self._formats,
             envelope=self._envelope,
+            trusted_redrivers=self._redrivers,
         )
 
     def response(self, results: Sequence[MessageResult]) -> dict[str, list[dict[str, Any]]]:
@@ -89,15 +93,17 @@ def parse_sqs_event(
     fifo_failure_mode: FifoFailureMode = "stop",
     value_formats: ValueFormats | None = None,
     envelope: EnvelopeName | None = None,
+    trusted_redrivers: frozenset[str] = frozenset(),
 ) -> list[InboundMessage]:
     """The event's records as messages; with an `envelope`, the messages each body carries
     (`envelopes`: none for an S3 test event, one per record of an S3 notification), numbered
-    in delivery order."""
+    in delivery order. `trusted_redrivers`: the principals whose copies of a dead letter are
+    believed about its original sender (`senders`)."""
     records = event.get("Records")
     if not isinstance(records, list):
         raise MalformedRecord("an SQS event needs a 'Records' list")
     messages = [
-        _to_message(raw, sequence, fifo_failure_mode, value_formats)
+        _to_message(raw, sequence, fifo_failure_mode, value_formats, trusted_redrivers)
         for sequence, raw in enumerate(records)
     ]
     if envelope is None:
@@ -111,7 +117,11 @@ def parse_sqs_event(
 
 
 def _to_message(
-    record: object, sequence: int, fifo_mode: FifoFailureMode, formats: ValueFormats | None
+    record: object,
+    sequence: int,
+    fifo_mode: FifoFailureMode,
+    formats: ValueFormats | None,
+    redrivers: frozenset[str],
 ) -> InboundMessage:
     """One Lambda SQS record (a plain dict, read defensively) -> InboundMessage.
 
@@ -145,6 +155,7 @@ def _to_message(
         else {}
     )
     body, decode_error = body_bytes(record.get("body"), strings)
+    sender, sender_claim = sender_of(attributes.get("SenderId"), strings, redrivers)
     reading: dict[str, Any] = {}
     if STREAM_RECORD_ATTRIBUTE in strings and decode_error is None:  # a stream record, again
         from lambda_inbox.sources.streams import stream_record_reading
@@ -173,6 +184,8 @@ def _to_message(
         dead_letter_attributes=original,
         message_group_id=group_id,
         redelivered=_redelivered(attributes, strings),
+        sender=sender,
+        sender_claim=sender_claim,
         **reading,
     )
 

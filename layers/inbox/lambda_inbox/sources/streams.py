@@ -6,9 +6,9 @@ not committed is skipped, and the response names the first of them by its sequen
 (Lambda retries from there). Poison and duplicates do not block: poison is dead-lettered with
 its original bytes and coordinates, and the shard goes on.
 
-Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats` (a record the
-Kinesis Producer Library aggregated is one message per user record, `aggregation`); a DynamoDB
-Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
+Payloads: a Kinesis record's base64 `data`, read as JSON or through `ValueFormats` (`kinesis`:
+a record the Kinesis Producer Library aggregated is one message per user record, made as they
+are read, a chunk at a time); a DynamoDB Streams record's document `{"eventName", "Keys", "NewImage", "OldImage"}` with plain values
 (numbers as Decimal, sets as sets, binary, which the event carries as base64, as bytes; each
 value checked, `store.attribute_values.read_attribute_value`) and its `userIdentity`.
 The delivery id, and so the default message key, is the record's `eventID`. Decoding never
@@ -20,61 +20,52 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from lambda_inbox.errors import ErrorCode, MalformedRecord, UndecodableBody
 from lambda_inbox.messages import AttributeValue, InboundMessage
 from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.sources.fields import KPL_MAGIC, base64_bytes, raw_text, string_attribute
-
-if TYPE_CHECKING:
-    from lambda_inbox.sources.values import ValueFormats
+from lambda_inbox.sources.fields import string_attribute
 
 #: The parts of a DynamoDB stream record's `dynamodb` object in its payload document.
 STREAM_IMAGES = ("Keys", "NewImage", "OldImage")
 
 
-def parse_kinesis_event(
-    event: Mapping[str, Any],
-    formats: ValueFormats | None = None,
-    seen: dict[str, int] | None = None,
-) -> list[InboundMessage]:
-    """The event's records as messages, in delivery order. `seen` maps each shard to the highest
-    sequence number received before in this execution environment: a record at or below it is
-    `redelivered` (a retried batch). It is updated with this batch."""
-    return _parse(
-        event, seen, lambda record, sequence: _kinesis_messages(record, sequence, formats)
-    )
-
-
 def parse_dynamodb_stream_event(
     event: Mapping[str, Any], seen: dict[str, int] | None = None
 ) -> list[InboundMessage]:
-    """The event's records as messages whose payload is the plain document (module docstring);
-    `seen` as for `parse_kinesis_event`."""
-    return _parse(event, seen, lambda record, sequence: [_dynamodb_message(record, sequence)])
+    """The event's records as messages whose payload is the plain document (module docstring).
+    `seen` maps each stream to the highest sequence number received before in this execution
+    environment: a record at or below it is `redelivered` (a retried batch). It is updated with
+    this batch."""
+    records = stream_records(event)
+    messages = (_dynamodb_message(record, index) for index, record in enumerate(records))
+    return list(numbered(messages, seen))
 
 
-def _parse(
-    event: Mapping[str, Any],
-    seen: dict[str, int] | None,
-    to_messages: Callable[[object, int], list[InboundMessage]],
-) -> list[InboundMessage]:
+def stream_records(event: Mapping[str, Any]) -> list[Any]:
+    """The event's `Records`; `MalformedRecord` when it has none."""
     records = event.get("Records")
     if not isinstance(records, list):
         raise MalformedRecord("a stream event needs a 'Records' list")
-    messages = [m for index, record in enumerate(records) for m in to_messages(record, index)]
-    for sequence, message in enumerate(messages):  # an aggregated record holds several
-        message.sequence = sequence
+    return records
+
+
+def numbered(
+    messages: Iterable[InboundMessage], seen: dict[str, int] | None
+) -> Iterator[InboundMessage]:
+    """`messages` numbered in delivery order (an aggregated record holds several) and marked
+    `redelivered` when `seen` already holds their sequence number, `seen` updated as they go."""
     before = dict(seen) if seen else {}
-    for message in messages:  # still the adapter's: nothing has read them yet
+    for sequence, message in enumerate(messages):  # still the adapter's: nothing read them yet
+        message.sequence = sequence
         scope = str(message.ordering_scope)
         number = _position(message.item_identifier)
         message.redelivered = number is not None and number <= before.get(scope, -1)
         if seen is not None and number is not None:
             seen[scope] = max(number, seen.get(scope, -1))
-    return messages
+        yield message
 
 
 def _position(sequence_number: object) -> int | None:
@@ -82,110 +73,13 @@ def _position(sequence_number: object) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _kinesis_messages(
-    record: object, index: int, formats: ValueFormats | None
-) -> list[InboundMessage]:
-    """The record's message, or, for a record the KPL aggregated, one message per user record
-    (`aggregation`): delivery id `"<eventID>/<index>"`, its own partition key, the parent's
-    sequence number to report. An aggregate that cannot be read is one poison message with the
-    record's bytes."""
-    if not isinstance(record, dict) or not isinstance(record.get("kinesis"), dict):
-        raise MalformedRecord(f"Kinesis record {index} has no 'kinesis' object")
-    kinesis: dict[str, Any] = record["kinesis"]
-    sequence_number = _required_text(kinesis.get("sequenceNumber"), f"Kinesis record {index}")
-    event_id = record.get("eventID")
-    shard = event_id.split(":", 1)[0] if isinstance(event_id, str) and ":" in event_id else ""
-    delivery_id = event_id if isinstance(event_id, str) and event_id else sequence_number
-    stream = _text(record.get("eventSourceARN")) or "kinesis"
-    coordinates: dict[str, AttributeValue] = {
-        "kinesis-sequence-number": string_attribute(sequence_number),
-    }
-    if shard:
-        coordinates["kinesis-shard-id"] = string_attribute(shard)
-    raw = kinesis.get("data")
-    data = base64_bytes(raw)
-    place: dict[str, Any] = {
-        "item_identifier": sequence_number,
-        "source": stream,
-        "sequence": index,
-        "ordering_scope": f"{stream}#{shard}" if shard else stream,
-    }
-    dead_letter = {**coordinates, **_partition_key(_text(kinesis.get("partitionKey")))}
-    if data is None:
-        text, reason = raw_text(raw), "data is not valid base64"
-        return [_poison(delivery_id, text, reason, dead_letter, place)]
-    if data.startswith(KPL_MAGIC):
-        from lambda_inbox.sources.aggregation import BadAggregate, deaggregate
-
-        try:
-            users = deaggregate(data)
-        except BadAggregate as error:
-            return [_poison(delivery_id, data, str(error), dead_letter, place)]
-        return [
-            _kinesis_message(
-                f"{delivery_id}/{position}",
-                user.data,
-                {**coordinates, **_partition_key(user.partition_key, position)},
-                formats,
-                place,
-            )
-            for position, user in enumerate(users)
-        ]
-    return [_kinesis_message(delivery_id, data, dead_letter, formats, place)]
-
-
-def _poison(
-    delivery_id: str,
-    body: bytes,
-    reason: str,
-    dead_letter: dict[str, AttributeValue],
-    place: dict[str, Any],
-) -> InboundMessage:
-    """A record that cannot be read, kept as delivered: poison when handled."""
-    return InboundMessage(
-        delivery_id=delivery_id,
-        body=body,
-        decode_error=reason,
-        dead_letter_attributes=dead_letter,
-        **place,
-    )
-
-
-def _partition_key(key: str | None, position: int | None = None) -> dict[str, AttributeValue]:
-    """The dead-letter attributes naming a record's partition key (and its place in an
-    aggregate)."""
-    attributes = {"kinesis-partition-key": string_attribute(key)} if key else {}
-    if position is not None:
-        attributes["kinesis-aggregate-index"] = string_attribute(str(position))
-    return attributes
-
-
-def _kinesis_message(
-    delivery_id: str,
-    data: bytes,
-    dead_letter: dict[str, AttributeValue],
-    formats: ValueFormats | None,
-    place: dict[str, Any],
-) -> InboundMessage:
-    reading: dict[str, Any] = {}
-    if formats is not None or data[:1] == b"\x00":
-        from lambda_inbox.sources.values import read_value  # JSON-only consumers never load it
-
-        reading = read_value(data, None, formats, dead_letter)
-    return InboundMessage(
-        delivery_id=delivery_id, body=data, dead_letter_attributes=dead_letter, **place, **reading
-    )
-
-
 def _dynamodb_message(record: object, index: int) -> InboundMessage:
     if not isinstance(record, dict):
         raise MalformedRecord(f"DynamoDB stream record {index} is not an object")
     change = record.get("dynamodb")
     change = change if isinstance(change, dict) else {}
-    sequence_number = _required_text(
-        change.get("SequenceNumber"), f"DynamoDB stream record {index}"
-    )
-    delivery_id = _text(record.get("eventID")) or sequence_number
+    sequence_number = required_text(change.get("SequenceNumber"), f"DynamoDB stream record {index}")
+    delivery_id = text_or_none(record.get("eventID")) or sequence_number
     dead_letter: dict[str, AttributeValue] = {
         "dynamodb-stream-event-id": string_attribute(delivery_id),
         "dynamodb-sequence-number": string_attribute(sequence_number),
@@ -196,9 +90,9 @@ def _dynamodb_message(record: object, index: int) -> InboundMessage:
         item_identifier=sequence_number,
         delivery_id=delivery_id,
         body=body.encode("utf-8", errors="surrogatepass"),
-        source=_text(record.get("eventSourceARN")) or "dynamodb",
+        source=text_or_none(record.get("eventSourceARN")) or "dynamodb",
         sequence=index,
-        ordering_scope=_text(record.get("eventSourceARN")) or "dynamodb",
+        ordering_scope=text_or_none(record.get("eventSourceARN")) or "dynamodb",
         dead_letter_attributes=dead_letter,
         decode=functools.partial(stream_document, record),
     )
@@ -259,12 +153,12 @@ def stream_response(results: Iterable[MessageResult]) -> dict[str, list[dict[str
     return {"batchItemFailures": [{"itemIdentifier": number} for number in first.values()]}
 
 
-def _required_text(value: object, what: str) -> str:
+def required_text(value: object, what: str) -> str:
     """A sequence number: without one, no failure of the record could be reported."""
     if isinstance(value, str) and value:
         return value
     raise MalformedRecord(f"{what} has no sequence number")
 
 
-def _text(value: object) -> str | None:
+def text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None

@@ -12,10 +12,13 @@ Which format one record is in:
    when the byte after the schema id is 0, the message-index list `[0]`, else Avro);
 3. otherwise the consumer's `default` (JSON unless configured).
 
-The decoding itself is Powertools' Kafka deserializers (extras `kafka-consumer-avro` and
-`kafka-consumer-protobuf`), loaded on the first binary value. A value that does not decode is
-poison (`undecodable_value`): dead-lettered with its original bytes and the format it was read
-as, never a partition stall. The fingerprint of a binary value is the hash of its decoded record
+The decoding is bounded (`limits`: a value past `DecodingLimits` is poison `too_large`): Avro
+with avro's reader, each value counted as it is read (`decoding.avro_reader`); Protobuf with
+Powertools' Kafka deserializer, after a record large enough to pass `max_values` has been counted
+on the wire (`decoding.protobuf_count`, which also takes its Confluent or Glue framing off); all
+loaded on the first binary value (extras `kafka-consumer-avro` and
+`kafka-consumer-protobuf`). A value that does not decode is poison (`undecodable_value`):
+dead-lettered with its original bytes and the format it was read as, never a partition stall. The fingerprint of a binary value is the hash of its decoded record
 (identity.fingerprint), so the same event in JSON, Avro or Protobuf, framed or not, replayed or
 not, is a duplicate.
 """
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lambda_inbox.errors import ConfigurationError, ErrorCode, UndecodableBody, truncate
+from lambda_inbox.messages import UNCHECKED_BYTES
 
 Format = Literal["JSON", "AVRO", "PROTOBUF"]
 FORMATS: tuple[Format, ...] = ("JSON", "AVRO", "PROTOBUF")
@@ -121,12 +125,17 @@ class ValueFormats:
 
     def decode(self, encoded: EncodedValue) -> Any:
         """The payload document of a Kafka value or Kinesis data in JSON, Avro or Protobuf;
-        raises `UndecodableBody` (`undecodable_value`) when it does not decode."""
+        raises `UndecodableBody` (`undecodable_value`) when it does not decode, `TooLarge`
+        (`too_large`) past the consumer's `DecodingLimits`."""
+        record = encoded.record
         if encoded.format == "JSON":
+            if len(record) > UNCHECKED_BYTES:
+                from lambda_inbox.decoding.limits import check_json
+
+                check_json(record)
             try:
-                return json.loads(encoded.record.decode("utf-8"))
-            # ValueError: not UTF-8, not JSON, or a number past Python's integer-string limit
-            except (ValueError, RecursionError) as error:
+                return json.loads(record.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError) as error:
                 raise UndecodableBody(
                     f"value is not JSON ({type(error).__name__})", code=ErrorCode.MALFORMED_JSON
                 ) from None
@@ -134,22 +143,39 @@ class ValueFormats:
             raise _undecodable(encoded, "this consumer has no Avro schema (ValueFormats)")
         if encoded.format == "PROTOBUF" and self.protobuf_message is None:
             raise _undecodable(encoded, "this consumer has no Protobuf message (ValueFormats)")
+        from lambda_inbox.decoding.limits import TooLarge
+
+        try:
+            if encoded.format == "AVRO":
+                from lambda_inbox.decoding.avro_reader import read_avro
+
+                return read_avro(str(self.avro_schema), record)
+            from lambda_inbox.decoding.protobuf_count import protobuf_record
+
+            framed = protobuf_record(record, encoded.schema_id, indexed=encoded.indexed)
+            return self._read_protobuf(framed)
+        except TooLarge:
+            raise
+        except Exception as error:  # avro's and protobuf's errors for bytes that do not decode
+            raise _undecodable(encoded, f"{type(error).__name__}: {error}") from None
+
+    def _read_protobuf(self, record: bytes) -> Any:
+        """A Protobuf record (its framing off): counted on the wire when it is large enough to
+        pass the limit, then read by Powertools' deserializer."""
         from aws_lambda_powertools.utilities.kafka.deserializer.deserializer import (
-            get_deserializer,  # Powertools' Avro and Protobuf readers, loaded on first use
-        )
-        from aws_lambda_powertools.utilities.kafka.exceptions import (
-            KafkaConsumerAvroSchemaParserError,
-            KafkaConsumerDeserializationError,
+            get_deserializer,  # Powertools' Protobuf reader, loaded on first use
         )
 
-        schema = self.avro_schema if encoded.format == "AVRO" else self.protobuf_class()
-        # Powertools strips the Protobuf message indexes when a schema id is in the metadata.
-        metadata = {"schemaId": encoded.schema_id} if encoded.indexed else None
-        try:
-            reader = get_deserializer(encoded.format, schema, metadata)
-            return reader.deserialize(base64.b64encode(encoded.record).decode("ascii"))
-        except (KafkaConsumerDeserializationError, KafkaConsumerAvroSchemaParserError) as error:
-            raise _undecodable(encoded, str(error)) from None
+        from lambda_inbox.decoding.limits import Budget, check_bytes, current_limits
+
+        check_bytes(len(record), "the Protobuf record")
+        message_class = self.protobuf_class()
+        if len(record) > current_limits().max_values:  # each value takes a byte at least
+            from lambda_inbox.decoding.protobuf_count import count_values
+
+            count_values(record, message_class.DESCRIPTOR, Budget())
+        reader = get_deserializer("PROTOBUF", message_class, None)
+        return reader.deserialize(base64.b64encode(record).decode("ascii"))
 
 
 def generated_message(path: Path, name: str) -> Callable[[], type[Any]]:

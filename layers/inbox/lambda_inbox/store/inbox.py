@@ -1,5 +1,6 @@
 """The consumer's side of the inbox table: the duplicate filter's batch read, the inbox `Put` of
-every transaction, the FAILED record of a dead-lettered message, and one record by key.
+every transaction, the FAILED record of a dead-lettered message (written alone, or with others
+in one transaction: `failed`), and one record by key.
 
 Every attribute name and condition of these writes is here or in `record`; leased mode's writes
 are in `leases`, the reaper's in `reaping`, the index reads in `open_index`.
@@ -13,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox.config import FAILED_RETENTION
 from lambda_inbox.store.attribute_values import ItemIdentity
 from lambda_inbox.store.record import (
     PARTITION_KEY,
@@ -73,12 +75,15 @@ class InboxStore:
         consumer: str,
         retention_seconds: float,
         snapshot_bytes: int = 8 * 1024,
+        failed_retention_seconds: float = FAILED_RETENTION.total_seconds(),
     ) -> None:
-        self._client = client
+        self._client = self.client = client
         self.table = table
         self.consumer = consumer
         self._retention = retention_seconds
-        self._snapshot_bytes = snapshot_bytes
+        #: Seconds a FAILED record is kept, and bytes of its payload snapshot (`failed`).
+        self.failed_retention = failed_retention_seconds
+        self.snapshot_bytes = snapshot_bytes
         #: What the completion puts of one time share (`_stamp`): made once per transaction.
         self._stamped: _Stamp = (-1.0, {}, {}, _claim(0, None))
         #: The values every COMPLETED record of this consumer holds.
@@ -93,6 +98,7 @@ class InboxStore:
             consumer=config.consumer,
             retention_seconds=config.retention.total_seconds(),
             snapshot_bytes=config.failed_payload_snapshot_bytes,
+            failed_retention_seconds=config.failed_retention.total_seconds(),
         )
 
     def pk(self, message_key: str) -> str:
@@ -193,54 +199,15 @@ class InboxStore:
         }
 
     def mark_failed(
-        self,
-        message: InboundMessage,
-        message_key: str,
-        fingerprint: str,
-        *,
-        error_code: str,
-        error: str,
-        now: float,
-        dead_lettered: bool = True,
+        self, message: InboundMessage, message_key: str, fingerprint: str, **details: Any
     ) -> bool:
-        """Record a message as FAILED (no TTL: an incident artifact, kept until resolved).
+        """Record a message as FAILED (`failed.failed_put`, whose keywords `details` are: an
+        incident artifact with a bounded snapshot, removed by TTL after the failed-record
+        retention); False when a live COMPLETED record holds its key (never overwritten)."""
+        from lambda_inbox.store.failed import failed_put, put_together  # the first poison's
 
-        Never overwrites a live COMPLETED record; returns False when one exists.
-        """
-        body = message.body
-        snapshot = body[: self._snapshot_bytes]
-        record = InboxRecord(
-            consumer=self.consumer,
-            message_key=message_key,
-            status=Status.FAILED,
-            fingerprint=fingerprint,
-            source=message.source,
-            delivery_id=message.delivery_id,
-            error_code=error_code,
-            last_error=error[:1024] or error_code,
-            failed_at=utc_iso(now),
-            payload_snapshot=snapshot,
-            payload_truncated=len(body) > len(snapshot),
-            dead_lettered_at=utc_iso(now) if dead_lettered else None,
-            open_since=utc_iso(now),
-        )
-        try:
-            self._client.put_item(
-                TableName=self.table,
-                Item=record.to_item(),
-                ConditionExpression=(
-                    f"attribute_not_exists({PARTITION_KEY}) OR #status <> :completed "
-                    f"OR {TTL_ATTRIBUTE} < :now"
-                ),
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={
-                    ":completed": {"S": Status.COMPLETED.value},
-                    ":now": {"N": str(int(now))},
-                },
-            )
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        put = failed_put(self, message, message_key, fingerprint, **details)
+        return put_together(self._client, [put]) == 1
 
 
 def get_record(

@@ -1,7 +1,5 @@
-"""The workings of `check_effectively_once` (`..effectively_once`): the event sources played
-(`players`), the function's own mapping settings (`mapping`), a producer's retry and SNS's
-redelivery (`retries`), DynamoDB's own failures of a write as the service answers them
-(`dynamodb_answers`, through `crashes.CrashSwitch`), order judged on responses (`order`), two
-invocations holding one message (`overlap`), what a run still owes at its end (`owed`), and
-time: the check's clock (`clock`), what DynamoDB forgets with it (`expiry`), the late
-redeliveries (`late`)."""
+"""The workings of `check_effectively_once` (`..effectively_once`): the driver that invokes the
+handler with faults in its writes (`driver`, the faults owed at each write: `schedule`), two
+invocations at once (`overlap`), the function's own mapping settings (`mapping`), the report and
+its verdict (`report`), the check's clock (`clock`), the event sources played (`sources`), and
+DynamoDB's own behaviour (`dynamodb`: its failures, TTL and tokens forgotten, stale reads)."""

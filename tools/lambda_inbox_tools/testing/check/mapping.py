@@ -16,6 +16,8 @@ sources) and plays its settings as Lambda applies them:
 - `MaximumBatchingWindowInSeconds`: with a window, records waiting fill a Kafka batch from
   every partition up to `BatchSize`; without one, a batch holds what one poll found (some
   partitions). SQS and stream batches are always played as full as the records allow.
+- `ParallelizationFactor` (Kinesis, DynamoDB Streams): above 1, a shard's partition keys (a
+  table's items) are delivered as lanes of their own, each in order, interleaved (`lanes`).
 
 A handler without a template (a plain function) is played with the kit's defaults: batches of
 10 and partial batch responses read. `batch_size=` and `report_batch_item_failures=` override
@@ -59,12 +61,17 @@ class Played:
     #: "template FUNCTION.EVENT", "argument", or "default (no template)", per setting.
     batch_size_from: str
     report_from: str
+    #: A stream's `ParallelizationFactor` (1 without a template, and for queues and Kafka).
+    parallelization: int = 1
 
     def __str__(self) -> str:
         report = "on" if self.report_batch_item_failures else "off"
+        parallel = (
+            f", ParallelizationFactor {self.parallelization}" if self.parallelization > 1 else ""
+        )
         return (
             f"BatchSize {self.batch_size} ({self.batch_size_from}), "
-            f"ReportBatchItemFailures {report} ({self.report_from})"
+            f"ReportBatchItemFailures {report} ({self.report_from}){parallel}"
         )
 
 
@@ -98,7 +105,8 @@ def played_settings(
     if size < 1:
         raise ValueError(f"batch_size must be at least 1, not {size}")
     window = event.batching_window if event else 0.0
-    return Played(size, report, window, size_from, report_from)
+    parallelization = getattr(event, "parallelization_factor", 1) if event else 1
+    return Played(size, report, window, size_from, report_from, parallelization)
 
 
 def _event_of(spec: Any, source: str, records: Sequence[Record]) -> SourceSpec | None:

@@ -1,5 +1,6 @@
-"""Two invocations holding the same SQS message at once, as when its visibility timeout lapses
-while the first invocation still runs: on real threads, each invocation's first DynamoDB write
+"""Two invocations holding the same messages at once, as when an SQS visibility timeout lapses
+while the first invocation still runs, a Kafka partition moves to another poller, or a stream's
+invocation is retried while it still runs: on real threads, each invocation's first DynamoDB write
 held until the other has reached its own (or finished, or `MEET_SECONDS` passed), so both have
 read what they read before either writes: the interleaving a read-then-write without a
 condition does not survive.
@@ -40,7 +41,9 @@ class _Meeting:
         if not getattr(self.local, "met", False):
             self.barrier.abort()
 
-    def hook(self, **_: Any) -> None:
+    def hook(self, model: Any = None, **_: Any) -> None:
+        if getattr(model, "name", "") not in WRITE_OPERATIONS:
+            return
         if not getattr(self.local, "member", False) or getattr(self.local, "met", False):
             return
         self.local.met = True
@@ -50,9 +53,10 @@ class _Meeting:
 
 class _OneRequestAtATime:
     """A lock held from a DynamoDB call's `before-call` to its `after-call` (or
-    `after-call-error`): registered last before the call, so the meeting and any injected
-    crash or answer come first (a call they end never takes it), and first after it, so no
-    crash injected after the call keeps it."""
+    `after-call-error`), first among the service's hooks but after those registered before it
+    (an injected crash or answer, a stale read's bookkeeping, the meeting), so a call they end
+    never takes the lock, and before devkit's memory DynamoDB answers. A crash after a call that
+    keeps the lock gives it back at the thread's next call's end, or when its invocation ends."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -78,24 +82,17 @@ def overlapping(calls: Sequence[Callable[[], Any]], clients: Iterable[Any]) -> l
     hooked: list[tuple[Any, str, str]] = []
     for client in clients:
         events = client.meta.events
-        for operation in WRITE_OPERATIONS:
-            event = f"before-call.dynamodb.{operation}"
-            unique = f"lambda-inbox-overlap-{id(meeting)}-{operation}"
-            events.register_first(event, meeting.hook, unique_id=unique)
+        # The meeting first, then the turn: a first write waits for the other's without the
+        # turn, which it takes only to go in.
+        for event, hook, name in (
+            ("before-call.dynamodb", meeting.hook, "meeting"),
+            ("before-call.dynamodb", turns.take, "take"),
+            ("after-call.dynamodb", turns.give_back, "give-back"),
+            ("after-call-error.dynamodb", turns.give_back, "give-back"),
+        ):
+            unique = f"lambda-inbox-overlap-{id(turns)}-{name}-{event}"
+            events.register_first(event, hook, unique_id=unique)
             hooked.append((client, event, unique))
-        # Each operation by its name: botocore calls an event's own handlers before those of
-        # its prefix, and an injected crash is registered under the operation's name. (A
-        # unique id names one registration of an emitter: one per event.)
-        for operation in client.meta.service_model.operation_names:
-            event = f"before-call.dynamodb.{operation}"
-            unique = f"lambda-inbox-overlap-turns-{id(turns)}-{event}"
-            events.register_last(event, turns.take, unique_id=unique)
-            hooked.append((client, event, unique))
-            for after in ("after-call", "after-call-error"):
-                event = f"{after}.dynamodb.{operation}"
-                unique = f"lambda-inbox-overlap-turns-{id(turns)}-{event}"
-                events.register_first(event, turns.give_back, unique_id=unique)
-                hooked.append((client, event, unique))
     start = threading.Barrier(len(calls))
     results: list[Any] = [None] * len(calls)
     errors: list[BaseException] = []

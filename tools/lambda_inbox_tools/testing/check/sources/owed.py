@@ -1,33 +1,24 @@
 """What a run of the effectively-once check still owes at its end, played then: the duplicate
 and the new-id delivery the draws found no room for, and rounds of every message again for the
-owed faults and the owed full batch, the effects of the messages under observation witnessed
+owed faults, overlaps and full batch, the effects of the messages under observation witnessed
 first so that the redelivery cannot hide a loss."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from ..events import delivered_again, record_id
-from ..stream_events import produced_again, record_sequence, shard_of
-from .mapping import Played
-from .players import Draws, new_sqs_id
+from ...events import delivered_again, record_id
+from ...stream_events import produced_again, record_sequence, shard_of
+from ..driver import Driver
+from ..mapping import Played
+from .draws import Draws
+from .queues import new_sqs_id
 
-__all__ = ["OWED_ROUNDS", "again_draws", "owed_deliveries", "play_what_is_owed"]
+__all__ = ["OWED_ROUNDS", "owed_deliveries", "play_what_is_owed"]
 
 Record = Mapping[str, Any]
-
-
-class Owing(Protocol):
-    """What the check's driver tells of what it owes."""
-
-    #: The faults every run owes that have not fired yet, in order.
-    owed: list[Any]
-    #: Whether any invocation wrote (a fault can fire only in one that does).
-    wrote: bool
-    #: Set for the rounds at the end (no new work is left: an owed fault lands anyway).
-    last_round: bool
 
 
 #: How far past a partition's or shard's last position an owed copy goes (gaps are normal).
@@ -42,7 +33,8 @@ def owed_deliveries(records: Sequence[Record], draws: Draws) -> list[dict[str, A
     rng = draws.rng
     if draws.owed_duplicate and "messageId" in records[0]:
         owed.append(delivered_again(rng.choice(list(records))))
-        draws.owed_duplicate, draws.duplicates = False, draws.duplicates + 1
+        draws.owed_duplicate = False
+        draws.report.duplicates += 1
     with_effect = [r for r in records if draws.has_effect(r)]
     if draws.owed_new_id and with_effect and "dynamodb" not in records[0]:
         record = rng.choice(with_effect)
@@ -62,22 +54,9 @@ def owed_deliveries(records: Sequence[Record], draws: Draws) -> list[dict[str, A
             ]
             again["offset"] = max(int(r["offset"]) for r in same) + gap
         owed.append(draws.copy(again))
-        draws.owed_new_id, draws.new_ids = False, draws.new_ids + 1
+        draws.owed_new_id = False
+        draws.report.new_ids += 1
     return owed
-
-
-def again_draws(draws: Draws) -> Draws:
-    """Draws for a last round: no chance duplicates, new ids or rewinds; the rest as `draws`."""
-    return Draws(
-        draws.rng,
-        0.0,
-        draws.has_effect,
-        identity=draws.identity,
-        done=draws.done,
-        witness=draws.witness,
-        volatile=draws.volatile,
-        out_of_order=draws.out_of_order,
-    )
 
 
 #: Rounds of delivering everything again at the end, for the faults a run still owes.
@@ -86,36 +65,40 @@ OWED_ROUNDS = 3
 
 def play_what_is_owed(
     records: Sequence[Record],
-    driver: Owing,
+    driver: Driver,
     draws: Draws,
     played: Played,
     play: Callable[[Sequence[Record], Any, Draws, Played], None],
     report: Any,
 ) -> None:
-    """A run whose invocations ended before every owed fault fired, or before a batch as full as
-    the source can hand over, is given the chance: every message delivered again (a duplicate of each SQS message, a rewind of
-    each Kafka partition and shard to its start), the effects of the messages under observation
-    witnessed first, so the redelivery cannot hide a loss. Before that, the duplicate and the
-    new-id delivery the draws never found room for (`players.owed_deliveries`)."""
+    """A run whose invocations ended before every owed fault and overlap was played, or before a
+    batch as full as the source can hand over, is given the chance: every message delivered
+    again (a duplicate of each SQS message, a rewind of each Kafka partition and shard to its
+    start), the effects of the messages under observation witnessed first, so the redelivery
+    cannot hide a loss, until a round plays none of what is owed. Before that, the duplicate and
+    the new-id delivery the draws never found room for (`owed_deliveries`)."""
     if draws.observed and (draws.owed_duplicate or draws.owed_new_id):
         draws.witness([r for r in records if record_id(r) in draws.observed])
         draws.observed.clear()
     owed = owed_deliveries(records, draws)
+    owing: tuple[int, int] | None = None
     if owed:
         report.owed_rounds += 1
-        again = again_draws(draws)
-        play(owed, driver, again, played)
-        draws.order_checks += again.order_checks
+        play(owed, driver, draws.again(), played)
     for _ in range(OWED_ROUNDS):
-        if not (driver.owed and driver.wrote) and draws.full_batch_done:
+        owes = driver.wrote and (driver.faults_owed or draws.owed_overlaps)
+        if not owes and draws.full_batch_done:
             return
+        if owing == (driver.faults_owed, draws.owed_overlaps) and draws.full_batch_done:
+            return  # the last round played none of it: a duplicate may make fewer writes
+        owing = (driver.faults_owed, draws.owed_overlaps)
         observed = [r for r in records if record_id(r) in draws.observed]
         draws.witness(observed)
         driver.last_round = True
-        again = again_draws(draws)
+        again = draws.again(draws.owed_overlaps)
         report.owed_rounds += 1
         play(
             [delivered_again(r) if "messageId" in r else r for r in records], driver, again, played
         )
-        draws.order_checks += again.order_checks
+        draws.owed_overlaps = again.owed_overlaps
         draws.full_batch_done = draws.full_batch_done or again.full_batch_done

@@ -27,7 +27,7 @@ from typing import Any
 from botocore.awsrequest import AWSPreparedRequest, HTTPHeaders
 from botocore.parsers import create_parser
 
-from ..faults import dynamodb_answer, dynamodb_error
+from ...faults import dynamodb_answer, dynamodb_error
 
 __all__ = ["Answer", "answer_for", "as_client_values"]
 

@@ -20,12 +20,12 @@ from typing import Any
 
 from lambda_inbox import InboxConfig
 
-from ..events import record_id
-from .clock import CheckClock
-from .expiry import Expiry
-from .mapping import Played
-from .owed import again_draws
-from .players import Draws, new_sqs_id
+from ...events import record_id
+from ..clock import CheckClock, late_span
+from ..dynamodb.expiry import Expiry
+from ..mapping import Played
+from .draws import Draws
+from .queues import new_sqs_id
 
 __all__ = [
     "DEFAULT_REDRIVE_WINDOW",
@@ -85,9 +85,7 @@ def play_late(
         clock.advance(began + delay - clock())
         removed = expiry.expire() if expiry is not None else 0
         again = new_sqs_id(record) if "messageId" in record else copy.deepcopy(dict(record))
-        late = again_draws(draws)
-        play([again], driver, late, played)
-        draws.order_checks += late.order_checks
+        play([again], driver, draws.again(), played)
         played_late.append(
             f"{key(record)} {late_span(delay)} after the run began ({removed} expired items removed)"
         )
@@ -97,12 +95,3 @@ def play_late(
 def played_window(records: Sequence[Record], window: timedelta) -> timedelta:
     """`window`, or a DynamoDB stream's retention if shorter."""
     return min(window, STREAM_RETENTION) if "dynamodb" in records[0] else window
-
-
-def late_span(seconds: float | timedelta) -> str:
-    """`seconds` as days, hours and minutes ("2 d 5 h 56 min"), or seconds when under a minute."""
-    total = seconds.total_seconds() if isinstance(seconds, timedelta) else seconds
-    days, rest = divmod(int(total), 86400)
-    hours, rest = divmod(rest, 3600)
-    parts = [f"{days} d" if days else "", f"{hours} h" if hours else "", f"{rest // 60} min"]
-    return " ".join(p for p in parts if p and p != "0 min") or f"{int(total)} s"

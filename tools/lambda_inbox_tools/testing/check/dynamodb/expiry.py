@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from .clock import CheckClock
+from ..clock import CheckClock
 
 __all__ = ["TOKEN_SECONDS", "Expiry"]
 
