@@ -131,7 +131,9 @@ class Triage:
                 yield self._follow(follower, leader, outcome)
         self._followers = waiting
 
-    def _follow(self, follower: Delivery, leader: Delivery, outcome: Outcome) -> MessageResult:
+    def _follow(
+        self, follower: Delivery, leader: Delivery, outcome: Outcome
+    ) -> MessageResult | Pending:
         """The result of a follower whose leader finished with `outcome`."""
         completed = self._completed or {}
         if outcome is Outcome.DEAD_LETTERED:
