@@ -30,9 +30,10 @@ help:
 	@echo "         \"check\" profile; within a minute"
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
 	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source,"
-	@echo "         the zoo of broken consumers and the invoices example on 50 seeds, the deadline races"
-	@echo "         on the wall clock, the decoders' bounds at 1,000 examples, a Kinesis aggregate of"
-	@echo "         150,000 user records (SOAK_* variables raise them; CI runs it)"
+	@echo "         the batch semantics against their model at 300 examples, the zoo of broken"
+	@echo "         consumers and the invoices example on 50 seeds, the deadline races on the wall"
+	@echo "         clock, the decoders' bounds at 1,000 examples, a Kinesis aggregate of 150,000"
+	@echo "         user records (SOAK_* variables raise them; CI runs it)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-site: built with"
 	@echo "         --strict and its HTML checked; docs-build: also every page in headless Chromium)"
 	@echo "  starter-check: a project of each kind from starter/, its own make test and make validate"
@@ -228,6 +229,7 @@ SOAK_CHAOS_DELIVERIES ?= 3000
 SOAK_FUZZ_EXAMPLES ?= 500
 SOAK_FUZZ_MOTO_EXAMPLES ?= 10
 SOAK_STATEFUL_EXAMPLES ?= 30
+SOAK_SEMANTICS_EXAMPLES ?= 300
 SOAK_ZOO_SEEDS ?= 50
 SOAK_DECODING_EXAMPLES ?= 1000
 
@@ -243,18 +245,21 @@ suite: venv dynamodb-local
 
 # The long runs `make test` keeps short (docs/PERFORMANCE.md, "The test suite's time"): the chaos
 # test at 3,000 deliveries, the fuzzing at 500 examples per source, the stateful model at 30
-# examples, the zoo of broken consumers and the invoices example on 50 seeds, and the tests
+# examples, the batch semantics against their reference model at 300 examples, the zoo of broken
+# consumers and the invoices example on 50 seeds, and the tests
 # marked `soak` (the deadline races on the wall clock, the chaos run's SNS leg, a Kinesis aggregate
 # of 150,000 user records), the decoders' bounds at 1,000 examples. Raise them with
-# SOAK_CHAOS_DELIVERIES, SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES and SOAK_STATEFUL_EXAMPLES.
+# SOAK_CHAOS_DELIVERIES, SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES, SOAK_STATEFUL_EXAMPLES and
+# SOAK_SEMANTICS_EXAMPLES.
 soak: venv dynamodb-local
 	CHAOS_SUITE_DELIVERIES=$(SOAK_CHAOS_DELIVERIES) INBOX_FUZZ_EXAMPLES=$(SOAK_FUZZ_EXAMPLES) \
 		INBOX_FUZZ_MOTO_EXAMPLES=$(SOAK_FUZZ_MOTO_EXAMPLES) CHAOS_STATEFUL_EXAMPLES=$(SOAK_STATEFUL_EXAMPLES) \
+		BATCH_SEMANTICS_EXAMPLES=$(SOAK_SEMANTICS_EXAMPLES) \
 		ZOO_SEEDS=$(SOAK_ZOO_SEEDS) DECODING_FUZZ_EXAMPLES=$(SOAK_DECODING_EXAMPLES) \
 		$(BIN)/pytest -q -n 4 --dist worksteal \
 		tests/integration/test_chaos.py tests/unit/test_fuzz_events.py \
 		tests/integration/test_stateful_model.py tests/unit/test_deadline.py \
-		tests/unit/test_effectively_once_zoo.py \
+		tests/unit/test_effectively_once_zoo.py tests/unit/test_batch_semantics.py \
 		tests/unit/test_decoding_fuzz.py tests/unit/test_kpl_fan_out.py \
 		tests/integration/kit/test_effectively_once_check.py::test_the_invoices_example_passes_every_seed
 

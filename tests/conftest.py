@@ -17,6 +17,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -84,6 +85,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _session_env.undo()
+
+
+#: A test's `record_property(COVERAGE_PROPERTY, text)` is printed at the end of the run (also
+#: from xdist workers, whose own output the terminal never shows).
+COVERAGE_PROPERTY = "coverage"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for outcome in ("passed", "failed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            for name, value in getattr(report, "user_properties", ()):
+                if name == COVERAGE_PROPERTY:
+                    terminalreporter.write_sep("-", f"coverage of {report.nodeid}")
+                    terminalreporter.write_line(str(value))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

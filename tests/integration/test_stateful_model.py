@@ -1,5 +1,11 @@
 """A Hypothesis state machine against a reference model of the effects (DynamoDB Local).
 
+Its job is what needs the real engine: crashes around the commit with `ClientRequestToken`
+honoured, and leases claimed, expired and taken over while a webhook call is in flight, checked
+by their effects (each exactly once). What each record's outcome is, on every source, against
+the documented rules, is tests/unit/test_batch_semantics.py's job (in memory, many more
+examples).
+
 Rules produce payments (MSK records, transactional) and notifications (SQS, leased mode, a webhook
 on 127.0.0.1), let the broker hand out copies (same or new transport id), deliver batches in any
 order with a crash armed at one point (before / after the `TransactWriteItems`, before / after

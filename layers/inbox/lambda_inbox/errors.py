@@ -23,7 +23,7 @@ class ErrorCode(StrEnum):
     UNDECODABLE_BODY = "undecodable_body"
     """The body is not UTF-8, or a Kafka value is missing or not base64."""
     MALFORMED_JSON = "malformed_json"
-    """The body is not JSON."""
+    """The body is not JSON, or JSON Python cannot read (a number of more than 4,300 digits)."""
     UNDECODABLE_VALUE = "undecodable_value"
     """An Avro or Protobuf value does not decode with the consumer's `ValueFormats`."""
     TOO_LARGE = "too_large"
@@ -61,9 +61,11 @@ class ErrorCode(StrEnum):
     DEADLINE = "deadline"
     """Not enough Lambda time left to retry, commit or dead-letter."""
     HANDLER_ERROR = "handler_error"
-    """`decide` or `on_condition_failed` raised something other than `PoisonMessage`."""
+    """The model (beyond the errors of a refusal), `decide` or `on_condition_failed` raised
+    something other than `PoisonMessage`."""
     LEADER_FAILED = "leader_failed"
-    """An earlier delivery of the same key in this batch did not finish."""
+    """An earlier delivery of the same key in this batch did not finish (or was dead-lettered
+    while committing, and this one carries another payload: processed when delivered again)."""
     IN_PROGRESS = "in_progress"
     """Leased mode: another delivery's live lease holds the record."""
     DEAD_LETTER_FAILED = "dead_letter_failed"
@@ -145,7 +147,8 @@ class UnitOfWorkError(InboxError, ValueError):
 
 
 class HandlerFailed(InboxError):
-    """The user's handler raised: a bug or an outage, reported so the source retries."""
+    """The user's model or handler raised: a bug or an outage, reported so the source
+    retries."""
 
     code = ErrorCode.HANDLER_ERROR.value
 

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 MISMATCH_REASON = "a different payload was already processed under this message key"
 LEADER_FAILED_DETAIL = "an earlier delivery of this key in the batch did not finish"
+FIX_AFTER_DEAD_LETTER_DETAIL = (
+    "an earlier delivery of this key in the batch was dead-lettered while committing; this other "
+    "payload is processed when it is delivered again"
+)
 
 
 def mismatch_reason(delivery: Delivery, stored_fingerprint: str) -> str:
@@ -49,7 +53,11 @@ class Triage:
         self._batch = batch
         self._dead_letters = dead_letters
         self._leaders: dict[str, Delivery] = {}
-        self._followers: list[Delivery] = []
+        #: Each follower with the leader it follows (a later leader of its key may supersede it).
+        self._followers: list[tuple[Delivery, Delivery]] = []
+        #: The fingerprint of each key's COMPLETED record the batch has met (made on the first:
+        #: most batches meet none).
+        self._completed: dict[str, str | None] | None = None
 
     def settle_known(
         self, delivery: Delivery, record: InboxRecord | None
@@ -70,7 +78,7 @@ class Triage:
         earlier delivery of its key and waits for its outcome."""
         leader = self._leaders.get(delivery.key)
         if leader is not None and not self._supersedes(leader, delivery):
-            self._followers.append(delivery)
+            self._followers.append((delivery, leader))
             return False
         self._leaders[delivery.key] = delivery
         return True
@@ -90,6 +98,9 @@ class Triage:
     ) -> MessageResult | Pending:
         """A completed record exists: a duplicate, unless the payload differs (a producer bug,
         reported and dead-lettered, never silently acknowledged)."""
+        if self._completed is None:
+            self._completed = {}
+        self._completed[delivery.key] = stored_fingerprint
         if delivery.matches(stored_fingerprint):
             return settled(delivery, Outcome.DUPLICATE)
         reason = mismatch_reason(delivery, stored_fingerprint or "")
@@ -100,23 +111,38 @@ class Triage:
         """Yield the results of the followers whose leader has an outcome (all of them when
         `final`); each is recorded before the next (a failed follower blocks its scope).
 
-        Same payload: a duplicate of whatever the leader became. A follower whose leader failed
-        fails too, and blocks its own scope before later records of that scope commit.
+        A follower whose leader failed fails too, and blocks its own scope before later records
+        of that scope commit. Otherwise it is settled against the key's COMPLETED record (the
+        leader's, when the leader committed), as it would be in a later batch; after a
+        dead-lettered leader, the same payload is a duplicate and another one is processed on
+        its own (reported for redelivery when the leader was dead-lettered while committing).
         """
         waiting = []
-        for follower in self._followers:
-            leader = self._leaders[follower.key]
+        for follower, leader in self._followers:
             outcome = self._batch.outcome_of(leader)
             if outcome is None and not final:
-                waiting.append(follower)
+                waiting.append((follower, leader))
             elif self._batch.blocked(follower):
                 yield skipped(follower)
             elif outcome is None or outcome.needs_redelivery:
                 code = ErrorCode.LEADER_FAILED
                 yield settled(follower, Outcome.FAILED, code, LEADER_FAILED_DETAIL)
             else:
-                yield self.settle_against(follower, leader.fingerprint)
+                yield self._follow(follower, leader, outcome)
         self._followers = waiting
+
+    def _follow(
+        self, follower: Delivery, leader: Delivery, outcome: Outcome
+    ) -> MessageResult | Pending:
+        """The result of a follower whose leader finished with `outcome`."""
+        completed = self._completed or {}
+        if outcome is Outcome.DEAD_LETTERED:
+            if follower.fingerprint == leader.fingerprint:
+                return settled(follower, Outcome.DUPLICATE)  # the DLQ holds it already
+            if follower.key not in completed:  # a producer's fix, too late to decide now
+                code = ErrorCode.LEADER_FAILED
+                return settled(follower, Outcome.FAILED, code, FIX_AFTER_DEAD_LETTER_DETAIL)
+        return self.settle_against(follower, completed.get(follower.key, leader.fingerprint))
 
     def _supersedes(self, leader: Delivery, delivery: Delivery) -> bool:
         """A new payload after a dead-lettered one (a producer's fix) is processed on its own,

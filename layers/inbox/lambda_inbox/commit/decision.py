@@ -31,6 +31,17 @@ Parse = Callable[[Any], M]
 DecideFunction = Callable[[M, UnitOfWork], object]
 OnConditionFailed = Callable[[M, ConditionFailures, UnitOfWork], object]
 
+#: What a model raises when it refuses a payload (`invalid_payload`): pydantic's
+#: `ValidationError` is a `ValueError`; plain callables (`Order(**raw)`, `int(raw["qty"])`) raise
+#: the rest. Anything else the model raises is retried, as a handler's error is.
+MODEL_REFUSALS = (
+    ValueError,
+    TypeError,
+    LookupError,
+    AttributeError,
+    ArithmeticError,
+    RecursionError,
+)
 #: How many times a handler may answer failed conditions with other writes for one message.
 MAX_DECISION_ROUNDS = 4
 #: Planning estimate of the inbox record's size in a transaction.
@@ -146,12 +157,14 @@ class Decider(Generic[M]):
         decision.replace_writes(self._run(handler, decision.payload, failures, envelope=envelope))
 
     def _payload(self, delivery: Delivery) -> M:
-        raw = delivery.message.json  # UndecodableBody is poison
         try:
-            return self._parse(raw)
-        # pydantic.ValidationError is a ValueError; plain callables (`Order(**raw)`) raise the rest.
-        except (ValueError, TypeError, LookupError, AttributeError, RecursionError) as error:
+            return self._parse(delivery.message.json)
+        except PoisonMessage:  # UndecodableBody, or the model's own verdict
+            raise
+        except MODEL_REFUSALS as error:
             raise InvalidPayload(invalid_payload_reason(error)) from None
+        except Exception as error:  # a bug or an outage in the model: let the source retry
+            raise HandlerFailed(short_error(error)) from error
 
     def _run(
         self, handler: Callable[..., object], *arguments: Any, envelope: object = None
