@@ -31,7 +31,8 @@ help:
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
 	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source,"
 	@echo "         the batch semantics against their model at 300 examples, the zoo of broken"
-	@echo "         consumers and the invoices example on 50 seeds, the deadline races on the wall"
+	@echo "         consumers and the invoices example on 50 seeds, the zoo on DynamoDB Local on"
+	@echo "         every source, the deadline races on the wall"
 	@echo "         clock, the decoders' bounds at 1,000 examples, a Kinesis aggregate of 150,000"
 	@echo "         user records (SOAK_* variables raise them; CI runs it)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-site: built with"
@@ -246,7 +247,8 @@ suite: venv dynamodb-local
 # The long runs `make test` keeps short (docs/PERFORMANCE.md, "The test suite's time"): the chaos
 # test at 3,000 deliveries, the fuzzing at 500 examples per source, the stateful model at 30
 # examples, the batch semantics against their reference model at 300 examples, the zoo of broken
-# consumers and the invoices example on 50 seeds, and the tests
+# consumers and the invoices example on 50 seeds, the zoo on DynamoDB Local on every source each
+# broken consumer is played on (`make test`: each on one of them), and the tests
 # marked `soak` (the deadline races on the wall clock, the chaos run's SNS leg, a Kinesis aggregate
 # of 150,000 user records), the decoders' bounds at 1,000 examples. Raise them with
 # SOAK_CHAOS_DELIVERIES, SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES, SOAK_STATEFUL_EXAMPLES and
@@ -261,7 +263,8 @@ soak: venv dynamodb-local
 		tests/integration/test_stateful_model.py tests/unit/test_deadline.py \
 		tests/unit/test_effectively_once_zoo.py tests/unit/test_batch_semantics.py \
 		tests/unit/test_decoding_fuzz.py tests/unit/test_kpl_fan_out.py \
-		tests/integration/kit/test_effectively_once_check.py::test_the_invoices_example_passes_every_seed
+		tests/integration/kit/test_effectively_once_check.py::test_the_invoices_example_passes_every_seed \
+		tests/integration/kit/test_effectively_once_check.py::test_the_zoo_is_caught_on_dynamodb_local_too
 
 # The suite (unit and integration) on the Lambda runtime's Python, in its own virtualenv.
 VENV313 := .venv313
