@@ -182,7 +182,7 @@ def invoice(seed: int, number: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("source", ["sqs", "fifo"])
 def test_the_invoices_example_passes_every_seed(local_app: Any, source: str) -> None:
-    """The seeds played (`ZOO_SEEDS`: 0-2 in `make test`, 0-49 in `make soak`) through one warm
+    """The seeds played (`ZOO_SEEDS`: 0-1 in `make test`, 0-49 in `make soak`) through one warm
     function on DynamoDB Local, each run on invoices of its own (the check requires each key
     once, and nothing else of the run's)."""
     app = local_app(INVOICES)
