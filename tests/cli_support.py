@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,13 @@ class Cli:
             code = main(list(args))
         out, err = self._capsys.readouterr()
         return Run(code, out, err)
+
+
+def cli_with_aws_of(capsys: pytest.CaptureFixture[str], environment: Mapping[str, str]) -> Cli:
+    """`Cli` with no AWS setting of this session's, only `environment`'s (a command's printed
+    exports): the command as a shell with them runs it, without a process start for each."""
+    unset: dict[str, str | None] = dict.fromkeys(n for n in os.environ if n.startswith("AWS_"))
+    return Cli(capsys, **(unset | {n: v for n, v in environment.items() if n.startswith("AWS_")}))
 
 
 def process_env(**extra: str) -> dict[str, str]:
