@@ -53,11 +53,17 @@ class Cli:
         return Run(code, out, err)
 
 
-def cli_with_aws_of(capsys: pytest.CaptureFixture[str], environment: Mapping[str, str]) -> Cli:
-    """`Cli` with no AWS setting of this session's, only `environment`'s (a command's printed
-    exports): the command as a shell with them runs it, without a process start for each."""
+def cli_in(capsys: pytest.CaptureFixture[str], environment: Mapping[str, str]) -> Cli:
+    """`Cli` as a shell with `environment` (a command's printed exports, or this session's with
+    them) runs a command, without a process start for each: no AWS setting of this session's
+    but `environment`'s, and every variable `environment` sets or changes."""
     unset: dict[str, str | None] = dict.fromkeys(n for n in os.environ if n.startswith("AWS_"))
-    return Cli(capsys, **(unset | {n: v for n, v in environment.items() if n.startswith("AWS_")}))
+    changed = {
+        name: value
+        for name, value in environment.items()
+        if name.startswith("AWS_") or os.environ.get(name) != value
+    }
+    return Cli(capsys, **(unset | changed))
 
 
 def process_env(**extra: str) -> dict[str, str]:

@@ -19,7 +19,7 @@ import pytest
 
 from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.services.items import scan_plain
-from tests.cli_support import answers, cli_with_aws_of, command, running_local
+from tests.cli_support import answers, cli_in, command, running_local
 
 TEMPLATE = REPO_ROOT / "examples" / "invoices" / "template.yaml"
 
@@ -53,7 +53,7 @@ def test_another_template_runs_sends_and_stops_on_sigterm(
         {**invoice, "message_id": "msg-2", "amount_cents": 1250},  # the same invoice again
         {"invoice_id": "inv-2"},  # poison: no message_id
     ]
-    send = cli_with_aws_of(capsys, environment)  # the printed exports, as the user's shell has
+    send = cli_in(capsys, environment)  # the printed exports, as the user's shell has
     for body in bodies:
         sent = send("send", "--queue", queue, "--body", json.dumps(body), "--json")
         assert sent.code == 0, sent.err

@@ -32,7 +32,7 @@ from lambda_inbox_tools.local.template import FunctionSpec
 from lambda_inbox_tools.local.webhook import webhook_url
 from lambda_inbox_tools.services.offline import patched_environ
 from lambda_inbox_tools.services.ports import free_port
-from tests.cli_support import cli_with_aws_of, exports_of
+from tests.cli_support import cli_in, exports_of
 
 pytestmark = pytest.mark.integration
 
@@ -184,7 +184,7 @@ def test_the_keep_running_commands_reach_both_endpoints(
         f"{stack_name}-notifications",  # the queue OutboxRelayFunction's environment names
     ]
     # No AWS setting of this session's: the exports carry it all.
-    cli = cli_with_aws_of(capsys, exports)
+    cli = cli_in(capsys, exports)
     # The tables and queues outlive the stack on services it did not start.
     for command in commands:
         if "--topic" in command:

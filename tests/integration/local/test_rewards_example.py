@@ -22,7 +22,7 @@ from devkit.paths import REPO_ROOT
 from lambda_inbox_tools.local.provision import create_table
 from lambda_inbox_tools.local.template import read_stack
 from lambda_inbox_tools.services.items import scan_plain
-from tests.cli_support import answers, cli_with_aws_of, running_local
+from tests.cli_support import answers, cli_in, running_local
 
 TEMPLATE = REPO_ROOT / "examples" / "rewards" / "template.yaml"
 
@@ -54,7 +54,7 @@ def test_the_rewards_example_awards_once_gives_up_replays_and_stops_on_sigterm(
     )
     sqs = boto3.client("sqs", endpoint_url=environment["AWS_ENDPOINT_URL_SQS"], region_name=region)
 
-    send = cli_with_aws_of(capsys, environment)  # the printed exports, as the user's shell has
+    send = cli_in(capsys, environment)  # the printed exports, as the user's shell has
 
     def put(body: dict[str, Any] | str) -> None:
         text = body if isinstance(body, str) else json.dumps(body)
