@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
 from lambda_inbox.aws_clients import bounded, bounded_dynamodb_client, sqs_client
+from lambda_inbox.commit.arguments import parser, require_arity
 from lambda_inbox.commit.decision import DecideFunction, Decider, M, OnConditionFailed
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
@@ -39,6 +40,7 @@ from lambda_inbox.store import InboxStore
 from lambda_inbox.telemetry import Telemetry
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.parser.envelopes.base import BaseEnvelope
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from lambda_inbox.leases.leased import Leases
@@ -71,7 +73,7 @@ class InboxConsumer(Generic[M]):
         model: type[M] | Callable[[Any], M],
         decide: DecideFunction[M] | Decide[M],
         key: str | KeyExtractor | KeyStrategy | None = None,
-        envelope: EnvelopeName | None = None,
+        envelope: EnvelopeName | BaseEnvelope | type[BaseEnvelope] | None = None,
         leased: Leased[M] | None = None,
         clients: Clients | None = None,
         observability: Observability | None = None,
@@ -103,10 +105,11 @@ class InboxConsumer(Generic[M]):
         self.calls = BoundedCalls(max(2, config.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.value_formats
+        per_image = False
         if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
-            raise ConfigurationError(
-                f"envelope must be 'sns', 'eventbridge', 's3' or None, not {envelope!r}"
-            )
+            from lambda_inbox.sources.envelopes import envelope_setting  # Powertools' envelopes
+
+            envelope, per_image = envelope_setting(envelope)
         self.sources: Sequence[EventSource] = (
             KafkaSource(formats),
             SqsSource(
@@ -125,7 +128,7 @@ class InboxConsumer(Generic[M]):
             dead_letter_queue=self.dead_letter_queue,
             keys=_key_strategy(key),
             decider=Decider(
-                parse=_parser(model),
+                parse=parser(model, per_image=per_image),
                 decide=decide_function,
                 on_condition_failed=on_condition_failed,
                 key_attributes=config.key_attributes,
@@ -211,19 +214,17 @@ def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:
     return KeyStrategy.from_body(key)
 
 
-def _parser(model: type[M] | Callable[[Any], M]) -> Callable[[Any], M]:
-    """How a payload is read into `model`: a pydantic model's `model_validate` (looked up on
-    the model, so a model rebuilt later validates with its new rules), any callable itself."""
-    validate = getattr(model, "model_validate", None)
-    return validate if callable(validate) else model
-
-
 def _decision(
     decide: DecideFunction[M] | Decide[M],
 ) -> tuple[DecideFunction[M], OnConditionFailed[M] | None]:
     """The decide function and the business outcome's, from a function or a `Decide`."""
     if callable(decide):
+        require_arity(decide, 2, "decide", "(payload, uow)")
         return decide, None
     if callable(getattr(decide, "decide", None)):  # a `Decide`
+        require_arity(decide.decide, 2, "decide", "(payload, uow)")
+        if decide.on_condition_failed is not None:
+            shape = "(payload, failed, uow)"
+            require_arity(decide.on_condition_failed, 3, "on_condition_failed", shape)
         return decide.decide, decide.on_condition_failed
     raise ConfigurationError(f"decide must be a function or a Decide, not {decide!r}")
