@@ -121,6 +121,9 @@ class InboxConsumer(Generic[M]):
         """The event sources `handle` recognises, in the order it tries them."""
         store = InboxStore.from_config(self.dynamodb, config)
         decide_function, on_condition_failed = _decision(decide)
+        if config.migrating_from is not None:  # a cut-over from Powertools' @idempotent
+            guard = config.migrating_from.guard
+            decide_function, on_condition_failed = guard(decide_function, on_condition_failed)
         self.pipeline: Pipeline[M] = Pipeline(
             config=config,
             dynamodb=self.dynamodb,

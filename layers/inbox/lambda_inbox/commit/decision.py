@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from lambda_inbox.commit.actions import ConditionFailures
+from lambda_inbox.commit.arguments import MessageReader
 from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox.errors import (
     ErrorCode,
@@ -125,6 +126,7 @@ class Decider(Generic[M]):
         inbox_item: Callable[[str], ItemIdentity],
     ) -> None:
         self._parse = parse
+        self._reads_message = isinstance(parse, MessageReader)
         self._decide = decide
         self._on_condition_failed = on_condition_failed
         self._key_attributes = key_attributes
@@ -141,6 +143,8 @@ class Decider(Generic[M]):
         """`document` as the model reads it, in plain JSON values, when the model is a pydantic
         model (`model_dump(mode="json")`); the document itself otherwise. What a binary value's
         fingerprint hashes (identity.fingerprint). Raises what the model raises."""
+        if self._reads_message:
+            return document
         parsed = self._parse(document)
         dump = getattr(parsed, "model_dump", None)
         return dump(mode="json") if callable(dump) else document
@@ -157,8 +161,9 @@ class Decider(Generic[M]):
         decision.replace_writes(self._run(handler, decision.payload, failures, envelope=envelope))
 
     def _payload(self, delivery: Delivery) -> M:
+        message = delivery.message
         try:
-            return self._parse(delivery.message.json)
+            return self._parse(message if self._reads_message else message.json)
         except PoisonMessage:  # UndecodableBody, or the model's own verdict
             raise
         except MODEL_REFUSALS as error:
