@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
 from lambda_inbox.aws_clients import bounded, bounded_dynamodb_client, sqs_client
-from lambda_inbox.commit.arguments import parser, require_arity
 from lambda_inbox.commit.decision import DecideFunction, Decider, M, OnConditionFailed
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
@@ -119,6 +118,8 @@ class InboxConsumer(Generic[M]):
             DynamoDBStreamsSource(),
         )
         """The event sources `handle` recognises, in the order it tries them."""
+        from lambda_inbox.commit.arguments import parser  # the checks run once, when built
+
         store = InboxStore.from_config(self.dynamodb, config)
         decide_function, on_condition_failed = _decision(decide)
         if config.migrating_from is not None:  # a cut-over from Powertools' @idempotent
@@ -221,6 +222,8 @@ def _decision(
     decide: DecideFunction[M] | Decide[M],
 ) -> tuple[DecideFunction[M], OnConditionFailed[M] | None]:
     """The decide function and the business outcome's, from a function or a `Decide`."""
+    from lambda_inbox.commit.arguments import require_arity
+
     if callable(decide):
         require_arity(decide, 2, "decide", "(payload, uow)")
         return decide, None

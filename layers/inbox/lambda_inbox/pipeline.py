@@ -34,7 +34,6 @@ from lambda_inbox.errors import (
 from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox.report import BatchReport, settled
 from lambda_inbox.sources.identity import Delivery, KeyStrategy, identify
-from lambda_inbox.store.table_names import described
 from lambda_inbox.triage import ReadFirst, Triage
 
 if TYPE_CHECKING:
@@ -216,6 +215,8 @@ class Pipeline(Generic[M]):
         except DeadlineReached as error:  # a hanging or slow endpoint: retry the whole batch
             code, detail = ErrorCode.DEADLINE, str(error)
         except Exception as error:  # missing table, permissions, outage: retry the whole batch
+            from lambda_inbox.store.table_names import described
+
             detail = described(error, [self._store.table])
             self._telemetry.logger.error(
                 "inbox read failed; every record is reported for redelivery",

@@ -5,27 +5,11 @@ callable, or a handler that cannot take the arguments it will be called with, is
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from lambda_inbox.errors import ConfigurationError
 
-if TYPE_CHECKING:
-    from lambda_inbox.messages import InboundMessage
-
 M = TypeVar("M")
-
-
-class MessageReader(Generic[M]):
-    """A model that reads the whole message, not its JSON document: what a batch processor
-    gives its record handler is the source's record (`lambda_inbox.powertools.batch`)."""
-
-    __slots__ = ("read",)
-
-    def __init__(self, read: Callable[[InboundMessage], M]) -> None:
-        self.read = read
-
-    def __call__(self, message: InboundMessage) -> M:
-        return self.read(message)
 
 
 def parser(model: type[M] | Callable[[Any], M], *, per_image: bool = False) -> Callable[[Any], M]:

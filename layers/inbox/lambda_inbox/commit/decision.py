@@ -9,10 +9,9 @@ raised (a bug or an outage: the source retries it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lambda_inbox.commit.actions import ConditionFailures
-from lambda_inbox.commit.arguments import MessageReader
 from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox.errors import (
     ErrorCode,
@@ -26,6 +25,9 @@ from lambda_inbox.errors import (
 from lambda_inbox.messages import CURRENT_ENVELOPE
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
+
+if TYPE_CHECKING:
+    from lambda_inbox.messages import InboundMessage
 
 M = TypeVar("M")
 Parse = Callable[[Any], M]
@@ -47,6 +49,19 @@ MODEL_REFUSALS = (
 MAX_DECISION_ROUNDS = 4
 #: Planning estimate of the inbox record's size in a transaction.
 INBOX_RECORD_BYTES = 1024
+
+
+class MessageReader:
+    """A model that reads the whole message, not its JSON document: what a batch processor
+    gives its record handler is the source's record (`lambda_inbox.powertools.batch`)."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read: Callable[[InboundMessage], Any]) -> None:
+        self.read = read
+
+    def __call__(self, message: InboundMessage) -> Any:
+        return self.read(message)
 
 
 class Decision(Generic[M]):

@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
-from lambda_inbox.store.table_names import described, tables_of
-
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
@@ -98,6 +96,8 @@ def send(client: "DynamoDBClient", prepared: PreparedTransaction) -> CommitAttem
     except ClientError as error:
         attempt = classify_client_error(error, elapsed())
         if attempt.status is CommitStatus.UNAVAILABLE:  # name the tables of a missing one
+            from lambda_inbox.store.table_names import described, tables_of
+
             attempt = attempt._replace(error=described(error, tables_of(prepared.transact_items)))
         return attempt
     except ParamValidationError as error:  # refused before sending: resending cannot help

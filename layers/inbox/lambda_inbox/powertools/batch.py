@@ -24,7 +24,7 @@ from aws_lambda_powertools.utilities.batch import EventType
 from aws_lambda_powertools.utilities.batch.base import BasePartialBatchProcessor
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
-from lambda_inbox.commit.arguments import MessageReader
+from lambda_inbox.commit.decision import MessageReader
 from lambda_inbox.consumer import InboxConsumer
 from lambda_inbox.errors import ConfigurationError, InboxError
 
