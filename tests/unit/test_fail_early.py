@@ -13,7 +13,7 @@ import pytest
 
 from devkit.app_state import AppState
 from devkit.memory_aws import MemoryAws
-from lambda_inbox import ConfigurationError, Decide, Outcome, UnitOfWork
+from lambda_inbox import ConfigurationError, Decide, Leased, Outcome, UnitOfWork
 from lambda_inbox.sources.sqs import parse_sqs_event
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
 from lambda_inbox_tools.testing.producers import eventbridge_event, sns_notification
@@ -82,6 +82,17 @@ def test_decide_functions_with_defaults_or_star_args_are_accepted(aws: AppState)
 
     for decide in (with_default, variadic, _decide):
         aws.consumer("c", model=dict, decide=decide)
+
+
+def test_a_key_callable_or_side_effect_of_the_wrong_arity_is_refused(aws: AppState) -> None:
+    def two(payload: Any, other: Any) -> str:
+        return "k"
+
+    with pytest.raises(ConfigurationError, match=r"key must take \(payload\); .*two"):
+        aws.consumer("c", model=dict, decide=_decide, key=two)
+    with pytest.raises(ConfigurationError, match=r"side_effect must take \(payload, lease\)"):
+        one_argument: Any = record_order
+        aws.consumer("c", model=dict, decide=_decide, leased=Leased(one_argument))
 
 
 @pytest.mark.parametrize("envelope", ["kafka", "SNS", 3])

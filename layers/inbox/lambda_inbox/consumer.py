@@ -153,6 +153,9 @@ class InboxConsumer(Generic[M]):
 
         if not callable(getattr(leased, "side_effect", None)):
             raise ConfigurationError("leased=Leased(side_effect, ...) needs a callable side_effect")
+        from lambda_inbox.commit.arguments import require_arity
+
+        require_arity(leased.side_effect, 2, "side_effect", "(payload, lease)")
         leases = LeaseStore(
             self.dynamodb,
             table=store.table,
@@ -215,6 +218,10 @@ def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:
         return KeyStrategy()
     if isinstance(key, KeyStrategy):
         return key
+    if callable(key):
+        from lambda_inbox.commit.arguments import require_arity
+
+        require_arity(key, 1, "key", "(payload)")
     return KeyStrategy.from_body(key)
 
 
