@@ -307,12 +307,12 @@ def keyed_by_the_sns_attribute(namespace: Namespace, request: pytest.FixtureRequ
     assert keys == ["orders#A-7"]
 
 
-def create_key_table(dynamodb: Any, name: str) -> None:
+def create_key_table(dynamodb: Any, name: str, key: str = "pk") -> None:
     dynamodb.create_table(
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
     )
 
 
@@ -417,12 +417,7 @@ def powertools_tables() -> Any:
     dynamodb = boto3.client("dynamodb")
     create_inbox_table(dynamodb, "inbox")
     create_key_table(dynamodb, "orders")
-    dynamodb.create_table(
-        TableName="idempotency",
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-    )
+    create_key_table(dynamodb, "idempotency", key="id")  # Powertools' default key attribute
     return dynamodb
 
 

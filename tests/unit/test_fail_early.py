@@ -6,13 +6,11 @@ EventBridge body that names `envelope=`. In-memory AWS (`devkit.memory_aws`)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from devkit.app_state import AppState
-from devkit.memory_aws import MemoryAws
 from lambda_inbox import ConfigurationError, Decide, Leased, Outcome, UnitOfWork
 from lambda_inbox.sources.sqs import parse_sqs_event
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
@@ -20,9 +18,8 @@ from lambda_inbox_tools.testing.producers import eventbridge_event, sns_notifica
 
 
 @pytest.fixture
-def aws() -> Iterator[AppState]:
-    memory = MemoryAws()
-    yield AppState.created(memory.client("dynamodb"), memory.client("sqs"))
+def aws(in_memory_aws: AppState) -> AppState:
+    return in_memory_aws
 
 
 def _decide(payload: Any, uow: UnitOfWork) -> None:

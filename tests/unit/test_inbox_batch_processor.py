@@ -7,7 +7,6 @@ tests/integration/test_powertools_batch.py."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import BaseModel, Json
 
 from devkit.app_state import AppState
-from devkit.memory_aws import MemoryAws
 from lambda_inbox import Clients, ConfigurationError, InboxBatchProcessor, InboxConfig, UnitOfWork
 from lambda_inbox_tools.testing import (
     FakeLambdaContext,
@@ -35,9 +33,8 @@ from lambda_inbox_tools.testing import (
 
 
 @pytest.fixture
-def aws() -> Iterator[AppState]:
-    memory = MemoryAws()
-    yield AppState.created(memory.client("dynamodb"), memory.client("sqs"))
+def aws(in_memory_aws: AppState) -> AppState:
+    return in_memory_aws
 
 
 def processor_for(aws: AppState, event_type: Any = EventType.SQS, **options: Any) -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -15,7 +14,6 @@ from aws_lambda_powertools.utilities.parser import envelopes
 from pydantic import BaseModel
 
 from devkit.app_state import AppState
-from devkit.memory_aws import MemoryAws
 from devkit.paths import REPO_ROOT
 from lambda_inbox import ConfigurationError, UnitOfWork
 from lambda_inbox_tools.testing import (
@@ -30,9 +28,8 @@ from lambda_inbox_tools.testing.producers import eventbridge_event, sns_notifica
 
 
 @pytest.fixture
-def aws() -> Iterator[AppState]:
-    memory = MemoryAws()
-    yield AppState.created(memory.client("dynamodb"), memory.client("sqs"))
+def aws(in_memory_aws: AppState) -> AppState:
+    return in_memory_aws
 
 
 def _counting(aws: AppState, seen: list[Any]) -> Any:

@@ -5,7 +5,6 @@ pinned to the ones Powertools itself writes by the cut-over in tests/unit/test_d
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,7 +15,6 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 
 from devkit.app_state import AppState
-from devkit.memory_aws import MemoryAws
 from lambda_inbox import ConditionFailures, Decide, PowertoolsIdempotency, UnitOfWork
 from lambda_inbox_tools.testing import sqs_event, sqs_record
 
@@ -24,16 +22,15 @@ IDEMPOTENCY = "idempotency"
 
 
 @pytest.fixture
-def aws() -> Iterator[AppState]:
-    memory = MemoryAws()
-    state = AppState.created(memory.client("dynamodb"), memory.client("sqs"))
+def aws(in_memory_aws: AppState) -> AppState:
+    state = in_memory_aws
     state.dynamodb.create_table(
         TableName=IDEMPOTENCY,
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
     )
-    yield state
+    return state
 
 
 def migration(**options: Any) -> PowertoolsIdempotency:
