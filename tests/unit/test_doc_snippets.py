@@ -512,9 +512,9 @@ def one_emf_document_and_the_function_s_logger(
     """The function's metric and the inbox's in one EMF document; the inbox's log lines through
     the function's `Logger`, with its service and the Lambda context's keys."""
     capsys = request.getfixturevalue("capsys")
-    logs = io.StringIO()  # the Logger's handler holds the stream it was made with
+    logs = io.StringIO()  # the Logger's handler holds the stream it was made with (maybe closed)
     handler = namespace["logger"].registered_handler
-    made_with = handler.setStream(logs)
+    made_with, handler.stream = handler.stream, logs
     try:
         with mock_aws():
             powertools_tables()
@@ -522,7 +522,7 @@ def one_emf_document_and_the_function_s_logger(
             event = sqs_event(*(sqs_record(placed(n)) for n in range(3)))
             assert namespace["handler"](event, FakeLambdaContext()) == {"batchItemFailures": []}
     finally:
-        handler.setStream(made_with)
+        handler.stream = made_with
     (document,) = emf_records(capsys.readouterr().out)
     names = {m["Name"] for m in document["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
     assert {"OrdersReceived", "MessagesCommitted", "Transactions"} <= names
