@@ -106,22 +106,29 @@ def test_an_unknown_envelope_lists_the_names_and_powertools_envelopes(
 
 
 def test_a_missing_inbox_table_is_named_with_its_environment_variable(
-    aws: AppState, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    aws: AppState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A new batch meets it in its transaction; a redelivered one in its read first."""
+    """A new batch meets it in its transaction; a redelivered one in its read first. The
+    consumer's log lines name it too."""
     monkeypatch.setenv("INBOX_TABLE", "inbox-misnamed")
     config = {"inbox_table": "inbox-misnamed"}
     consumer = aws.consumer("c", model=dict, decide=_decide, config=config)
     named = "table 'inbox-misnamed' (INBOX_TABLE) does not exist"
     record = sqs_record({"a": 1})
-    with caplog.at_level(logging.WARNING):
+    lines = Lines()
+    logger = consumer.telemetry.logger
+    logger.addHandler(lines)
+    try:
         (new,) = consumer.process(parse_sqs_event(sqs_event(record)))
         (again,) = consumer.process(parse_sqs_event(sqs_event(delivered_again(record))))
+    finally:
+        logger.removeHandler(lines)  # type: ignore[attr-defined]  # passed to logging.Logger
     assert (new.outcome, new.error_code) == (Outcome.FAILED, "dynamodb_unavailable")
     assert (again.outcome, again.error_code) == (Outcome.FAILED, "inbox_unavailable")
     assert named in new.detail
     assert named in again.detail
-    assert caplog.text.count(named) >= 2
+    logged = {level for level, text in lines.records if named in text}
+    assert {"WARNING", "ERROR"} <= logged  # each message's line, and the failed read's
 
 
 def test_a_missing_domain_table_is_named_with_the_inbox_table(
@@ -140,6 +147,17 @@ def test_a_missing_domain_table_is_named_with_the_inbox_table(
     assert "'inbox' (INBOX_TABLE) or 'orders-misnamed' (ORDERS_TABLE) does not exist" in (
         result.detail
     )
+
+
+class Lines(logging.Handler):
+    """The log records a logger emits: level name and text, its extra fields included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append((record.levelname, f"{record.getMessage()} {record.__dict__}"))
 
 
 def _messages(body: dict[str, Any] | str) -> Any:
