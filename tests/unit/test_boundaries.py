@@ -152,6 +152,7 @@ def test_the_layer_folder_holds_the_library_only() -> None:
         "decoding",
         "leases",
         "outbox",
+        "powertools",
         "reaper",
         "sources",
         "store",

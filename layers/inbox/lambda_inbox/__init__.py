@@ -32,6 +32,7 @@ __all__ = [
     "ErrorCode",
     "FailedCondition",
     "InboundMessage",
+    "InboxBatchProcessor",
     "InboxConfig",
     "InboxConsumer",
     "InboxError",
@@ -45,6 +46,7 @@ __all__ = [
     "OutboxRelay",
     "Outcome",
     "PoisonMessage",
+    "PowertoolsIdempotency",
     "RetryPolicy",
     "UnitOfWork",
     "UnitOfWorkError",
@@ -61,6 +63,8 @@ if TYPE_CHECKING:
     from lambda_inbox.options import Clients, Decide, Leased, Observability
     from lambda_inbox.outbox.message import OutboxMessage
     from lambda_inbox.outbox.relay import OutboxRelay
+    from lambda_inbox.powertools.batch import InboxBatchProcessor
+    from lambda_inbox.powertools.idempotency import PowertoolsIdempotency
     from lambda_inbox.sources.envelopes import Envelope, current_envelope
     from lambda_inbox.sources.values import ValueFormats, generated_message
 
@@ -77,6 +81,8 @@ _LAZY = {
     "LeasePolicy": "leases.policy",
     "OutboxMessage": "outbox.message",
     "OutboxRelay": "outbox.relay",
+    "InboxBatchProcessor": "powertools.batch",
+    "PowertoolsIdempotency": "powertools.idempotency",
     "ValueFormats": "sources.values",
     "Envelope": "sources.envelopes",
     "current_envelope": "sources.envelopes",

@@ -138,7 +138,9 @@ class InboxConfig(_Settings):
     ids, `AROA...`, `AIDA...`; a whole `SenderId` is cut at its `:`) whose copies of a dead letter
     are believed about its original sender (docs/security.md, "Redrive"). `clock`: the wall
     clock (epoch seconds) of record times and lease expiries; simulations and tests pass their
-    own.
+    own. `migrating_from`: a `PowertoolsIdempotency` during a cut-over from Powertools'
+    `@idempotent_function`: a message it completed is recorded and not applied again
+    (docs/powertools.md).
     """
 
     __slots__ = (
@@ -155,6 +157,7 @@ class InboxConfig(_Settings):
         "max_group_messages",
         "max_parallel_commits",
         "max_transaction_actions",
+        "migrating_from",
         "retention",
         "retry",
         "trusted_redrivers",
@@ -180,6 +183,7 @@ class InboxConfig(_Settings):
         trusted_redrivers: Iterable[str] = (),
         failed_retention: timedelta = FAILED_RETENTION,
         decoding_limits: Any = None,  # a `DecodingLimits`, loaded with the first record to check
+        migrating_from: Any = None,  # a `PowertoolsIdempotency`: the settings know no Powertools
     ) -> None:
         if not consumer or "#" in consumer:
             raise ConfigurationError("consumer must be a non-empty name without '#'")
@@ -213,6 +217,7 @@ class InboxConfig(_Settings):
         self.trusted_redrivers = tuple(trusted_redrivers)
         self.failed_retention = failed_retention
         self.decoding_limits = decoding_limits
+        self.migrating_from = migrating_from
 
     @classmethod
     def from_env(cls, consumer: str, **overrides: object) -> InboxConfig:

@@ -39,6 +39,7 @@ from lambda_inbox.store import InboxStore
 from lambda_inbox.telemetry import Telemetry
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.parser.envelopes.base import BaseEnvelope
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from lambda_inbox.leases.leased import Leases
@@ -71,7 +72,7 @@ class InboxConsumer(Generic[M]):
         model: type[M] | Callable[[Any], M],
         decide: DecideFunction[M] | Decide[M],
         key: str | KeyExtractor | KeyStrategy | None = None,
-        envelope: EnvelopeName | None = None,
+        envelope: EnvelopeName | BaseEnvelope | type[BaseEnvelope] | None = None,
         leased: Leased[M] | None = None,
         clients: Clients | None = None,
         observability: Observability | None = None,
@@ -103,10 +104,11 @@ class InboxConsumer(Generic[M]):
         self.calls = BoundedCalls(max(2, config.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.value_formats
+        per_image = False
         if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
-            raise ConfigurationError(
-                f"envelope must be 'sns', 'eventbridge', 's3' or None, not {envelope!r}"
-            )
+            from lambda_inbox.sources.envelopes import envelope_setting  # Powertools' envelopes
+
+            envelope, per_image = envelope_setting(envelope)
         self.sources: Sequence[EventSource] = (
             KafkaSource(formats),
             SqsSource(
@@ -116,8 +118,13 @@ class InboxConsumer(Generic[M]):
             DynamoDBStreamsSource(),
         )
         """The event sources `handle` recognises, in the order it tries them."""
+        from lambda_inbox.commit.arguments import parser  # the checks run once, when built
+
         store = InboxStore.from_config(self.dynamodb, config)
         decide_function, on_condition_failed = _decision(decide)
+        if config.migrating_from is not None:  # a cut-over from Powertools' @idempotent
+            guard = config.migrating_from.guard
+            decide_function, on_condition_failed = guard(decide_function, on_condition_failed)
         self.pipeline: Pipeline[M] = Pipeline(
             config=config,
             dynamodb=self.dynamodb,
@@ -125,7 +132,7 @@ class InboxConsumer(Generic[M]):
             dead_letter_queue=self.dead_letter_queue,
             keys=_key_strategy(key),
             decider=Decider(
-                parse=_parser(model),
+                parse=parser(model, per_image=per_image),
                 decide=decide_function,
                 on_condition_failed=on_condition_failed,
                 key_attributes=config.key_attributes,
@@ -146,6 +153,9 @@ class InboxConsumer(Generic[M]):
 
         if not callable(getattr(leased, "side_effect", None)):
             raise ConfigurationError("leased=Leased(side_effect, ...) needs a callable side_effect")
+        from lambda_inbox.commit.arguments import require_arity
+
+        require_arity(leased.side_effect, 2, "side_effect", "(payload, lease)")
         leases = LeaseStore(
             self.dynamodb,
             table=store.table,
@@ -208,22 +218,26 @@ def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:
         return KeyStrategy()
     if isinstance(key, KeyStrategy):
         return key
+    if callable(key):
+        from lambda_inbox.commit.arguments import require_arity
+
+        require_arity(key, 1, "key", "(payload)")
     return KeyStrategy.from_body(key)
-
-
-def _parser(model: type[M] | Callable[[Any], M]) -> Callable[[Any], M]:
-    """How a payload is read into `model`: a pydantic model's `model_validate` (looked up on
-    the model, so a model rebuilt later validates with its new rules), any callable itself."""
-    validate = getattr(model, "model_validate", None)
-    return validate if callable(validate) else model
 
 
 def _decision(
     decide: DecideFunction[M] | Decide[M],
 ) -> tuple[DecideFunction[M], OnConditionFailed[M] | None]:
     """The decide function and the business outcome's, from a function or a `Decide`."""
+    from lambda_inbox.commit.arguments import require_arity
+
     if callable(decide):
+        require_arity(decide, 2, "decide", "(payload, uow)")
         return decide, None
     if callable(getattr(decide, "decide", None)):  # a `Decide`
+        require_arity(decide.decide, 2, "decide", "(payload, uow)")
+        if decide.on_condition_failed is not None:
+            shape = "(payload, failed, uow)"
+            require_arity(decide.on_condition_failed, 3, "on_condition_failed", shape)
         return decide.decide, decide.on_condition_failed
     raise ConfigurationError(f"decide must be a function or a Decide, not {decide!r}")

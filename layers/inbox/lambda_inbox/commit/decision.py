@@ -9,7 +9,7 @@ raised (a bug or an outage: the source retries it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lambda_inbox.commit.actions import ConditionFailures
 from lambda_inbox.commit.unit_of_work import UnitOfWork
@@ -25,6 +25,9 @@ from lambda_inbox.errors import (
 from lambda_inbox.messages import CURRENT_ENVELOPE
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
+
+if TYPE_CHECKING:
+    from lambda_inbox.messages import InboundMessage
 
 M = TypeVar("M")
 Parse = Callable[[Any], M]
@@ -46,6 +49,19 @@ MODEL_REFUSALS = (
 MAX_DECISION_ROUNDS = 4
 #: Planning estimate of the inbox record's size in a transaction.
 INBOX_RECORD_BYTES = 1024
+
+
+class MessageReader:
+    """A model that reads the whole message, not its JSON document: what a batch processor
+    gives its record handler is the source's record (`lambda_inbox.powertools.batch`)."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read: Callable[[InboundMessage], Any]) -> None:
+        self.read = read
+
+    def __call__(self, message: InboundMessage) -> Any:
+        return self.read(message)
 
 
 class Decision(Generic[M]):
@@ -125,6 +141,7 @@ class Decider(Generic[M]):
         inbox_item: Callable[[str], ItemIdentity],
     ) -> None:
         self._parse = parse
+        self._reads_message = isinstance(parse, MessageReader)
         self._decide = decide
         self._on_condition_failed = on_condition_failed
         self._key_attributes = key_attributes
@@ -141,6 +158,8 @@ class Decider(Generic[M]):
         """`document` as the model reads it, in plain JSON values, when the model is a pydantic
         model (`model_dump(mode="json")`); the document itself otherwise. What a binary value's
         fingerprint hashes (identity.fingerprint). Raises what the model raises."""
+        if self._reads_message:
+            return document
         parsed = self._parse(document)
         dump = getattr(parsed, "model_dump", None)
         return dump(mode="json") if callable(dump) else document
@@ -157,8 +176,9 @@ class Decider(Generic[M]):
         decision.replace_writes(self._run(handler, decision.payload, failures, envelope=envelope))
 
     def _payload(self, delivery: Delivery) -> M:
+        message = delivery.message
         try:
-            return self._parse(delivery.message.json)
+            return self._parse(message if self._reads_message else message.json)
         except PoisonMessage:  # UndecodableBody, or the model's own verdict
             raise
         except MODEL_REFUSALS as error:

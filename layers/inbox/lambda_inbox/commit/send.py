@@ -94,7 +94,12 @@ def send(client: "DynamoDBClient", prepared: PreparedTransaction) -> CommitAttem
             ClientRequestToken=prepared.token,
         )
     except ClientError as error:
-        return classify_client_error(error, elapsed())
+        attempt = classify_client_error(error, elapsed())
+        if attempt.status is CommitStatus.UNAVAILABLE:  # name the tables of a missing one
+            from lambda_inbox.store.table_names import described, tables_of
+
+            attempt = attempt._replace(error=described(error, tables_of(prepared.transact_items)))
+        return attempt
     except ParamValidationError as error:  # refused before sending: resending cannot help
         return CommitAttempt(CommitStatus.REJECTED, error=str(error), latency_ms=elapsed())
     except BotoCoreError as error:  # timeouts, connection resets: the outcome is unknown
