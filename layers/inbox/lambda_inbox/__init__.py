@@ -26,6 +26,7 @@ __all__ = [
     "Clients",
     "ConditionFailures",
     "ConfigurationError",
+    "CreatesItem",
     "Decide",
     "DecodingLimits",
     "Envelope",
@@ -58,7 +59,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from lambda_inbox.decoding.limits import DecodingLimits
     from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
-    from lambda_inbox.options import Clients, Decide, Leased, Observability
+    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.outbox.message import OutboxMessage
     from lambda_inbox.outbox.relay import OutboxRelay
     from lambda_inbox.sources.envelopes import Envelope, current_envelope
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
 #: group never imports them.
 _LAZY = {
     "Clients": "options",
+    "CreatesItem": "options",
     "Decide": "options",
     "Leased": "options",
     "Observability": "options",

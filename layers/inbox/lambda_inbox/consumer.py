@@ -38,11 +38,16 @@ from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import InboxStore
 from lambda_inbox.telemetry import Telemetry
 
+#: Puts of a `CreatesItem` batch sent at once: botocore's default `max_pool_connections`, and
+#: a 10-message SQS batch in one round.
+PUT_CONCURRENCY = 10
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox.commit.creates import CreatedItems
     from lambda_inbox.leases.leased import Leases
-    from lambda_inbox.options import Clients, Decide, Leased, Observability
+    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.sources.envelopes import EnvelopeName
 
 
@@ -69,7 +74,7 @@ class InboxConsumer(Generic[M]):
         name: str,
         *,
         model: type[M] | Callable[[Any], M],
-        decide: DecideFunction[M] | Decide[M],
+        decide: DecideFunction[M] | Decide[M] | CreatesItem[M],
         key: str | KeyExtractor | KeyStrategy | None = None,
         envelope: EnvelopeName | None = None,
         leased: Leased[M] | None = None,
@@ -100,7 +105,13 @@ class InboxConsumer(Generic[M]):
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         """The consumer's logs, metrics and traces (through `observability`'s, when given)."""
         self._limits = (config.decoding_limits, None, None)
-        self.calls = BoundedCalls(max(2, config.max_parallel_commits))
+        decide_function, on_condition_failed, creates = _decision(decide, config)
+        if creates is not None and leased is not None:
+            raise ConfigurationError(
+                "CreatesItem has no leased mode: a lease needs an inbox record"
+            )
+        parallel = PUT_CONCURRENCY if creates is not None and not creates.transaction else 2
+        self.calls = BoundedCalls(max(parallel, config.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.value_formats
         if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
@@ -117,7 +128,6 @@ class InboxConsumer(Generic[M]):
         )
         """The event sources `handle` recognises, in the order it tries them."""
         store = InboxStore.from_config(self.dynamodb, config)
-        decide_function, on_condition_failed = _decision(decide)
         self.pipeline: Pipeline[M] = Pipeline(
             config=config,
             dynamodb=self.dynamodb,
@@ -130,6 +140,7 @@ class InboxConsumer(Generic[M]):
                 on_condition_failed=on_condition_failed,
                 key_attributes=config.key_attributes,
                 inbox_item=store.item_identity,
+                creates=creates,
             ),
             telemetry=self.telemetry,
             leases=self._leases(leased, store, config),
@@ -219,11 +230,32 @@ def _parser(model: type[M] | Callable[[Any], M]) -> Callable[[Any], M]:
 
 
 def _decision(
-    decide: DecideFunction[M] | Decide[M],
-) -> tuple[DecideFunction[M], OnConditionFailed[M] | None]:
-    """The decide function and the business outcome's, from a function or a `Decide`."""
+    decide: DecideFunction[M] | Decide[M] | CreatesItem[M], config: InboxConfig
+) -> tuple[DecideFunction[M], OnConditionFailed[M] | None, CreatedItems[M] | None]:
+    """The decide function, the business outcome's and the created items' puts, from a
+    function, a `Decide` or a `CreatesItem`."""
     if callable(decide):
-        return decide, None
+        return decide, None, None
     if callable(getattr(decide, "decide", None)):  # a `Decide`
-        return decide.decide, decide.on_condition_failed
-    raise ConfigurationError(f"decide must be a function or a Decide, not {decide!r}")
+        return decide.decide, decide.on_condition_failed, None  # type: ignore[union-attr]
+    from lambda_inbox.options import CreatesItem  # loaded when a consumer names a group
+
+    if isinstance(decide, CreatesItem):
+        from lambda_inbox.commit.creates import CreatedItems  # CreatesItem consumers only
+
+        creates = CreatedItems(
+            decide.table,
+            decide.item,
+            consumer=config.consumer,
+            key_attributes=config.key_attributes,
+            transaction=decide.transaction,
+        )
+        return _no_decide, decide.on_condition_failed, creates
+    raise ConfigurationError(
+        f"decide must be a function, a Decide or a CreatesItem, not {decide!r}"
+    )
+
+
+def _no_decide(payload: object, uow: object) -> None:
+    """A `CreatesItem` consumer decides through its item's put (`CreatedItems.put`)."""
+    raise AssertionError("a CreatesItem consumer's decisions are its puts")

@@ -9,9 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lambda_inbox.config import _Settings
+from lambda_inbox.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from datetime import timedelta
+    from typing import Any
 
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -37,6 +40,40 @@ class Decide(_Settings, Generic[M]):
     ) -> None:
         self.decide = decide
         self.on_condition_failed = on_condition_failed
+
+
+class CreatesItem(_Settings, Generic[M]):
+    """A decision whose whole effect is one new item: `item(payload)` returns it (plain Python
+    values, as `UnitOfWork.put` takes them) and one conditional put into `table` is both the
+    effect and the dedupe (docs/concepts.md, "The item is the record"). The item carries the
+    message's consumer, key and fingerprint; no inbox record is written unless the message is
+    poison or the item exists but was not made by this consumer, when `on_condition_failed`
+    (payload, failures, uow), if given, decides the alternative writes as with `Decide`.
+
+    The puts of a batch go concurrently, 1 WCU each for an item of up to 1 KB; with
+    `transaction=True` they commit in one `TransactWriteItems` (2 WCU each), all or nothing.
+    """
+
+    __slots__ = ("item", "on_condition_failed", "table", "transaction")
+
+    def __init__(
+        self,
+        table: str,
+        item: Callable[[M], Mapping[str, Any]],
+        *,
+        on_condition_failed: OnConditionFailed[M] | None = None,
+        transaction: bool = False,
+    ) -> None:
+        if not isinstance(table, str) or not table:
+            raise ConfigurationError(f"CreatesItem needs a table name, not {table!r}")
+        if not callable(item):
+            raise ConfigurationError(f"CreatesItem needs a callable item, not {item!r}")
+        if on_condition_failed is not None and not callable(on_condition_failed):
+            raise ConfigurationError("CreatesItem's on_condition_failed must be callable")
+        self.table = table
+        self.item = item
+        self.on_condition_failed = on_condition_failed
+        self.transaction = bool(transaction)
 
 
 class Leased(_Settings, Generic[M]):

@@ -22,7 +22,7 @@ from lambda_inbox.commit.decision import Decider, Decision
 from lambda_inbox.commit.planner import chunk_wave
 from lambda_inbox.commit.send import CommitAttempt, CommitStatus, send
 from lambda_inbox.commit.settle import VerdictKind, settle
-from lambda_inbox.commit.transactions import Transaction, build_transaction
+from lambda_inbox.commit.transactions import Transaction, build_transaction, put_alone
 from lambda_inbox.commit.verdicts import FinalVerdicts
 from lambda_inbox.errors import DeadlineReached, ErrorCode
 from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
@@ -65,6 +65,7 @@ class Committer(Generic[M]):
         self._store = store
         self._config = config
         self._triage = triage
+        self._puts_alone = decider.puts_alone
         self._verdicts = FinalVerdicts(
             decider=decider,
             triage=triage,
@@ -109,12 +110,15 @@ class Committer(Generic[M]):
         # later record there (one sharing a merged update with the leader) is sent again.
         yield from self._triage.settle_followers()
         live: list[Decision[M]] = []
+        puts: list[Transaction[M]] = []
         for decision in decisions:
             if self._batch.blocked(decision.delivery):
                 yield skipped(decision.delivery)
+            elif self._puts_alone and decision.creates:
+                puts.append(put_alone(decision))
             else:
                 live.append(decision)
-        return [
+        return puts + [
             build_transaction(self._store, group, now=self._now())
             for group in chunk_wave(
                 live,

@@ -9,7 +9,7 @@ raised (a bug or an outage: the source retries it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lambda_inbox.commit.actions import ConditionFailures
 from lambda_inbox.commit.unit_of_work import UnitOfWork
@@ -25,6 +25,9 @@ from lambda_inbox.errors import (
 from lambda_inbox.messages import CURRENT_ENVELOPE
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
+
+if TYPE_CHECKING:
+    from lambda_inbox.commit.creates import CreatedItems
 
 M = TypeVar("M")
 Parse = Callable[[Any], M]
@@ -60,6 +63,7 @@ class Decision(Generic[M]):
         "actions",
         "attempts",
         "commuting_items",
+        "creates",
         "delivery",
         "inbox_item",
         "items",
@@ -78,6 +82,8 @@ class Decision(Generic[M]):
         inbox_item: ItemIdentity,
         rounds: int = 0,
         lease_owner: str | None = None,
+        *,
+        creates: bool = False,
     ) -> None:
         self.delivery = delivery
         self.payload = payload
@@ -87,6 +93,8 @@ class Decision(Generic[M]):
         self.attempts = 0
         #: Leased mode: the owner token of the lease this decision completes under.
         self.lease_owner = lease_owner
+        #: A `CreatesItem` put: its one action is the item and its own inbox record.
+        self.creates = creates
         self._take(uow)
 
     def __repr__(self) -> str:
@@ -95,6 +103,7 @@ class Decision(Generic[M]):
     def replace_writes(self, uow: UnitOfWork) -> None:
         """Take the writes of another round of deciding (a business outcome)."""
         self.rounds += 1
+        self.creates = False  # the business outcome commits with an inbox record
         self._take(uow)
 
     def _take(self, uow: UnitOfWork) -> None:
@@ -102,8 +111,9 @@ class Decision(Generic[M]):
         often); not `uow` itself, which is let go with what it kept to check its writes."""
         self.result = uow.result
         self.actions = actions = uow.actions
-        self.action_count = 1 + len(actions)
-        self.size = INBOX_RECORD_BYTES + uow.size
+        inbox_record = not self.creates
+        self.action_count = inbox_record + len(actions)
+        self.size = INBOX_RECORD_BYTES * inbox_record + uow.size
         items = [self.inbox_item]
         commuting: dict[ItemIdentity, str] = {}
         for action in actions:
@@ -123,18 +133,29 @@ class Decider(Generic[M]):
         on_condition_failed: OnConditionFailed[M] | None,
         key_attributes: tuple[str, ...],
         inbox_item: Callable[[str], ItemIdentity],
+        creates: CreatedItems[M] | None = None,
     ) -> None:
         self._parse = parse
         self._decide = decide
         self._on_condition_failed = on_condition_failed
         self._key_attributes = key_attributes
         self._inbox_item = inbox_item
+        self._creates = creates
+        #: The decisions are created items' puts: the inbox holds only fallback records.
+        self.creates_items = creates is not None
+        #: Each created item's put is sent on its own (not in a transaction).
+        self.puts_alone = creates is not None and not creates.transaction
 
     def decide(self, delivery: Delivery) -> Decision[M]:
         if delivery.poison is not None:
             raise delivery.poison
         payload = self._payload(delivery)
-        uow = self._run(self._decide, payload, envelope=delivery.message.envelope)
+        envelope = delivery.message.envelope
+        creates = self._creates
+        if creates is not None:
+            uow = self._run(creates.put, payload, delivery, envelope=envelope)
+            return Decision(delivery, payload, uow, self._inbox_item(delivery.key), creates=True)
+        uow = self._run(self._decide, payload, envelope=envelope)
         return Decision(delivery, payload, uow, self._inbox_item(delivery.key))
 
     def canonical_form(self, document: Any) -> Any:
