@@ -110,14 +110,15 @@ class Committer(Generic[M]):
         # later record there (one sharing a merged update with the leader) is sent again.
         yield from self._triage.settle_followers()
         live: list[Decision[M]] = []
-        puts: list[Transaction[M]] = []
         for decision in decisions:
             if self._batch.blocked(decision.delivery):
                 yield skipped(decision.delivery)
-            elif self._puts_alone and decision.creates:
-                puts.append(put_alone(decision))
             else:
                 live.append(decision)
+        puts: list[Transaction[M]] = []
+        if self._puts_alone:  # a CreatesItem consumer's puts go one by one; fallbacks together
+            puts = [put_alone(decision) for decision in live if decision.creates]
+            live = [decision for decision in live if not decision.creates]
         return puts + [
             build_transaction(self._store, group, now=self._now())
             for group in chunk_wave(

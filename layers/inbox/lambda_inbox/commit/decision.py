@@ -63,7 +63,6 @@ class Decision(Generic[M]):
         "actions",
         "attempts",
         "commuting_items",
-        "creates",
         "delivery",
         "inbox_item",
         "items",
@@ -74,6 +73,9 @@ class Decision(Generic[M]):
         "size",
     )
 
+    #: A `CreatesItem` put (`CreatedDecision`), not a transaction's writes with an inbox record.
+    creates = False
+
     def __init__(
         self,
         delivery: Delivery,
@@ -82,8 +84,6 @@ class Decision(Generic[M]):
         inbox_item: ItemIdentity,
         rounds: int = 0,
         lease_owner: str | None = None,
-        *,
-        creates: bool = False,
     ) -> None:
         self.delivery = delivery
         self.payload = payload
@@ -93,8 +93,6 @@ class Decision(Generic[M]):
         self.attempts = 0
         #: Leased mode: the owner token of the lease this decision completes under.
         self.lease_owner = lease_owner
-        #: A `CreatesItem` put: its one action is the item and its own inbox record.
-        self.creates = creates
         self._take(uow)
 
     def __repr__(self) -> str:
@@ -103,7 +101,6 @@ class Decision(Generic[M]):
     def replace_writes(self, uow: UnitOfWork) -> None:
         """Take the writes of another round of deciding (a business outcome)."""
         self.rounds += 1
-        self.creates = False  # the business outcome commits with an inbox record
         self._take(uow)
 
     def _take(self, uow: UnitOfWork) -> None:
@@ -111,9 +108,8 @@ class Decision(Generic[M]):
         often); not `uow` itself, which is let go with what it kept to check its writes."""
         self.result = uow.result
         self.actions = actions = uow.actions
-        inbox_record = not self.creates
-        self.action_count = inbox_record + len(actions)
-        self.size = INBOX_RECORD_BYTES * inbox_record + uow.size
+        self.action_count = 1 + len(actions)
+        self.size = INBOX_RECORD_BYTES + uow.size
         items = [self.inbox_item]
         commuting: dict[ItemIdentity, str] = {}
         for action in actions:
@@ -122,6 +118,24 @@ class Decision(Generic[M]):
                 commuting[action.item_identity] = action.merge_shape
         self.items = frozenset(items)
         self.commuting_items = commuting
+
+
+class CreatedDecision(Decision[M]):
+    """A `CreatesItem` put: its one action is the item, which is its own inbox record. A
+    business outcome decided after the item was found not made by this consumer commits with
+    an inbox record: the decision becomes a plain `Decision` (the same slots)."""
+
+    __slots__ = ()
+    creates = True
+
+    def _take(self, uow: UnitOfWork) -> None:
+        super()._take(uow)
+        self.action_count -= 1
+        self.size -= INBOX_RECORD_BYTES
+
+    def replace_writes(self, uow: UnitOfWork) -> None:
+        self.__class__ = Decision  # type: ignore[assignment]
+        Decision.replace_writes(self, uow)
 
 
 class Decider(Generic[M]):
@@ -150,13 +164,16 @@ class Decider(Generic[M]):
         if delivery.poison is not None:
             raise delivery.poison
         payload = self._payload(delivery)
-        envelope = delivery.message.envelope
-        creates = self._creates
-        if creates is not None:
-            uow = self._run(creates.put, payload, delivery, envelope=envelope)
-            return Decision(delivery, payload, uow, self._inbox_item(delivery.key), creates=True)
-        uow = self._run(self._decide, payload, envelope=envelope)
+        if self._creates is not None:
+            return self._created(delivery, payload, self._creates)
+        uow = self._run(self._decide, payload, envelope=delivery.message.envelope)
         return Decision(delivery, payload, uow, self._inbox_item(delivery.key))
+
+    def _created(
+        self, delivery: Delivery, payload: M, creates: CreatedItems[M]
+    ) -> CreatedDecision[M]:
+        uow = self._run(creates.put, payload, delivery, envelope=delivery.message.envelope)
+        return CreatedDecision(delivery, payload, uow, self._inbox_item(delivery.key))
 
     def canonical_form(self, document: Any) -> Any:
         """`document` as the model reads it, in plain JSON values, when the model is a pydantic
