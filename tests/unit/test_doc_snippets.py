@@ -44,7 +44,7 @@ from devkit.doc_snippets import (
 from devkit.emf import emf_records
 from devkit.meters import RequestMeter
 from devkit.paths import REPO_ROOT
-from devkit.tables import create_inbox_table
+from devkit.tables import create_domain_table, create_inbox_table
 from lambda_inbox import InboxConsumer, PoisonMessage, UnitOfWork
 from lambda_inbox_tools.testing import (
     FakeLambdaContext,
@@ -307,6 +307,25 @@ def keyed_by_the_sns_attribute(namespace: Namespace, request: pytest.FixtureRequ
     assert keys == ["orders#A-7"]
 
 
+def created_once(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The `CreatesItem` consumer, on moto: a message delivered twice is one item that names
+    its message, and no inbox record."""
+    body = '{"order_id": "O-1", "tracking_number": "1Z9"}'
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb")
+        create_inbox_table(dynamodb, "inbox")
+        create_domain_table(dynamodb, "shipments")
+        for receive_count in (1, 2):
+            record = sqs_record(body, message_id="m-1", receive_count=receive_count)
+            assert namespace["consumer"].handle(sqs_event(record), None) == {
+                "batchItemFailures": []
+            }
+        (item,) = dynamodb.scan(TableName="shipments")["Items"]
+        assert dynamodb.scan(TableName="inbox")["Items"] == []
+    assert item["pk"] == {"S": "ORDER#O-1"}
+    assert item["inbox_consumer"] == {"S": "record-shipment"}
+
+
 def create_key_table(dynamodb: Any, name: str, key: str = "pk") -> None:
     dynamodb.create_table(
         TableName=name,
@@ -544,10 +563,11 @@ SESSIONS: dict[str, PageSession] = {
         {"INBOX_TABLE": "inbox"},
         concepts_preamble,
         after={
-            1: keyed_by_the_sns_attribute,
-            2: consumer_built,
-            3: outbox_request_written,
-            4: consumer_built,
+            1: created_once,
+            2: keyed_by_the_sns_attribute,
+            3: consumer_built,
+            4: outbox_request_written,
+            5: consumer_built,
         },
     ),
     "docs/example-application.md": PageSession(

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from lambda_inbox.commit.actions import ConditionFailures, FailedCondition
 from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox.config import InboxConfig, RetryPolicy
-from lambda_inbox.consumer import InboxConsumer
 from lambda_inbox.errors import (
     ConfigurationError,
     ErrorCode,
@@ -26,6 +25,7 @@ __all__ = [
     "Clients",
     "ConditionFailures",
     "ConfigurationError",
+    "CreatesItem",
     "Decide",
     "DecodingLimits",
     "Envelope",
@@ -58,9 +58,10 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from lambda_inbox.consumer import InboxConsumer
     from lambda_inbox.decoding.limits import DecodingLimits
     from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
-    from lambda_inbox.options import Clients, Decide, Leased, Observability
+    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.outbox.message import OutboxMessage
     from lambda_inbox.outbox.relay import OutboxRelay
     from lambda_inbox.powertools.batch import InboxBatchProcessor
@@ -70,9 +71,13 @@ if TYPE_CHECKING:
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
 #: JSON consumer never imports the Kafka value formats, and a consumer that names no parameter
-#: group never imports them.
+#: group never imports them; the consumer and the stages it assembles load with `InboxConsumer`,
+#: which the reaper, the outbox relay, the command line and a test of a handler's writes never
+#: name.
 _LAZY = {
+    "InboxConsumer": "consumer",
     "Clients": "options",
+    "CreatesItem": "options",
     "Decide": "options",
     "Leased": "options",
     "Observability": "options",

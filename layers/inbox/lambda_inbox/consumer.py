@@ -38,12 +38,17 @@ from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import InboxStore
 from lambda_inbox.telemetry import Telemetry
 
+#: Puts of a `CreatesItem` batch sent at once: botocore's default `max_pool_connections`, and
+#: a 10-message SQS batch in one round.
+PUT_CONCURRENCY = 10
+
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parser.envelopes.base import BaseEnvelope
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox.commit.creates import CreatedItems
     from lambda_inbox.leases.leased import Leases
-    from lambda_inbox.options import Clients, Decide, Leased, Observability
+    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.sources.envelopes import EnvelopeName
 
 
@@ -70,7 +75,7 @@ class InboxConsumer(Generic[M]):
         name: str,
         *,
         model: type[M] | Callable[[Any], M],
-        decide: DecideFunction[M] | Decide[M],
+        decide: DecideFunction[M] | Decide[M] | CreatesItem[M],
         key: str | KeyExtractor | KeyStrategy | None = None,
         envelope: EnvelopeName | BaseEnvelope | type[BaseEnvelope] | None = None,
         leased: Leased[M] | None = None,
@@ -101,7 +106,13 @@ class InboxConsumer(Generic[M]):
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         """The consumer's logs, metrics and traces (through `observability`'s, when given)."""
         self._limits = (config.decoding_limits, None, None)
-        self.calls = BoundedCalls(max(2, config.max_parallel_commits))
+        decide_function, on_condition_failed, creates = _decision(decide, config)
+        if creates is not None and leased is not None:
+            raise ConfigurationError(
+                "CreatesItem has no leased mode: a lease needs an inbox record"
+            )
+        parallel = PUT_CONCURRENCY if creates is not None and not creates.transaction else 2
+        self.calls = BoundedCalls(max(parallel, config.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.value_formats
         per_image = False
@@ -118,11 +129,15 @@ class InboxConsumer(Generic[M]):
             DynamoDBStreamsSource(),
         )
         """The event sources `handle` recognises, in the order it tries them."""
-        from lambda_inbox.commit.arguments import parser  # the checks run once, when built
+        from lambda_inbox.options import parser  # the checks run once, when built
 
         store = InboxStore.from_config(self.dynamodb, config)
-        decide_function, on_condition_failed = _decision(decide)
         if config.migrating_from is not None:  # a cut-over from Powertools' @idempotent
+            if creates is not None:
+                raise ConfigurationError(
+                    "CreatesItem has no migrating_from: Powertools' record is checked in the "
+                    "transaction of an inbox record"
+                )
             guard = config.migrating_from.guard
             decide_function, on_condition_failed = guard(decide_function, on_condition_failed)
         self.pipeline: Pipeline[M] = Pipeline(
@@ -137,6 +152,7 @@ class InboxConsumer(Generic[M]):
                 on_condition_failed=on_condition_failed,
                 key_attributes=config.key_attributes,
                 inbox_item=store.item_identity,
+                creates=creates,
             ),
             telemetry=self.telemetry,
             leases=self._leases(leased, store, config),
@@ -153,7 +169,7 @@ class InboxConsumer(Generic[M]):
 
         if not callable(getattr(leased, "side_effect", None)):
             raise ConfigurationError("leased=Leased(side_effect, ...) needs a callable side_effect")
-        from lambda_inbox.commit.arguments import require_arity
+        from lambda_inbox.options import require_arity
 
         require_arity(leased.side_effect, 2, "side_effect", "(payload, lease)")
         leases = LeaseStore(
@@ -219,25 +235,50 @@ def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:
     if isinstance(key, KeyStrategy):
         return key
     if callable(key):
-        from lambda_inbox.commit.arguments import require_arity
+        from lambda_inbox.options import require_arity
 
         require_arity(key, 1, "key", "(payload)")
     return KeyStrategy.from_body(key)
 
 
 def _decision(
-    decide: DecideFunction[M] | Decide[M],
-) -> tuple[DecideFunction[M], OnConditionFailed[M] | None]:
-    """The decide function and the business outcome's, from a function or a `Decide`."""
-    from lambda_inbox.commit.arguments import require_arity
+    decide: DecideFunction[M] | Decide[M] | CreatesItem[M], config: InboxConfig
+) -> tuple[DecideFunction[M], OnConditionFailed[M] | None, CreatedItems[M] | None]:
+    """The decide function, the business outcome's and the created items' puts, from a
+    function, a `Decide` or a `CreatesItem`."""
+    from lambda_inbox.options import require_arity
 
     if callable(decide):
         require_arity(decide, 2, "decide", "(payload, uow)")
-        return decide, None
+        return decide, None, None
     if callable(getattr(decide, "decide", None)):  # a `Decide`
-        require_arity(decide.decide, 2, "decide", "(payload, uow)")
+        require_arity(decide.decide, 2, "decide", "(payload, uow)")  # type: ignore[union-attr]
         if decide.on_condition_failed is not None:
             shape = "(payload, failed, uow)"
             require_arity(decide.on_condition_failed, 3, "on_condition_failed", shape)
-        return decide.decide, decide.on_condition_failed
-    raise ConfigurationError(f"decide must be a function or a Decide, not {decide!r}")
+        return decide.decide, decide.on_condition_failed, None  # type: ignore[union-attr]
+    from lambda_inbox.options import CreatesItem  # loaded when a consumer names a group
+
+    if isinstance(decide, CreatesItem):
+        from lambda_inbox.commit.creates import CreatedItems  # CreatesItem consumers only
+
+        require_arity(decide.item, 1, "CreatesItem's item", "(payload)")
+        if decide.on_condition_failed is not None:
+            shape = "(payload, failed, uow)"
+            require_arity(decide.on_condition_failed, 3, "on_condition_failed", shape)
+        creates = CreatedItems(
+            decide.table,
+            decide.item,
+            consumer=config.consumer,
+            key_attributes=config.key_attributes,
+            transaction=decide.transaction,
+        )
+        return _no_decide, decide.on_condition_failed, creates
+    raise ConfigurationError(
+        f"decide must be a function, a Decide or a CreatesItem, not {decide!r}"
+    )
+
+
+def _no_decide(payload: object, uow: object) -> None:
+    """A `CreatesItem` consumer decides through its item's put (`CreatedItems.put`)."""
+    raise AssertionError("a CreatesItem consumer's decisions are its puts")

@@ -24,11 +24,13 @@ from lambda_inbox_tools.testing import (
     check_effectively_once,
     kafka_record,
     payload,
+    sns_notification,
     sqs_record,
 )
 
 TEMPLATE = REPO_ROOT / "template.yaml"
 INVOICES = REPO_ROOT / "examples" / "invoices" / "template.yaml"
+SHIPMENTS = REPO_ROOT / "examples" / "shipments" / "template.yaml"
 
 
 def test_payment_events_is_effectively_once_on_kafka(local_app: Any) -> None:
@@ -203,18 +205,63 @@ def test_the_invoices_example_passes_every_seed(local_app: Any, source: str) -> 
                 if item["sk"].startswith(f"INVOICE#S{seed}-")
             )
 
-        try:
-            check_effectively_once(
-                function,
-                records,
-                effects=posted,
-                key=lambda record: payload(record)["invoice_id"],
-                seed=seed,
-                batch_size=5,
-            )
-        except NotEffectivelyOnce as finding:
-            failed[seed] = str(finding)
+        finding = checked(function, records, posted, lambda r: payload(r)["invoice_id"], seed)
+        if finding:
+            failed[seed] = finding
     assert failed == {}
+
+
+def checked(
+    function: Any,
+    records: list[dict[str, Any]],
+    effects: Any,
+    key: Any,
+    seed: int,
+) -> str | None:
+    """What the check finds on one seed, in batches of 5; None when it passes."""
+    try:
+        check_effectively_once(function, records, effects=effects, key=key, seed=seed, batch_size=5)
+    except NotEffectivelyOnce as finding:
+        return str(finding)
+    return None
+
+
+def shipped_order(record: dict[str, Any]) -> Any:
+    return payload(record, envelope="sns")["order_id"]
+
+
+def test_the_shipments_example_passes_every_seed(local_app: Any) -> None:
+    """A `CreatesItem` consumer (the item is the record, no inbox record) passes the check on
+    every seed played, its notifications read through their SNS envelope, each seed on orders
+    of its own."""
+    app = local_app(SHIPMENTS)
+    function = app.function("RecordShipmentFunction")
+    arn = app.stack.queue("ShipmentsQueue").arn
+    failed: dict[int, str] = {}
+    for seed in seeds_played():
+        records = [
+            sqs_record(
+                sns_notification(
+                    {"order_id": f"S{seed}-O-{n}", "tracking_number": f"T-{n}"},
+                    attributes={"carrier": "ups"},
+                ),
+                arn=arn,
+            )
+            for n in range(10)
+        ]
+
+        def shipped(seed: int = seed) -> Counter[str]:
+            return Counter(
+                item["pk"].removeprefix("ORDER#")
+                for item in app.items("ShipmentsTable")
+                if item["pk"].startswith(f"ORDER#S{seed}-")
+            )
+
+        finding = checked(function, records, shipped, shipped_order, seed)
+        if finding:
+            failed[seed] = finding
+    assert failed == {}
+    assert app.items("InboxTable") == []
 
 
 def played_on_dynamodb_local(source: str, every_source: bool) -> list[str]:

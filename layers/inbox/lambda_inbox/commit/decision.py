@@ -27,6 +27,7 @@ from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
+    from lambda_inbox.commit.creates import CreatedItems
     from lambda_inbox.messages import InboundMessage
 
 M = TypeVar("M")
@@ -86,6 +87,9 @@ class Decision(Generic[M]):
         "size",
     )
 
+    #: A `CreatesItem` put (`CreatedDecision`), not a transaction's writes with an inbox record.
+    creates = False
+
     def __init__(
         self,
         delivery: Delivery,
@@ -130,6 +134,24 @@ class Decision(Generic[M]):
         self.commuting_items = commuting
 
 
+class CreatedDecision(Decision[M]):
+    """A `CreatesItem` put: its one action is the item, which is its own inbox record. A
+    business outcome decided after the item was found not made by this consumer commits with
+    an inbox record: the decision becomes a plain `Decision` (the same slots)."""
+
+    __slots__ = ()
+    creates = True
+
+    def _take(self, uow: UnitOfWork) -> None:
+        super()._take(uow)
+        self.action_count -= 1
+        self.size -= INBOX_RECORD_BYTES
+
+    def replace_writes(self, uow: UnitOfWork) -> None:
+        self.__class__ = Decision  # type: ignore[assignment]
+        Decision.replace_writes(self, uow)
+
+
 class Decider(Generic[M]):
     def __init__(
         self,
@@ -139,6 +161,7 @@ class Decider(Generic[M]):
         on_condition_failed: OnConditionFailed[M] | None,
         key_attributes: tuple[str, ...],
         inbox_item: Callable[[str], ItemIdentity],
+        creates: CreatedItems[M] | None = None,
     ) -> None:
         self._parse = parse
         self._reads_message = isinstance(parse, MessageReader)
@@ -146,13 +169,26 @@ class Decider(Generic[M]):
         self._on_condition_failed = on_condition_failed
         self._key_attributes = key_attributes
         self._inbox_item = inbox_item
+        self._creates = creates
+        #: The decisions are created items' puts: the inbox holds only fallback records.
+        self.creates_items = creates is not None
+        #: Each created item's put is sent on its own (not in a transaction).
+        self.puts_alone = creates is not None and not creates.transaction
 
     def decide(self, delivery: Delivery) -> Decision[M]:
         if delivery.poison is not None:
             raise delivery.poison
         payload = self._payload(delivery)
+        if self._creates is not None:
+            return self._created(delivery, payload, self._creates)
         uow = self._run(self._decide, payload, envelope=delivery.message.envelope)
         return Decision(delivery, payload, uow, self._inbox_item(delivery.key))
+
+    def _created(
+        self, delivery: Delivery, payload: M, creates: CreatedItems[M]
+    ) -> CreatedDecision[M]:
+        uow = self._run(creates.put, payload, delivery, envelope=delivery.message.envelope)
+        return CreatedDecision(delivery, payload, uow, self._inbox_item(delivery.key))
 
     def canonical_form(self, document: Any) -> Any:
         """`document` as the model reads it, in plain JSON values, when the model is a pydantic
