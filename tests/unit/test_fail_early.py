@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from devkit.app_state import AppState
-from lambda_inbox import ConfigurationError, Decide, Leased, Outcome, UnitOfWork
+from lambda_inbox import ConfigurationError, CreatesItem, Decide, Leased, Outcome, UnitOfWork
 from lambda_inbox.sources.sqs import parse_sqs_event
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
 from lambda_inbox_tools.testing.producers import eventbridge_event, sns_notification
@@ -188,3 +188,11 @@ def test_missing_key_on_a_plain_body_suggests_no_envelope(aws: AppState) -> None
     (result,) = consumer.process(_messages({"id": "o-1"}))
     assert result.error_code == "missing_key"
     assert "envelope" not in result.detail
+
+
+def test_a_creates_item_whose_item_cannot_take_the_payload_is_refused(aws: AppState) -> None:
+    def shipment(order: Any, carrier: Any) -> dict[str, Any]:
+        return {"pk": order["id"], "sk": carrier}
+
+    with pytest.raises(ConfigurationError, match=r"CreatesItem's item must take \(payload\)"):
+        aws.consumer("c", model=dict, decide=CreatesItem("domain", shipment))

@@ -15,7 +15,14 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 
 from devkit.app_state import AppState
-from lambda_inbox import ConditionFailures, Decide, PowertoolsIdempotency, UnitOfWork
+from lambda_inbox import (
+    ConditionFailures,
+    ConfigurationError,
+    CreatesItem,
+    Decide,
+    PowertoolsIdempotency,
+    UnitOfWork,
+)
 from lambda_inbox_tools.testing import sqs_event, sqs_record
 
 IDEMPOTENCY = "idempotency"
@@ -113,3 +120,11 @@ def test_other_failed_conditions_keep_their_outcome(aws: AppState) -> None:
     )
     assert result.error_code == "condition_failed"
     assert "stock (no on_condition_failed handler)" in str(result.detail)
+
+
+def test_a_creates_item_consumer_cannot_migrate_through_an_inbox_record(aws: AppState) -> None:
+    """Powertools' record is checked in the transaction of an inbox record, which a
+    `CreatesItem` consumer does not write: refused when built, not found out in the cut-over."""
+    creates = CreatesItem("domain", lambda order: {"pk": order["order_id"], "sk": "O"})
+    with pytest.raises(ConfigurationError, match="CreatesItem has no migrating_from"):
+        consumer(aws, migration(), decide=creates)
