@@ -66,13 +66,14 @@ def test_each_layer_holds_exactly_the_versions_its_lock_pins(layer: Path, lock: 
     assert installed == pins(lock.path.read_text())
 
 
-def test_the_library_layer_holds_lambda_inbox_alone_under_a_megabyte(layer: Path) -> None:
+def test_the_library_layer_holds_lambda_inbox_alone_in_a_megabyte_and_a_half(layer: Path) -> None:
     """InboxLibraryLayer, the layer of PowertoolsLayer=managed: the library and its bytecode,
-    nothing else (Powertools and pydantic come from AWS's layer), under 1 MB unpacked."""
+    nothing else (Powertools and pydantic come from AWS's layer), under 1.5 MB unpacked (1.08
+    MB with CreatesItem and the Powertools bridge: docs/PERFORMANCE.md, "The Lambda layers")."""
     alone = BUILD / "InboxLibraryLayer" / "python"
     assert sorted(p.name for p in alone.iterdir()) == ["lambda_inbox"]
     files = [p for p in alone.rglob("*") if p.is_file()]
-    assert sum(p.stat().st_size for p in files) < 1_000_000
+    assert sum(p.stat().st_size for p in files) < 1_500_000
     sources = [p for p in files if p.suffix == ".py"]
     assert sources
     for source in sources:
