@@ -195,4 +195,4 @@ def test_a_creates_item_whose_item_cannot_take_the_payload_is_refused(aws: AppSt
         return {"pk": order["id"], "sk": carrier}
 
     with pytest.raises(ConfigurationError, match=r"CreatesItem's item must take \(payload\)"):
-        aws.consumer("c", model=dict, decide=CreatesItem("domain", shipment))
+        aws.consumer("c", model=dict, decide=CreatesItem("domain", shipment))  # type: ignore[arg-type]

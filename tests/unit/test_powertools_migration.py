@@ -125,6 +125,8 @@ def test_other_failed_conditions_keep_their_outcome(aws: AppState) -> None:
 def test_a_creates_item_consumer_cannot_migrate_through_an_inbox_record(aws: AppState) -> None:
     """Powertools' record is checked in the transaction of an inbox record, which a
     `CreatesItem` consumer does not write: refused when built, not found out in the cut-over."""
-    creates = CreatesItem("domain", lambda order: {"pk": order["order_id"], "sk": "O"})
+    creates: CreatesItem[Any] = CreatesItem(
+        "domain", lambda order: {"pk": order["order_id"], "sk": "O"}
+    )
     with pytest.raises(ConfigurationError, match="CreatesItem has no migrating_from"):
         consumer(aws, migration(), decide=creates)
