@@ -6,7 +6,8 @@ on the spot, naming the action; commuting updates may merge in group commit (doc
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any, Unpack
 
 from lambda_inbox.commit.actions import WriteAction
@@ -126,9 +127,7 @@ class UnitOfWork:
         """Ask for `body` to be sent to `destination` once this message commits: an outbox item in
         `table` (an action of the transaction) relayed by `OutboxRelay`. Returns its `message_id`,
         the receiver's dedupe key, a new UUID unless given. Fields: `outbox.OutboxRequest`."""
-        from lambda_inbox.outbox.message import outbox_item  # outbox users only
-
-        identifier, item = outbox_item(key_attributes=self.key_attributes, **request)
+        identifier, item = _outbox_item()(key_attributes=self.key_attributes, **request)
         # A message id is fresh, or the same decision was made before: the item must be new.
         condition = "attribute_not_exists(#outbox_key)"
         names = {"#outbox_key": self.key_attributes[0]}
@@ -152,3 +151,12 @@ class UnitOfWork:
         self._items.add(action.item_identity)
         self._actions.append(action)
         self._bytes += action.size
+
+
+@cache
+def _outbox_item() -> Callable[..., tuple[str, dict[str, Any]]]:
+    """`outbox.message.outbox_item`, loaded on the first outbox (outbox users only) and kept: an
+    import statement in `UnitOfWork.outbox` would run the import machinery for every message."""
+    from lambda_inbox.outbox.message import outbox_item
+
+    return outbox_item
