@@ -185,7 +185,7 @@ class InboxConsumer(Generic[M]):
     def _process_kinesis(
         self, source: KinesisSource, event: Mapping[str, Any], context: Any
     ) -> list[MessageResult]:
-        """A Kinesis batch, a chunk at a time (`sources.kinesis`); what to redeliver."""
+        """A Kinesis batch, a chunk at a time; what to redeliver."""
         from lambda_inbox.sources.kinesis import CHUNK_MESSAGES, process_in_chunks
         from lambda_inbox.store.progress import AggregateProgressStore
 

@@ -40,11 +40,10 @@ class InboundMessage:
     `redelivered` says the source delivered it before, as far as the adapter can tell (an SQS
     receive count above 1, a Kafka offset seen already, a replayed dead letter): the batch read
     of the inbox keys then comes before the commit (duplicate_read). `envelope` is what wrapped
-    the payload (`sources.envelopes.Envelope`: an SNS notification, an EventBridge event, an S3
-    record), None for a bare body; key extractors and handlers read it as `current_envelope()`.
+    the payload (an SNS notification, an EventBridge event, an S3 record: docs/concepts.md,
+    "Envelopes"), None for a bare body; key extractors and handlers read it as `current_envelope()`.
     `sender` is the principal whose name space the identities its sender chose live in (SQS's
-    `SenderId` up to its first `:`, or the original sender a trusted redriver's copy names:
-    `sources.senders`), None for a source without senders; `sender_claim` is an original sender
+    `SenderId` up to its first `:`, or the original sender a trusted redriver's copy names), None for a source without senders; `sender_claim` is an original sender
     the message named that was not believed (its identity then cannot be read).
     """
 

@@ -125,7 +125,9 @@ class UnitOfWork:
     def outbox(self, table: str, **request: Unpack[OutboxRequest]) -> str:
         """Ask for `body` to be sent to `destination` once this message commits: an outbox item in
         `table` (an action of the transaction) relayed by `OutboxRelay`. Returns its `message_id`,
-        the receiver's dedupe key, a new UUID unless given. Fields: `outbox.OutboxRequest`."""
+        the receiver's dedupe key, a new UUID unless given. Fields: `destination`, `body`,
+        `message_id`, `attributes`, `group_id`, `event_source`, `detail_type`, `ttl_attribute`,
+        `ttl_seconds` (docs/concepts.md, "The outbox")."""
         from lambda_inbox.outbox.message import outbox_item  # outbox users only
 
         identifier, item = outbox_item(key_attributes=self.key_attributes, **request)
