@@ -83,7 +83,8 @@ ON_FIRST_USE = (
     "lambda_inbox.sources.streams",  # the first Kinesis or DynamoDB Streams event
     "lambda_inbox.sources.fields",  # the first Kafka or stream event
     "lambda_inbox.leases.leased",  # leased mode
-    "lambda_inbox.leases.store",
+    "lambda_inbox.store._leases",
+    "lambda_inbox.store._reaper_claims",
     "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads
     "lambda_inbox.reaper",
     "lambda_inbox.outbox.message",  # the first outbox request
@@ -135,7 +136,8 @@ def test_library_named_tuples_have_evaluated_annotations() -> None:
     [
         "from lambda_inbox import LeasePolicy",
         "import lambda_inbox.reaper",
-        "import lambda_inbox.leases.store, lambda_inbox.reaper.claims, lambda_inbox.store.tables",
+        "import lambda_inbox.store._leases, lambda_inbox.store._reaper_claims, "
+        "lambda_inbox.store.tables",
     ],
 )
 def test_no_library_module_loads_the_tooling(statement: str) -> None:

@@ -349,3 +349,28 @@ def test_each_completion_put_carries_its_own_time_and_owner(store: InboxStore) -
     assert leased["ConditionExpression"] == "#status = :in_progress AND #owner = :owner"
     assert leased["ExpressionAttributeValues"][":owner"] == {"S": "owner-1"}
     assert put(2000.25)["ConditionExpression"] == later["ConditionExpression"]
+
+
+def test_a_lease_expiring_at_now_gets_one_verdict_everywhere(aws: AppState) -> None:
+    """The claim, the reaper and the command line read a lease through one rule: held at the
+    instant it expires, over a moment later."""
+    from lambda_inbox.store import attention_records
+    from lambda_inbox.store._leases import ClaimState, LeaseWrites
+    from lambda_inbox_tools.cli.records import summarize_open
+
+    leases = LeaseWrites(aws.dynamodb, table=aws.inbox, consumer=CONSUMER, lease_seconds=60)
+    claimed_at = 1_700_000_000.0
+    message = inbound_message(b'{"id": 1}')
+    assert leases.claim(message, "edge", "fp", now=claimed_at).state is ClaimState.CLAIMED
+    expiry = claimed_at + 60
+    for now, expired in ((expiry, False), (expiry + 0.001, True)):
+        [record] = open_records(aws.dynamodb, aws.inbox)
+        assert record.lease_expired(now) is expired
+        assert record.needs_attention(now) is expired
+        assert record.lease_expired(now + 1, grace=1.0) is expired  # the reaper's grace
+        counts = summarize_open(aws.dynamodb, aws.inbox, now=now).consumers[CONSUMER]
+        assert counts.lease_expired == int(expired)
+        attention = list(attention_records(aws.dynamodb, aws.inbox, now=now))
+        assert [r.message_key for r in attention] == (["edge"] if expired else [])
+        state = leases.claim(message, "edge", "fp", now=now).state
+        assert state is (ClaimState.CLAIMED if expired else ClaimState.HELD)

@@ -142,15 +142,18 @@ class InboxConsumer(Generic[M]):
     ) -> Leases[M] | None:
         if leased is None:
             return None
-        from lambda_inbox.leases.leased import Leases, LeaseStore, lease_policy  # leased only
+        from lambda_inbox.leases.leased import Leases, LeaseWrites, lease_policy  # leased only
 
         if not callable(getattr(leased, "side_effect", None)):
             raise ConfigurationError("leased=Leased(side_effect, ...) needs a callable side_effect")
-        leases = LeaseStore(
+        policy = lease_policy(leased.lease)
+        leases = LeaseWrites(
             self.dynamodb,
             table=store.table,
             consumer=store.consumer,
-            policy=lease_policy(leased.lease),
+            lease_seconds=policy.duration.total_seconds(),
+            max_attempts=policy.max_attempts,
+            release_on_failure=policy.release_on_failure,
             snapshot_bytes=config.failed_payload_snapshot_bytes,
         )
         return Leases(leases, leased.side_effect, telemetry=self.telemetry, now=config.clock)

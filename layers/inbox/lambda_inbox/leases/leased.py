@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox.leases.policy import LeasePolicy, lease_policy
-from lambda_inbox.leases.store import Claim, ClaimState, LeaseStore
 from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox.report import Pending, settled, skipped
 from lambda_inbox.store import InboxRecord
+from lambda_inbox.store._leases import Claim, ClaimState, LeaseWrites
 
 if TYPE_CHECKING:
     from lambda_inbox.commit.decision import Decision
@@ -50,7 +50,7 @@ __all__ = [
     "ClaimState",
     "LeaseContext",
     "LeasePolicy",
-    "LeaseStore",
+    "LeaseWrites",
     "Leases",
     "SideEffect",
     "lease_policy",
@@ -92,7 +92,7 @@ class Leases(Generic[M]):
 
     def __init__(
         self,
-        store: LeaseStore,
+        store: LeaseWrites,
         side_effect: SideEffect[M],
         *,
         telemetry: Telemetry,
@@ -122,7 +122,13 @@ class Leases(Generic[M]):
             return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
         log = self._telemetry.logger
         try:
-            claim = deadline.run(self.store.claim, delivery, now=self._now())
+            claim = deadline.run(
+                self.store.claim,
+                delivery.message,
+                delivery.key,
+                delivery.fingerprint,
+                now=self._now(),
+            )
         except Exception as error:
             log.error(
                 "lease claim failed; the record is reported for redelivery",
@@ -174,7 +180,7 @@ class Leases(Generic[M]):
             "side effect failed",
             extra={"message_key": delivery.key, "attempt": claim.attempt, "error": detail},
         )
-        if claim.attempt >= self.store.policy.max_attempts:
+        if claim.attempt >= self.store.max_attempts:
             reason = f"{claim.attempt} leased attempts failed; last error: {detail}"
             return dead_letters.dead_letter(
                 delivery, PoisonMessage(reason, code=ErrorCode.ATTEMPTS_EXHAUSTED)

@@ -9,17 +9,22 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.errors import DeadlineReached, ErrorCode, short_error
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.reaper.claims import ReaperClaims
 from lambda_inbox.reaper.settings import ReaperSettings
 from lambda_inbox.reaper.summary import ConsumerCounts, ReapSummary
-from lambda_inbox.store import OPEN_INDEX_SHARDS, InboxRecord, Status, open_records_of_shard
+from lambda_inbox.store import (
+    OPEN_INDEX_SHARDS,
+    InboxRecord,
+    Status,
+    epoch_of,
+    open_records_of_shard,
+)
+from lambda_inbox.store._reaper_claims import ReaperClaims
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -105,11 +110,10 @@ class Reaper:
 
     def _visit(self, record: InboxRecord, summary: ReapSummary, dry_run: bool) -> None:
         now = self._now()
-        counts = summary.count_open(record.consumer, age=now - _epoch(record.open_since, now))
+        counts = summary.count_open(record.consumer, age=now - (epoch_of(record.open_since) or now))
         if record.status is Status.IN_PROGRESS:
             counts.in_progress += 1
-            expired_at = record.lease_expires_at or 0.0
-            if expired_at + self.settings.lease_grace.total_seconds() >= now:
+            if not record.lease_expired(now, self.settings.lease_grace.total_seconds()):
                 return  # a live lease, or one the next delivery may still claim
             if not dry_run and not self._reap(record, now):
                 return
@@ -212,15 +216,6 @@ def message_of(record: InboxRecord) -> InboundMessage:
         sequence=0,
         dead_letter_attributes=extra,
     )
-
-
-def _epoch(iso: str | None, default: float) -> float:
-    if not iso:
-        return default
-    try:
-        return datetime.fromisoformat(iso).timestamp()
-    except ValueError:
-        return default
 
 
 def _default_sqs() -> SQSClient:

@@ -22,6 +22,7 @@ from lambda_inbox.store.record import (
     TTL_ATTRIBUTE,
     InboxRecord,
     Status,
+    epoch_of,
     open_index_pk,
     open_index_shard,
     record_pk,
@@ -39,6 +40,8 @@ __all__ = [
     "InboxRecord",
     "InboxStore",
     "Status",
+    "attention_records",
+    "epoch_of",
     "get_record",
     "open_index_pk",
     "open_index_shard",
@@ -49,11 +52,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from lambda_inbox.store.open_index import open_records, open_records_of_shard
+    from lambda_inbox.store.open_index import (
+        attention_records,
+        open_records,
+        open_records_of_shard,
+    )
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("open_records", "open_records_of_shard"):
+    if name in ("attention_records", "open_records", "open_records_of_shard"):
         from lambda_inbox.store import open_index
 
         return getattr(open_index, name)

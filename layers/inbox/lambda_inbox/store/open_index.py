@@ -12,13 +12,27 @@ from lambda_inbox.store.record import (
     OPEN_INDEX_SHARDS,
     OPEN_INDEX_SK,
     OPEN_RECORDS_INDEX,
+    PARTITION_KEY,
     InboxRecord,
     Status,
     open_index_pk,
+    utc_iso,
 )
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+#: What a read with `payload=False` takes of each record: enough to count and to tell what needs
+#: attention, not the payload snapshot, the result or the error text.
+_SUMMARY_ATTRIBUTES = (
+    PARTITION_KEY,
+    "consumer",
+    "message_key",
+    "status",
+    "lease_expires_at",
+    "error_code",
+    OPEN_INDEX_SK,
+)
 
 
 def open_records(
@@ -30,10 +44,13 @@ def open_records(
     since: str | None = None,
     until: str | None = None,
     newest_first: bool = True,
+    payload: bool = True,
 ) -> Iterator[InboxRecord]:
     """Open records from the sparse index, every shard queried, merged by `open_since`.
 
     `since` / `until` bound the sort key (ISO times). Lazily paginated: take what you need.
+    `payload=False` reads only the key, status, lease expiry, error code and `open_since` of
+    each record (for counting).
     """
     streams = [
         open_records_of_shard(
@@ -45,6 +62,7 @@ def open_records(
             since=since,
             until=until,
             newest_first=newest_first,
+            payload=payload,
         )
         for status in statuses
         for shard in range(OPEN_INDEX_SHARDS)
@@ -64,6 +82,7 @@ def open_records_of_shard(
     until: str | None = None,
     newest_first: bool = True,
     page_size: int | None = None,
+    payload: bool = True,
 ) -> Iterator[InboxRecord]:
     """The open records of one index shard, lazily paginated (`page_size` items a query)."""
     condition = "#pk = :pk"
@@ -93,6 +112,10 @@ def open_records_of_shard(
         names["#consumer"] = "consumer"
         values[":consumer"] = {"S": consumer}
         request["FilterExpression"] = "#consumer = :consumer"
+    if not payload:
+        projected = {f"#a{index}": name for index, name in enumerate(_SUMMARY_ATTRIBUTES)}
+        names.update(projected)
+        request["ProjectionExpression"] = ", ".join(projected)
     if page_size is not None:
         request["Limit"] = page_size
     while True:
@@ -103,3 +126,31 @@ def open_records_of_shard(
         if not last:
             return
         request["ExclusiveStartKey"] = last
+
+
+def attention_records(
+    client: DynamoDBClient,
+    table: str,
+    *,
+    now: float,
+    consumer: str | None = None,
+    since_seconds: float | None = None,
+) -> Iterator[InboxRecord]:
+    """FAILED records and expired leases (`InboxRecord.needs_attention`), newest first (by
+    `open_since`), lazily.
+
+    IN_PROGRESS records are open from their lease expiry, so the index bounds them to `now`;
+    FAILED records are not bounded above, a writer's clock may run ahead of this one.
+    """
+    since = utc_iso(now - since_seconds) if since_seconds is not None else None
+    failed = open_records(client, table, statuses=(Status.FAILED,), consumer=consumer, since=since)
+    expired = open_records(
+        client,
+        table,
+        statuses=(Status.IN_PROGRESS,),
+        consumer=consumer,
+        since=since,
+        until=utc_iso(now),
+    )
+    merged = heapq.merge(failed, expired, key=lambda record: record.open_since or "", reverse=True)
+    return (record for record in merged if record.needs_attention(now))

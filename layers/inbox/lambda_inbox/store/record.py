@@ -54,7 +54,21 @@ def open_index_shard(pk: str) -> int:
 
 @lru_cache(maxsize=8)  # the records of one transaction share one time
 def utc_iso(epoch: float) -> str:
+    """The stored time format (`completed_at`, `failed_at`, `open_since`): ISO 8601 in UTC."""
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
+
+
+def epoch_of(iso: str | None) -> float | None:
+    """A stored time (`utc_iso`) read back as epoch seconds; None when absent or unreadable."""
+    if not iso:
+        return None
+    try:
+        parsed = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
 
 
 class InboxRecord(NamedTuple):
@@ -87,6 +101,18 @@ class InboxRecord(NamedTuple):
 
     def is_live(self, now: float) -> bool:
         return self.expires_at is None or self.expires_at >= int(now)
+
+    def lease_expired(self, now: float, grace: float = 0.0) -> bool:
+        """Whether the lease is over at `now` (`grace` seconds after its expiry): a lease is
+        still held at the instant it expires, like a record at its `expires_at`. A record
+        without a lease has none to hold."""
+        return (self.lease_expires_at or 0.0) + grace < now
+
+    def needs_attention(self, now: float) -> bool:
+        """FAILED, or IN_PROGRESS with an expired lease (a live lease is work under way)."""
+        if self.status is Status.FAILED:
+            return True
+        return self.status is Status.IN_PROGRESS and self.lease_expired(now)
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> "InboxRecord":

@@ -1,7 +1,8 @@
 """Leased mode's writes of the inbox record: the claim (a conditional `IN_PROGRESS` put with an
 owner token and a lease expiry), and a failed attempt on a lease that is still ours.
 
-What the states mean and when each write happens is in `lease` (the leased-mode stage).
+What the states mean and when each write happens is in the leased-mode stage (`leases`); the
+stage hands over the message, its key and fingerprint, and the policy's numbers.
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ from lambda_inbox.store.record import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from lambda_inbox.leases.policy import LeasePolicy
-    from lambda_inbox.sources.identity import Delivery
+    from lambda_inbox.messages import InboundMessage
 
 #: Optimistic claim rounds before a contended key is reported `in_progress`.
 _CLAIM_ROUNDS = 3
@@ -52,8 +52,10 @@ class Claim:
     record: InboxRecord | None = None
 
 
-class LeaseStore:
-    """Claims and releases leases on inbox records of one consumer."""
+class LeaseWrites:
+    """Claims and releases leases on inbox records of one consumer: a claim holds a message for
+    `lease_seconds`, a message gets `max_attempts` claims, and a failed attempt releases its
+    lease at once with `release_on_failure`."""
 
     def __init__(
         self,
@@ -61,20 +63,26 @@ class LeaseStore:
         *,
         table: str,
         consumer: str,
-        policy: LeasePolicy,
+        lease_seconds: float = 60.0,
+        max_attempts: int = 5,
+        release_on_failure: bool = False,
         snapshot_bytes: int = 8 * 1024,
     ) -> None:
         self._client = client
         self.table = table
         self.consumer = consumer
-        self.policy = policy
+        self.lease_seconds = lease_seconds
+        self.max_attempts = max_attempts
+        self.release_on_failure = release_on_failure
         self._snapshot_bytes = snapshot_bytes
 
-    def claim(self, delivery: Delivery, *, now: float) -> Claim:
-        """Claim `delivery`'s key: read the record (strongly consistent), then write the lease
+    def claim(
+        self, message: InboundMessage, message_key: str, fingerprint: str, *, now: float
+    ) -> Claim:
+        """Claim `message_key`: read the record (strongly consistent), then write the lease
         on condition that the record is still what was read (optimistic, a few rounds)."""
         for _ in range(_CLAIM_ROUNDS):
-            record = get_record(self._client, self.table, self.consumer, delivery.key)
+            record = get_record(self._client, self.table, self.consumer, message_key)
             names = {"#status": "status", "#owner": "owner"}
             values: dict[str, Any] = {}
             attempt = 1
@@ -89,25 +97,25 @@ class LeaseStore:
                 values[":failed"] = {"S": Status.FAILED.value}
                 names = {"#status": "status"}
             else:
-                if (record.lease_expires_at or 0.0) >= now:
+                if not record.lease_expired(now):
                     return Claim(ClaimState.HELD, record=record)
-                if record.attempts >= self.policy.max_attempts:
+                if record.attempts >= self.max_attempts:
                     return Claim(ClaimState.EXHAUSTED, attempt=record.attempts, record=record)
                 attempt = record.attempts + 1
                 condition = "#status = :in_progress AND #owner = :old_owner"
                 values[":in_progress"] = {"S": Status.IN_PROGRESS.value}
                 values[":old_owner"] = {"S": record.owner or ""}
             owner = uuid.uuid4().hex
-            expires = now + self.policy.duration.total_seconds()
-            body = delivery.message.body
+            expires = now + self.lease_seconds
+            body = message.body
             snapshot = body[: self._snapshot_bytes]
             item = InboxRecord(
                 consumer=self.consumer,
-                message_key=delivery.key,
+                message_key=message_key,
                 status=Status.IN_PROGRESS,
-                fingerprint=delivery.fingerprint,
-                source=delivery.message.source,
-                delivery_id=delivery.message.delivery_id,
+                fingerprint=fingerprint,
+                source=message.source,
+                delivery_id=message.delivery_id,
                 attempts=attempt,
                 lease_expires_at=expires,
                 owner=owner,
@@ -134,7 +142,7 @@ class LeaseStore:
     def fail_attempt(
         self, message_key: str, owner: str, *, code: str, error: str, now: float
     ) -> bool:
-        """Record a transient failure on our lease; release it when the policy says so.
+        """Record a transient failure on our lease; release it with `release_on_failure`.
 
         Returns False when the lease is no longer ours (nothing written)."""
         pk = record_pk(self.consumer, message_key)
@@ -146,7 +154,7 @@ class LeaseStore:
             ":owner": {"S": owner},
         }
         names = {"#status": "status", "#owner": "owner"}
-        if self.policy.release_on_failure:
+        if self.release_on_failure:
             expression += ", lease_expires_at = :released, #open_pk = :open_pk, #open_sk = :since"
             values[":released"] = {"N": f"{now:.3f}"}
             values[":open_pk"] = {
