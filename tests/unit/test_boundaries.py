@@ -87,7 +87,7 @@ ON_FIRST_USE = (
     "lambda_inbox.store._reaper_claims",
     "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads
     "lambda_inbox.reaper",
-    "lambda_inbox.outbox.message",  # the first outbox request
+    "lambda_inbox.store._outbox_item",  # the first outbox request
     "lambda_inbox.outbox.relay",
     "lambda_inbox.outbox.sending",
     "lambda_inbox.outbox.destinations",

@@ -59,10 +59,10 @@ if TYPE_CHECKING:
     from lambda_inbox.decoding.limits import DecodingLimits
     from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
     from lambda_inbox.options import Clients, Decide, Leased, Observability
-    from lambda_inbox.outbox.message import OutboxMessage
     from lambda_inbox.outbox.relay import OutboxRelay
     from lambda_inbox.sources.envelopes import Envelope, current_envelope
     from lambda_inbox.sources.values import ValueFormats, generated_message
+    from lambda_inbox.store._outbox_item import OutboxMessage
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
 #: JSON consumer never imports the Kafka value formats, and a consumer that names no parameter
@@ -75,7 +75,7 @@ _LAZY = {
     "DecodingLimits": "decoding.limits",
     "LeaseContext": "leases.leased",
     "LeasePolicy": "leases.policy",
-    "OutboxMessage": "outbox.message",
+    "OutboxMessage": "store._outbox_item",
     "OutboxRelay": "outbox.relay",
     "ValueFormats": "sources.values",
     "Envelope": "sources.envelopes",

@@ -20,7 +20,7 @@ from lambda_inbox.errors import UnitOfWorkError
 from lambda_inbox.store.attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
-    from lambda_inbox.outbox.message import OutboxRequest
+    from lambda_inbox.store._outbox_item import OutboxRequest
 
 MAX_HANDLER_ACTIONS = MAX_TRANSACTION_ACTIONS - 1  #: one action of each is the inbox record
 MAX_HANDLER_BYTES = MAX_TRANSACTION_BYTES - 64 * 1024  #: and its bytes, small but not free
@@ -128,12 +128,9 @@ class UnitOfWork:
         the receiver's dedupe key, a new UUID unless given. Fields: `destination`, `body`,
         `message_id`, `attributes`, `group_id`, `event_source`, `detail_type`, `ttl_attribute`,
         `ttl_seconds` (docs/concepts.md, "The outbox")."""
-        from lambda_inbox.outbox.message import outbox_item  # outbox users only
+        from lambda_inbox.store._outbox_item import outbox_put  # outbox users only
 
-        identifier, item = outbox_item(key_attributes=self.key_attributes, **request)
-        # A message id is fresh, or the same decision was made before: the item must be new.
-        condition = "attribute_not_exists(#outbox_key)"
-        names = {"#outbox_key": self.key_attributes[0]}
+        identifier, item, condition, names = outbox_put(self.key_attributes, **request)
         self.put(table, item, condition=condition, names=names, label=f"outbox:{identifier}")
         return identifier
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lambda_inbox.outbox.destinations import Destination
-from lambda_inbox.outbox.message import OutboxMessage, is_json_object
 from lambda_inbox.outbox.sending import Refusal
 from lambda_inbox.sources.identity import OUTBOX_RESOURCE_PREFIX, outbox_message_id_of
+from lambda_inbox.store._outbox_item import OutboxMessage, is_json_object
 
 __all__ = ["RESOURCE_PREFIX", "EventBridgeSender", "event_entry", "outbox_message_id_of"]
 

@@ -30,27 +30,20 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from boto3.dynamodb.types import TypeDeserializer
 
 from lambda_inbox.aws_clients import CLIENT_CONFIG, bounded, bounded_sqs_client
 from lambda_inbox.config import RetryPolicy
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.outbox.destinations import Destination, resolve
-from lambda_inbox.outbox.message import OutboxMessage
 from lambda_inbox.outbox.metrics import RelayTally
 from lambda_inbox.outbox.sending import MESSAGE_ID_ATTRIBUTE, Sender, deliver
 from lambda_inbox.outbox.sqs import sqs_entry
+from lambda_inbox.store._outbox_item import OutboxMessage, outbox_message_of
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 __all__ = ["MESSAGE_ID_ATTRIBUTE", "OutboxRelay", "sender_for", "sqs_entry"]
-
-_DESERIALIZER = TypeDeserializer()
-
-
-def _plain_image(image: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _DESERIALIZER.deserialize(value) for name, value in image.items()}
 
 
 def sender_for(destination: Destination, client: Any) -> Sender:
@@ -246,7 +239,7 @@ class OutboxRelay:
         if not isinstance(image, Mapping):
             return "no NewImage: the stream must carry NEW_IMAGE or NEW_AND_OLD_IMAGES"
         try:
-            return OutboxMessage.from_item(_plain_image(image))
+            return outbox_message_of(image)
         except (TypeError, ValueError) as error:
             self.logger.error("outbox item cannot be sent", sequence=sequence, error=str(error))
             return str(error)

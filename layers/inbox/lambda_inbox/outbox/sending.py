@@ -23,8 +23,8 @@ from lambda_inbox.dead_letter.batches import chunks
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.errors import DeadlineReached
 from lambda_inbox.outbox.destinations import Destination
-from lambda_inbox.outbox.message import OutboxMessage
 from lambda_inbox.sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE
+from lambda_inbox.store._outbox_item import OutboxMessage
 
 __all__ = ["MESSAGE_ID_ATTRIBUTE", "Delivered", "Refusal", "Sender", "chunks", "deliver"]
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from lambda_inbox.outbox.destinations import Destination
-from lambda_inbox.outbox.message import OutboxMessage
 from lambda_inbox.outbox.sending import (
     Refusal,
     attributed_size,
@@ -20,6 +19,7 @@ from lambda_inbox.outbox.sending import (
     fifo_ids,
     string_attributes,
 )
+from lambda_inbox.store._outbox_item import OutboxMessage
 
 __all__ = ["SqsSender", "sqs_entry"]
 

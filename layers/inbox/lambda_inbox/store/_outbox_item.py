@@ -1,28 +1,34 @@
-"""The consumer-side outbox: a request for an effect elsewhere, committed with the inbox.
+"""The outbox item: a request for an effect elsewhere, committed with the inbox.
 
 A consumer that must cause an effect outside its own tables (a message for another service, an
 email to send) does not call out from `decide`. It adds an **outbox item** to its unit of work
 (`UnitOfWork.outbox`): the item commits in the same transaction as the inbox record and the
 domain writes, so the request exists exactly when the message's effects do. A relay
-(`relay.OutboxRelay`), triggered by the table's DynamoDB stream, sends each new item to its
+(`OutboxRelay`), triggered by the table's DynamoDB stream, sends each new item to its
 destination afterwards, at least once; the receiver's own inbox makes that effectively once,
 keyed on the message id fixed here, at write time, and identical on every retry of the relay.
 
 An outbox item is an ordinary item of any table with a stream (`NEW_IMAGE` or
 `NEW_AND_OLD_IMAGES`): key `OUTBOX#{message_id}` in the first key attribute (and the same in the
 second, when the table has one), the message in `outbox_*` attributes, and a TTL attribute so
-that relayed items expire (docs/concepts.md, "The outbox").
+that relayed items expire (docs/concepts.md, "The outbox"). It is written only if its key is new
+(`outbox_put`), read back from a stream image (`outbox_message_of`) or, when the stream no
+longer holds it, from the table (`outbox_messages_written`).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Required, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox.store.attribute_values import deserialize_item
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 __all__ = [
     "DEFAULT_DETAIL_TYPE",
@@ -32,6 +38,9 @@ __all__ = [
     "OutboxMessage",
     "OutboxRequest",
     "outbox_item",
+    "outbox_message_of",
+    "outbox_messages_written",
+    "outbox_put",
 ]
 
 OUTBOX_PREFIX = "OUTBOX#"
@@ -206,3 +215,40 @@ def is_json_object(text: str) -> bool:
         return isinstance(json.loads(text), dict)
     except (ValueError, RecursionError):
         return False
+
+
+def outbox_put(
+    key_attributes: tuple[str, ...], **request: Unpack[OutboxRequest]
+) -> tuple[str, dict[str, Any], str, dict[str, str]]:
+    """The message id, the item, the condition and its names of one outbox request's `Put`:
+    the item must be new (a message id is fresh, or the same decision was made before)."""
+    identifier, item = outbox_item(key_attributes=key_attributes, **request)
+    return identifier, item, "attribute_not_exists(#outbox_key)", {"#outbox_key": key_attributes[0]}
+
+
+def outbox_message_of(image: Mapping[str, Any]) -> OutboxMessage | None:
+    """The message a stream image (DynamoDB JSON) holds; None for an item that is no outbox
+    item. An outbox item missing its destination or body raises ValueError."""
+    return OutboxMessage.from_item(deserialize_item(image))
+
+
+def outbox_messages_written(
+    client: DynamoDBClient, table: str, *, since: float, until: float
+) -> Iterator[OutboxMessage]:
+    """The outbox items of `table` written between `since` and `until` (epoch seconds), by a
+    strongly consistent scan: for a stream that no longer holds them, never on a hot path."""
+    pages = client.get_paginator("scan").paginate(
+        TableName=table,
+        FilterExpression="attribute_exists(#id) AND #at BETWEEN :from AND :to",
+        ExpressionAttributeNames={"#id": MESSAGE_ID, "#at": CREATED_AT},
+        ExpressionAttributeValues={
+            ":from": {"N": str(since)},
+            ":to": {"N": str(until)},
+        },
+        ConsistentRead=True,
+    )
+    for page in pages:
+        for item in page.get("Items", []):
+            message = outbox_message_of(item)
+            if message is not None:
+                yield message
