@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from devkit import items
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
 from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
+from lambda_inbox.store import PARTITION_KEY, record_pk
 from lambda_inbox_tools.services import queues
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ class AppState:
 
     def inbox_record(self, consumer: str, key: str) -> dict[str, Any] | None:
         """The inbox record of `consumer` for message key `key` (attribute values)."""
-        return items.get_item(self.dynamodb, self.inbox, {"pk": f"{consumer}#{key}"})
+        return items.get_item(self.dynamodb, self.inbox, {PARTITION_KEY: record_pk(consumer, key)})
 
     def inbox_records(self, consumer: str | None = None) -> dict[str, dict[str, Any]]:
         """Every inbox record as plain values, by message key. With `consumer`, every record of

@@ -8,7 +8,7 @@ Pure: from the attempt's status and `CancellationReasons` (one per action, in or
 # compiles each string annotation into a ForwardRef, which costs more at cold start.
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from lambda_inbox.commit.actions import ConditionFailures, FailedCondition, WriteAction
 from lambda_inbox.commit.send import (
@@ -19,6 +19,7 @@ from lambda_inbox.commit.send import (
     CommitStatus,
 )
 from lambda_inbox.store.attribute_values import deserialize_item
+from lambda_inbox.store.record import InboxRecord
 
 #: Marks the inbox record's action in a transaction's owner map.
 INBOX_ACTION = -1
@@ -47,8 +48,8 @@ class Verdict(NamedTuple):
     kind: VerdictKind
     detail: str = ""
     failures: ConditionFailures | None = None
-    #: The stored inbox record that won (INBOX_TAKEN), as plain values.
-    stored: Mapping[str, Any] | None = None
+    #: The stored inbox record that won (INBOX_TAKEN), when DynamoDB returned it.
+    stored: InboxRecord | None = None
 
 
 def settle(
@@ -98,7 +99,7 @@ def _message_verdict(
     codes = {reason.code for _, reason in reasons}
     inbox = next((reason for position, reason in reasons if position == INBOX_ACTION), None)
     if inbox is not None and inbox.code == CONDITION_FAILED:
-        stored = deserialize_item(inbox.item) if inbox.item else {}
+        stored = InboxRecord.from_item(inbox.item) if inbox.item else None
         return Verdict(VerdictKind.INBOX_TAKEN, stored=stored)
     if codes & REJECTED_REASONS:
         if merged_refused:  # a sum may be refused where each update alone is not

@@ -59,22 +59,24 @@ class FinalVerdicts(Generic[M]):
         return None  # BYSTANDER of another message's failure
 
     def _inbox_taken(self, decision: Decision[M], verdict: Verdict) -> MessageResult | Pending:
-        stored = verdict.stored or {}
+        stored = verdict.stored
         if decision.lease_owner is not None:  # leased mode: the lease was taken over or reaped
             self._telemetry.logger.warning(
                 "lease lost; the completion was not committed",
                 extra={
                     "consumer": self._telemetry.consumer,
                     "message_key": decision.delivery.key,
-                    "stored_status": stored.get("status"),
+                    "stored_status": stored.status.value if stored else None,
                 },
             )
             code, detail = ErrorCode.LEASE_LOST, LEASE_LOST_DETAIL
             return settled(decision.delivery, Outcome.FAILED, code, detail)
-        if stored.get("status") == Status.IN_PROGRESS.value:
+        if stored is not None and stored.status is Status.IN_PROGRESS:
             detail = "another delivery holds a lease on this message"
             return settled(decision.delivery, Outcome.FAILED, ErrorCode.IN_PROGRESS, detail)
-        return self._triage.settle_against(decision.delivery, stored.get("fingerprint"))
+        return self._triage.settle_against(
+            decision.delivery, stored.fingerprint if stored else None
+        )
 
     def _redecide(self, decision: Decision[M], verdict: Verdict) -> MessageResult | Pending | None:
         if verdict.failures is None:  # settle gives every CONDITION_FAILED verdict its failures

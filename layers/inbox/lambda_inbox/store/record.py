@@ -71,6 +71,11 @@ def epoch_of(iso: str | None) -> float | None:
     return parsed.timestamp()
 
 
+def claims_lease(item: Mapping[str, Any]) -> bool:
+    """Whether an item written to the inbox table is a lease claim (an IN_PROGRESS record)."""
+    return item.get("status") == {"S": Status.IN_PROGRESS.value}
+
+
 class InboxRecord(NamedTuple):
     """One inbox record, whatever its status; `from_item` / `to_item` map it both ways."""
 
