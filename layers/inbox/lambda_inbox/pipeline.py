@@ -31,8 +31,8 @@ from lambda_inbox.errors import (
     PoisonMessage,
     short_error,
 )
-from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
-from lambda_inbox.report import BatchReport, settled
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import BatchReport, out_of_time, settled
 from lambda_inbox.sources.identity import Delivery, KeyStrategy, identify
 from lambda_inbox.triage import ReadFirst, Triage
 
@@ -229,7 +229,7 @@ class Pipeline(Generic[M]):
         """The handler's decision, or the message's result when it failed. Raises
         `PoisonMessage`."""
         if deadline.expired():  # a slow handler must not run the invocation into its timeout
-            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
+            return out_of_time(delivery)
         try:
             return self._decider.decide(delivery)
         except HandlerFailed as error:

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
+from lambda_inbox.errors import ErrorCode
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import ALWAYS_LOGGED, MessageResult, Outcome
+from lambda_inbox.outcomes import ALWAYS_LOGGED, DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox.sources.identity import Delivery
 
 if TYPE_CHECKING:
@@ -40,6 +41,14 @@ def settled(
 ) -> MessageResult:
     """The result a stage returns for `delivery`."""
     return MessageResult(delivery.message, outcome, delivery.key, code, detail)
+
+
+def out_of_time(delivery: Delivery) -> MessageResult:
+    """The result of a delivery a stage did not start because the invocation's deadline has
+    passed: reported for redelivery, never run into the function's timeout."""
+    return MessageResult(
+        delivery.message, Outcome.FAILED, delivery.key, ErrorCode.DEADLINE, DEADLINE_DETAIL
+    )
 
 
 def skipped(delivery: Delivery) -> MessageResult:

@@ -25,8 +25,8 @@ from lambda_inbox.commit.settle import VerdictKind, settle
 from lambda_inbox.commit.transactions import Transaction, build_transaction
 from lambda_inbox.commit.verdicts import FinalVerdicts
 from lambda_inbox.errors import DeadlineReached, ErrorCode
-from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
-from lambda_inbox.report import Pending, settled, skipped
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import Pending, out_of_time, settled, skipped
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -220,5 +220,4 @@ class Committer(Generic[M]):
                 if self._batch.blocked(decision.delivery):
                     yield skipped(decision.delivery)
                 else:
-                    code, detail = ErrorCode.DEADLINE, DEADLINE_DETAIL
-                    yield settled(decision.delivery, Outcome.FAILED, code, detail)
+                    yield out_of_time(decision.delivery)

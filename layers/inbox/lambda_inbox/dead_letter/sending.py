@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from lambda_inbox.dead_letter.batches import send_each, send_sqs_batch, sqs_batches
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
-from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
-from lambda_inbox.report import settled, skipped
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import out_of_time, settled, skipped
 
 if TYPE_CHECKING:
     from lambda_inbox.dead_letter.queue import DeadLettering, DeadLetterQueue
@@ -27,8 +27,7 @@ Poison = tuple["Delivery", PoisonMessage, bool]
 def send_poison(stage: DeadLettering, waiting: list[Poison]) -> list[MessageResult]:
     """Each message's result, in order: dead-lettered, or failed (and why)."""
     if stage.deadline.expired():  # a poison storm must not run the invocation into its timeout
-        code, detail = ErrorCode.DEADLINE, DEADLINE_DETAIL
-        return [settled(delivery, Outcome.FAILED, code, detail) for delivery, _, _ in waiting]
+        return [out_of_time(delivery) for delivery, _, _ in waiting]
     if stage.queue is None:
         detail = "(no dead-letter queue configured: set DEAD_LETTER_QUEUE_URL)"
         return [

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox.leases.policy import LeasePolicy, lease_policy
-from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
-from lambda_inbox.report import Pending, settled, skipped
+from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox.report import Pending, out_of_time, settled, skipped
 from lambda_inbox.store import InboxRecord
 from lambda_inbox.store._leases import Claim, ClaimState, LeaseWrites
 
@@ -119,7 +119,7 @@ class Leases(Generic[M]):
         if batch.blocked(delivery):
             return skipped(delivery)
         if deadline.expired():
-            return settled(delivery, Outcome.FAILED, ErrorCode.DEADLINE, DEADLINE_DETAIL)
+            return out_of_time(delivery)
         log = self._telemetry.logger
         try:
             claim = deadline.run(
