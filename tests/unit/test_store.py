@@ -374,3 +374,27 @@ def test_a_lease_expiring_at_now_gets_one_verdict_everywhere(aws: AppState) -> N
         assert [r.message_key for r in attention] == (["edge"] if expired else [])
         state = leases.claim(message, "edge", "fp", now=now).state
         assert state is (ClaimState.CLAIMED if expired else ClaimState.HELD)
+
+
+def test_unprocessed_keys_wait_the_retry_policys_backoff_and_stop_at_the_deadline() -> None:
+    """The batch read's rounds wait `RetryPolicy.backoff` (jittered, capped), through `pause`,
+    and stop as soon as `pause` says the deadline leaves no room."""
+    from lambda_inbox import RetryPolicy
+
+    class Unprocessing:
+        calls = 0
+
+        def batch_get_item(self, RequestItems: dict[str, Any]) -> dict[str, Any]:
+            self.calls += 1
+            return {"Responses": {}, "UnprocessedKeys": RequestItems}
+
+    client = Unprocessing()
+    retry = RetryPolicy(base_delay=0.01, max_delay=0.02)
+    store = InboxStore(client, table="t", consumer="c", retention_seconds=60, retry=retry)  # type: ignore[arg-type]
+    waits: list[float] = []
+    assert store.fetch(["k"], now=0, pause=lambda s: waits.append(s) is None) == {}
+    assert client.calls == len(waits) + 1 and len(waits) >= 2
+    assert all(0 <= wait <= 0.02 for wait in waits)
+    client.calls = 0
+    assert store.fetch(["k"], now=0, pause=lambda s: False) == {}
+    assert client.calls == 1

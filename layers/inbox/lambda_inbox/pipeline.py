@@ -211,7 +211,9 @@ class Pipeline(Generic[M]):
         """The batch read; None (every record reported for redelivery) when it fails."""
         try:
             keys = [delivery.key for delivery in deliveries]
-            known: dict[str, InboxRecord] = deadline.run(self._store.fetch, keys, now=self._now())
+            known: dict[str, InboxRecord] = deadline.run(
+                self._store.fetch, keys, now=self._now(), pause=deadline.sleep
+            )
         except DeadlineReached as error:  # a hanging or slow endpoint: retry the whole batch
             code, detail = ErrorCode.DEADLINE, str(error)
         except Exception as error:  # missing table, permissions, outage: retry the whole batch

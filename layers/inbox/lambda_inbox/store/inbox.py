@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.config import FAILED_RETENTION
+from lambda_inbox.config import FAILED_RETENTION, RetryPolicy
 from lambda_inbox.store.attribute_values import ItemIdentity
 from lambda_inbox.store.record import (
     PARTITION_KEY,
@@ -64,6 +64,12 @@ _Claim = tuple[str, dict[str, str], dict[str, dict[str, str]]]
 _Stamp = tuple[float, dict[str, str], dict[str, str], _Claim]
 
 
+def _sleep(seconds: float) -> bool:
+    """Wait `seconds` (no deadline to keep)."""
+    time.sleep(seconds)
+    return True
+
+
 class InboxStore:
     """Reads and writes the inbox records of one consumer."""
 
@@ -76,8 +82,11 @@ class InboxStore:
         retention_seconds: float,
         snapshot_bytes: int = 8 * 1024,
         failed_retention_seconds: float = FAILED_RETENTION.total_seconds(),
+        retry: RetryPolicy | None = None,
     ) -> None:
         self._client = self.client = client
+        #: The backoff between rounds of a batch read's unprocessed keys.
+        self._retry = retry or RetryPolicy()
         self.table = table
         self.consumer = consumer
         self._retention = retention_seconds
@@ -99,6 +108,7 @@ class InboxStore:
             retention_seconds=config.retention.total_seconds(),
             snapshot_bytes=config.failed_payload_snapshot_bytes,
             failed_retention_seconds=config.failed_retention.total_seconds(),
+            retry=config.retry,
         )
 
     def pk(self, message_key: str) -> str:
@@ -121,9 +131,17 @@ class InboxStore:
             stamped = self._stamped = (now, {"S": utc_iso(now)}, expires_at, claim)
         return stamped
 
-    def fetch(self, message_keys: Iterable[str], *, now: float) -> dict[str, InboxRecord]:
+    def fetch(
+        self,
+        message_keys: Iterable[str],
+        *,
+        now: float,
+        pause: Callable[[float], bool] = _sleep,
+    ) -> dict[str, InboxRecord]:
         """Live records by message key: one eventually consistent `BatchGetItem` per 100 keys.
 
+        Unprocessed keys are read again after the retry policy's backoff, waited by `pause`
+        (`Deadline.sleep`: False when the deadline leaves no room, and the read stops there).
         Missing, expired and unprocessed-after-retries keys are simply absent: the conditional put
         at commit time is the real guard, this read only makes duplicates cheap.
         """
@@ -145,9 +163,9 @@ class InboxStore:
                     if record.is_live(now):
                         records[record.message_key] = record
                 request = dict(response.get("UnprocessedKeys") or {})
-                if not request:
+                last = round_number + 1 == _BATCH_GET_ROUNDS
+                if not request or last or not pause(self._retry.backoff(round_number + 1)):
                     break
-                time.sleep(min(0.05 * 2**round_number, 1.0))
         return records
 
     def completion_put(
