@@ -392,7 +392,12 @@ def test_unprocessed_keys_wait_the_retry_policys_backoff_and_stop_at_the_deadlin
     retry = RetryPolicy(base_delay=0.01, max_delay=0.02)
     store = InboxStore(client, table="t", consumer="c", retention_seconds=60, retry=retry)  # type: ignore[arg-type]
     waits: list[float] = []
-    assert store.fetch(["k"], now=0, pause=lambda s: waits.append(s) is None) == {}
+
+    def pause(seconds: float) -> bool:
+        waits.append(seconds)
+        return True
+
+    assert store.fetch(["k"], now=0, pause=pause) == {}
     assert client.calls == len(waits) + 1 and len(waits) >= 2
     assert all(0 <= wait <= 0.02 for wait in waits)
     client.calls = 0
