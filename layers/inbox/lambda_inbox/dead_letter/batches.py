@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from botocore.exceptions import ClientError
 
+from lambda_inbox._limits import MAX_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES
+
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 T = TypeVar("T")
 #: What one `SendMessageBatch` may carry: entries, and bytes of them all together.
-SQS_BATCH_ENTRIES = 10
-SQS_BATCH_BYTES = 256 * 1024
+SQS_BATCH_ENTRIES = MAX_BATCH_ENTRIES
+SQS_BATCH_BYTES = SQS_MAX_MESSAGE_BYTES
 #: Errors of a whole `SendMessageBatch` that one entry can cause (each entry is then sent alone).
 ENTRY_ERRORS = frozenset(
     {

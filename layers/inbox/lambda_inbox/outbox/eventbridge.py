@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lambda_inbox._limits import EVENTBRIDGE_MAX_ENTRY_BYTES, MAX_BATCH_ENTRIES
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.sending import Refusal
 from lambda_inbox.sources.identity import OUTBOX_RESOURCE_PREFIX, outbox_message_id_of
@@ -25,7 +26,7 @@ from lambda_inbox.store._outbox_item import OutboxMessage, is_json_object
 
 __all__ = ["RESOURCE_PREFIX", "EventBridgeSender", "event_entry", "outbox_message_id_of"]
 
-MAX_BYTES = 256 * 1024
+MAX_BYTES = EVENTBRIDGE_MAX_ENTRY_BYTES
 #: `resources` entry of an event that carries its outbox message id: this prefix, then the id
 #: (the receiving side reads it with `outbox_message_id_of`).
 RESOURCE_PREFIX = OUTBOX_RESOURCE_PREFIX
@@ -48,7 +49,7 @@ def event_entry(message: OutboxMessage, bus: str) -> dict[str, Any]:
 class EventBridgeSender:
     destination: Destination
     client: Any
-    max_entries: int = 10
+    max_entries: int = MAX_BATCH_ENTRIES
     max_bytes: int = MAX_BYTES
 
     def size(self, message: OutboxMessage) -> int:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lambda_inbox._limits import MAX_BATCH_ENTRIES, SNS_MAX_MESSAGE_BYTES
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.sending import (
     Refusal,
@@ -26,7 +27,7 @@ from lambda_inbox.store._outbox_item import OutboxMessage
 
 __all__ = ["SnsSender", "sns_entry"]
 
-MAX_BYTES = 256 * 1024
+MAX_BYTES = SNS_MAX_MESSAGE_BYTES
 
 
 def sns_entry(entry_id: str, message: OutboxMessage, fifo: bool) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def sns_entry(entry_id: str, message: OutboxMessage, fifo: bool) -> dict[str, An
 class SnsSender:
     destination: Destination
     client: Any
-    max_entries: int = 10
+    max_entries: int = MAX_BATCH_ENTRIES
     max_bytes: int = MAX_BYTES
 
     def size(self, message: OutboxMessage) -> int:

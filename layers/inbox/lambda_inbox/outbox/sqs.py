@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lambda_inbox._limits import MAX_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.sending import (
     Refusal,
@@ -23,7 +24,7 @@ from lambda_inbox.store._outbox_item import OutboxMessage
 
 __all__ = ["SqsSender", "sqs_entry"]
 
-MAX_BYTES = 256 * 1024
+MAX_BYTES = SQS_MAX_MESSAGE_BYTES
 
 
 def sqs_entry(entry_id: str, message: OutboxMessage, queue_url: str) -> dict[str, Any]:
@@ -42,7 +43,7 @@ def sqs_entry(entry_id: str, message: OutboxMessage, queue_url: str) -> dict[str
 class SqsSender:
     destination: Destination
     client: Any
-    max_entries: int = 10
+    max_entries: int = MAX_BATCH_ENTRIES
     max_bytes: int = MAX_BYTES
 
     def size(self, message: OutboxMessage) -> int:

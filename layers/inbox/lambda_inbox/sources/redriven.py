@@ -30,6 +30,8 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._limits import SQS_MAX_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES
+
 if TYPE_CHECKING:
     from lambda_inbox.errors import PoisonMessage
     from lambda_inbox.messages import AttributeValue
@@ -42,9 +44,8 @@ BODY_BYTES_ATTRIBUTE = "inbox-body-bytes"
 EMPTY_BODY = "(empty)"
 #: Data type of a String attribute value sent JSON-encoded because SQS would refuse it as it is.
 ESCAPED_STRING = "String.inbox-escaped"
-MAX_ATTRIBUTES = 10
-#: SQS's limit for one message: body plus attribute names, data types and values.
-MAX_MESSAGE_BYTES = 256 * 1024
+MAX_ATTRIBUTES = SQS_MAX_ATTRIBUTES
+MAX_MESSAGE_BYTES = SQS_MAX_MESSAGE_BYTES
 MAX_ERROR_CHARS = 1000
 FOLDED_ATTRIBUTE = "inbox-original-attributes"
 #: Data type of an attribute value replaced by its digest to fit SQS's size limit.
