@@ -7,13 +7,14 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 from lambda_inbox.errors import ConfigurationError
 
 FifoFailureMode = Literal["stop", "skip-group"]
+FIFO_FAILURE_MODES: tuple[FifoFailureMode, ...] = get_args(FifoFailureMode)
 DuplicateRead = Literal["auto", "always", "never"]
-DUPLICATE_READS: tuple[DuplicateRead, ...] = ("auto", "always", "never")
+DUPLICATE_READS: tuple[DuplicateRead, ...] = get_args(DuplicateRead)
 
 #: DynamoDB's own limits for one TransactWriteItems call.
 MAX_TRANSACTION_ACTIONS = 100
@@ -193,8 +194,11 @@ class InboxConfig(_Settings):
             )
         if max_group_messages < 1 or max_parallel_commits < 1:
             raise ConfigurationError("max_group_messages and max_parallel_commits must be >= 1")
-        if fifo_failure_mode not in ("stop", "skip-group"):
-            raise ConfigurationError("fifo_failure_mode must be 'stop' or 'skip-group'")
+        if fifo_failure_mode not in FIFO_FAILURE_MODES:
+            raise ConfigurationError(
+                f"fifo_failure_mode must be one of {', '.join(FIFO_FAILURE_MODES)}, "
+                f"not {fifo_failure_mode!r}"
+            )
         _require_duplicate_read("duplicate_read", duplicate_read)
         self.consumer = consumer
         self.inbox_table = inbox_table
