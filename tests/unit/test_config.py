@@ -30,7 +30,7 @@ from lambda_inbox import (
         ({"max_transaction_actions": 101}, "between 2 and 100"),
         ({"max_group_messages": 0}, ">= 1"),
         ({"max_parallel_commits": 0}, ">= 1"),
-        ({"fifo_failure_mode": "pause"}, "'stop' or 'skip-group'"),
+        ({"fifo_failure_mode": "pause"}, "one of stop, skip-group, not 'pause'"),
     ],
 )
 def test_invalid_config_is_refused(overrides: dict[str, Any], message: str) -> None:
