@@ -149,6 +149,7 @@ def test_the_layer_folder_holds_the_library_only() -> None:
     library = PACKAGES["lambda_inbox"]
     folders = sorted(p.name for p in library.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == [
+        "_internal",
         "commit",
         "dead_letter",
         "decoding",

@@ -162,7 +162,7 @@ def test_key_extractors_read_the_notifications_attributes(aws: AppState) -> None
 def test_an_idempotency_key_among_the_notifications_attributes_is_the_key() -> None:
     body = sns_notification({"n": 1}, attributes={"idempotency-key": "k-1"})
     (message,) = parse_sqs_event(sqs_event(sqs_record(body)), envelope="sns")
-    assert KeyStrategy().identify(message) == (f"{SENDER_ID}/k-1", "idempotency-key")
+    assert KeyStrategy().message_key(message) == f"{SENDER_ID}/k-1"
     # The body's attributes are the envelope's, never the message's own.
     assert message.envelope.attributes == {"idempotency-key": "k-1"}
     assert message.attributes == {}
@@ -189,7 +189,7 @@ def test_an_events_outbox_message_id_in_its_resources_is_its_attribute() -> None
     )
     (message,) = parse_sqs_event(sqs_event(sqs_record(body)), envelope="eventbridge")
     assert message.envelope.attributes == {"outbox-message-id": "m-7"}
-    assert KeyStrategy().identify(message) == (f"{SENDER_ID}/m-7", "outbox-message-id")
+    assert KeyStrategy().message_key(message) == f"{SENDER_ID}/m-7"
 
 
 @pytest.mark.parametrize(
@@ -200,14 +200,14 @@ def test_an_event_without_an_outbox_message_id_adds_no_attribute(resources: Any)
         sqs_event(sqs_record(_relayed_event(resources))), envelope="eventbridge"
     )
     assert message.envelope is None or "outbox-message-id" not in message.envelope.attributes
-    assert KeyStrategy().identify(message).strategy != "outbox-message-id"
+    assert KeyStrategy().message_key(message) == f"{SENDER_ID}/{message.delivery_id}"
 
 
 def test_the_sqs_messages_own_attribute_wins_over_the_events() -> None:
     own = {"outbox-message-id": {"stringValue": "own", "dataType": "String"}}
     record = sqs_record(_relayed_event(["outbox-message-id:m-7"]), message_attributes=own)
     (message,) = parse_sqs_event(sqs_event(record), envelope="eventbridge")
-    assert KeyStrategy().identify(message).key == f"{SENDER_ID}/own"
+    assert KeyStrategy().message_key(message) == f"{SENDER_ID}/own"
 
 
 def test_two_deliveries_of_a_relayed_event_under_two_ids_commit_once(aws: AppState) -> None:

@@ -314,4 +314,4 @@ def test_a_record_without_a_sender_id_keeps_its_keys_as_they_are() -> None:
     del record["attributes"]["SenderId"]
     (message,) = parse_sqs_event(sqs_event(record))
     assert message.sender is None
-    assert KeyStrategy().identify(message).key == "id-1"
+    assert KeyStrategy().message_key(message) == "id-1"

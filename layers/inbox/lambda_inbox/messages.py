@@ -31,8 +31,8 @@ class InboundMessage:
     Kafka value not base64; the reason, or the `PoisonMessage` it makes the message): `body`
     then holds the raw text as delivered, and the message is poison. `decode` reads a Kafka value in a binary format (`ValueFormats`) into the payload
     document, raising `UndecodableBody`; None for JSON, which `json` parses. `encoded_record` is
-    a binary value's record (Avro or Protobuf, without a Confluent prefix): its hash was the
-    fingerprint before fingerprints were of the decoded record, and still matches (identity).
+    a binary value's record (Avro or Protobuf, without a Confluent prefix): a fingerprint is of
+    its decoded record, read with the consumer's model (identity).
     `source` names the event source (`aws:sqs`, `aws:kafka`, ...) and `sequence` the record's
     position in its ordering scope (a Kafka offset, a stream sequence number); `attributes` are
     the SQS message attributes or Kafka headers as strings; `deduplication_id` is the SQS FIFO

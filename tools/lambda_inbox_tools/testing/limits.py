@@ -16,7 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from lambda_inbox._limits import MAX_BATCH_ENTRIES, SQS_MAX_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES
+from lambda_inbox._internal.limits import (
+    MAX_BATCH_ENTRIES,
+    SQS_MAX_ATTRIBUTES,
+    SQS_MAX_MESSAGE_BYTES,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

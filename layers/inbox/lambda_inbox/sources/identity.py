@@ -47,12 +47,6 @@ KeyExtractor = Callable[[Any], object]
 CanonicalForm = Callable[[Any], Any]
 
 
-class MessageIdentity(NamedTuple):
-    key: str
-    strategy: str
-    """Which strategy found the key (for logs and tests)."""
-
-
 class Delivery(NamedTuple):
     """One delivered message with its identity; every stage after `identify` works on this."""
 
@@ -61,15 +55,10 @@ class Delivery(NamedTuple):
     fingerprint: str
     poison: PoisonMessage | None = None
     """Set when the message can never succeed, found while identifying it."""
-    earlier_fingerprint: str | None = None
-    """A binary value's fingerprint as records stored before decoded fingerprints hold it."""
 
     def matches(self, stored_fingerprint: str | None) -> bool:
         """The payload of a stored record is this one (a record without a fingerprint matches)."""
-        return stored_fingerprint is None or stored_fingerprint in (
-            self.fingerprint,
-            self.earlier_fingerprint,
-        )
+        return stored_fingerprint is None or stored_fingerprint == self.fingerprint
 
     @property
     def sequence(self) -> int:
@@ -121,27 +110,11 @@ class KeyStrategy:
         """Whether the key comes from the payload (`key=` given), not from the delivery."""
         return self._extractor is not None
 
-    def identify(self, message: InboundMessage) -> MessageIdentity:
+    def message_key(self, message: InboundMessage) -> str:
         """The message key; raises `PoisonMessage` (`MissingMessageKey`, `UndecodableBody`, an
         untrusted sender's claim) for poison."""
-        if self._extractor is not None:
-            return MessageIdentity(self.message_key(message), self._description)
-        carried = None if message.envelope is None else message.envelope.attributes
-        for name in _CHOSEN_ATTRIBUTES:
-            chosen = message.attributes.get(name) or (carried.get(name) if carried else None)
-            if chosen:
-                return MessageIdentity(_senders(message, chosen), name)
-        if message.deduplication_id:
-            return MessageIdentity(_senders(message, message.deduplication_id), "deduplication-id")
-        if message.envelope is not None:  # the delivery id is the body's
-            return MessageIdentity(_senders(message, message.delivery_id), "envelope-id")
-        key = scoped(message.sender, bounded_key(message.delivery_id))
-        return MessageIdentity(key, "delivery-id")
-
-    def message_key(self, message: InboundMessage) -> str:
-        """`identify(message).key`, without the strategy's name (asked for every message)."""
         if self._extractor is None:
-            return self.identify(message).key
+            return _delivery_key(message)
         payload = message.json  # UndecodableBody: poison
         envelope = message.envelope
         token = None if envelope is None else CURRENT_ENVELOPE.set(envelope)
@@ -162,6 +135,22 @@ class KeyStrategy:
         return bounded_key(str(value))
 
 
+def _delivery_key(message: InboundMessage) -> str:
+    """The key of a message without a key extractor: the first of the `idempotency-key` or
+    `outbox-message-id` attribute (the message's or its envelope's), the FIFO deduplication
+    id, the envelope's own id, the delivery id; a key a sender chose is in its name space."""
+    carried = None if message.envelope is None else message.envelope.attributes
+    for name in _CHOSEN_ATTRIBUTES:
+        chosen = message.attributes.get(name) or (carried.get(name) if carried else None)
+        if chosen:
+            return _senders(message, chosen)
+    if message.deduplication_id:
+        return _senders(message, message.deduplication_id)
+    if message.envelope is not None:  # the delivery id is the body's
+        return _senders(message, message.delivery_id)
+    return scoped(message.sender, bounded_key(message.delivery_id))
+
+
 def outbox_message_id_of(resources: object) -> str | None:
     """The outbox message id an EventBridge event's `resources` carry (None: none does), for
     an envelope to put in `attributes`."""
@@ -179,16 +168,15 @@ def identify(
     """The message's key and fingerprint; any failure to read them makes it poison, never an
     exception that would take the batch down."""
     digest = fingerprint(message, canonical)
-    earlier = None if message.encoded_record is None else earlier_fingerprint(message)
     try:
-        return Delivery(message, keys.message_key(message), digest, None, earlier)
+        return Delivery(message, keys.message_key(message), digest)
     except PoisonMessage as poison:
-        return Delivery(message, fallback_key(message), digest, poison, earlier)
+        return Delivery(message, fallback_key(message), digest, poison)
     except Exception as error:  # e.g. RecursionError from a deeply nested body
         unreadable = UndecodableBody(
             f"the body could not be read ({type(error).__name__})", code=ErrorCode.MALFORMED_JSON
         )
-        return Delivery(message, fallback_key(message), digest, unreadable, earlier)
+        return Delivery(message, fallback_key(message), digest, unreadable)
 
 
 def fallback_key(message: InboundMessage) -> str:
@@ -253,15 +241,6 @@ def fingerprint(message: InboundMessage, canonical: CanonicalForm | None = None)
     except Exception:  # not JSON, not text, too deep, undecodable: the bytes as delivered
         encoded = message.body
     return hashlib.sha256(encoded).hexdigest()
-
-
-def earlier_fingerprint(message: InboundMessage) -> str | None:
-    """A binary value's fingerprint before fingerprints were of the decoded record: the hash of
-    its encoded record. Records stored then match it; None for JSON, whose fingerprint is
-    unchanged."""
-    if message.encoded_record is None:
-        return None
-    return hashlib.sha256(message.encoded_record).hexdigest()
 
 
 def _plain(value: object) -> object:

@@ -1,0 +1,1 @@
+"""What belongs to no stage: the services' limits (`limits`)."""
