@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lambda_inbox import UnitOfWork, UnitOfWorkError
-from lambda_inbox.store.attribute_values import attribute_size, sized
+from lambda_inbox.store import item_size
+from lambda_inbox.store.attribute_values import attribute_size, number_size, sized
 
 SERIALIZER = TypeSerializer()
 
@@ -68,5 +69,16 @@ def test_what_dynamodb_cannot_store_is_a_unit_of_work_error_that_says_where(
 
 def test_values_boto3_takes_and_the_fast_path_does_not() -> None:
     assert sized(Binary(b"\x00")) == ({"B": Binary(b"\x00")}, 1)
-    assert sized(Decimal("1.50")) == ({"N": "1.50"}, 4)
+    assert sized(Decimal("1.50")) == ({"N": "1.50"}, 3)  # the trailing zero trimmed
     assert sized(10**38 - 1) == ({"N": str(10**38 - 1)}, 21)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("1", 2), ("-1", 2), ("10", 2), ("100000", 2), ("0.0001", 2), ("12", 3), ("-12.5", 3)],
+)
+def test_a_numbers_size_counts_its_significant_digits(text: str, size: int) -> None:
+    """Leading and trailing zeroes, the sign and the point are not stored digits (AWS's
+    "Item sizes and formats"); the size is one byte per two of them, plus two (an upper bound)."""
+    assert number_size(text) == size
+    assert item_size({"n": {"N": text}}) == 1 + size

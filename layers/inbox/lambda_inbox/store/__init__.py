@@ -12,6 +12,7 @@ inbox record lives in this package.
 
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox.store.attribute_values import item_size
 from lambda_inbox.store.inbox import BATCH_GET_LIMIT, InboxStore, get_record
 from lambda_inbox.store.record import (
     OPEN_INDEX_PK,
@@ -45,6 +46,7 @@ __all__ = [
     "claims_lease",
     "epoch_of",
     "get_record",
+    "item_size",
     "open_index_pk",
     "open_index_shard",
     "open_records",

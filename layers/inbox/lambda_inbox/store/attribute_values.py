@@ -59,8 +59,12 @@ def text_size(text: str) -> int:
 
 
 def number_size(text: str) -> int:
-    """DynamoDB's size of a number, from its text: about one byte per two digits, plus two."""
-    return len(text) // 2 + 2
+    """DynamoDB's size of a number, from its text: one byte per two significant digits (leading
+    and trailing zeroes trimmed), plus one, rounded up here so that a plan never undercounts
+    (AWS's DynamoDB developer guide, "Item sizes and formats")."""
+    mantissa = text.lstrip("-").partition("E")[0].partition("e")[0]
+    significant = mantissa.replace(".", "").strip("0")
+    return len(significant) // 2 + 2
 
 
 def sized(value: Any) -> tuple[dict[str, Any], int]:
@@ -220,6 +224,11 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "NS": _set_of(_number),
     "BS": _set_of(_binary),
 }
+
+
+def item_size(item: Mapping[str, Any]) -> int:
+    """DynamoDB's size of an item (DynamoDB JSON): its attribute names and values, in bytes."""
+    return sum(text_size(name) + attribute_size(value) for name, value in item.items())
 
 
 def attribute_size(value: Mapping[str, Any]) -> int:
