@@ -70,7 +70,7 @@ def test_a_hundred_poison_messages_in_ten_batches_cost_ten_sends_and_ten_writes(
 
 
 def test_the_failed_retention_is_the_consumers_setting(aws: AppState) -> None:
-    inbox = consumer(aws, failed_retention=timedelta(days=3))
+    inbox = consumer(aws, failed=timedelta(days=3))
     inbox.handle(sqs_event(poison(1)))
     (record,) = aws.scan(aws.inbox)
     assert int(record["expires_at"]["N"]) <= time.time() + 3 * DAY

@@ -12,7 +12,7 @@ import pytest
 from devkit.app_state import AppState
 from devkit.events import inbound_message
 from devkit.meters import RequestMeter
-from lambda_inbox import InboxConfig
+from lambda_inbox import InboxConfig, Retention
 from lambda_inbox.store import (
     OPEN_INDEX_SHARDS,
     InboxRecord,
@@ -102,7 +102,7 @@ def test_completion_put_shape(aws: AppState, store: InboxStore) -> None:
 
 
 def test_retention_sets_expires_at(aws: AppState) -> None:
-    config = InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox, retention=timedelta(hours=1))
+    config = InboxConfig(CONSUMER, aws.inbox, retention=Retention(completed=timedelta(hours=1)))
     put = InboxStore.from_config(aws.dynamodb, config).completion_put(
         inbound_message(), "k", "fp", {}, now=100
     )
@@ -239,7 +239,7 @@ def test_the_completion_puts_item_is_the_completed_records_item(
 
 
 def test_mark_failed_truncates_the_snapshot_and_handles_empty_bodies(aws: AppState) -> None:
-    config = InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox, failed_payload_snapshot_bytes=4)
+    config = InboxConfig(CONSUMER, aws.inbox, retention=Retention(snapshot_bytes=4))
     store = InboxStore.from_config(aws.dynamodb, config)
     store.mark_failed(inbound_message(b"0123456789"), "long", "fp", error_code="c", error="", now=1)
     store.mark_failed(inbound_message(b""), "empty", "fp", error_code="c", error="e", now=1)

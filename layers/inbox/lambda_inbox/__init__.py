@@ -6,9 +6,10 @@ it causes, so a redelivered message finds its record and becomes a cheap no-op.
 
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._internal.settings import RetryPolicy
 from lambda_inbox.commit.actions import ConditionFailures, FailedCondition
 from lambda_inbox.commit.unit_of_work import UnitOfWork
-from lambda_inbox.config import InboxConfig, RetryPolicy
+from lambda_inbox.config import GroupCommit, InboxConfig, Retention, SourceSettings
 from lambda_inbox.consumer import InboxConsumer
 from lambda_inbox.errors import (
     ConfigurationError,
@@ -31,6 +32,7 @@ __all__ = [
     "Envelope",
     "ErrorCode",
     "FailedCondition",
+    "GroupCommit",
     "InboundMessage",
     "InboxConfig",
     "InboxConsumer",
@@ -45,7 +47,9 @@ __all__ = [
     "OutboxRelay",
     "Outcome",
     "PoisonMessage",
+    "Retention",
     "RetryPolicy",
+    "SourceSettings",
     "UnitOfWork",
     "UnitOfWorkError",
     "UnsupportedEvent",

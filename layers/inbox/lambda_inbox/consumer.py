@@ -99,10 +99,10 @@ class InboxConsumer(Generic[M]):
         )
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         """The consumer's logs, metrics and traces (through `observability`'s, when given)."""
-        self._limits = (config.decoding_limits, None, None)
-        self.calls = BoundedCalls(max(2, config.max_parallel_commits))
+        self._limits = (config.sources.decoding_limits, None, None)
+        self.calls = BoundedCalls(max(2, config.commit.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
-        formats = config.value_formats
+        formats = config.sources.value_formats
         if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
             raise ConfigurationError(
                 f"envelope must be 'sns', 'eventbridge', 's3' or None, not {envelope!r}"
@@ -110,7 +110,10 @@ class InboxConsumer(Generic[M]):
         self.sources: Sequence[EventSource] = (
             KafkaSource(formats),
             SqsSource(
-                config.fifo_failure_mode, formats, envelope, principals(config.trusted_redrivers)
+                config.sources.fifo_failure_mode,
+                formats,
+                envelope,
+                principals(config.sources.trusted_redrivers),
             ),
             KinesisSource(formats),
             DynamoDBStreamsSource(),
@@ -154,7 +157,7 @@ class InboxConsumer(Generic[M]):
             lease_seconds=policy.duration.total_seconds(),
             max_attempts=policy.max_attempts,
             release_on_failure=policy.release_on_failure,
-            snapshot_bytes=config.failed_payload_snapshot_bytes,
+            snapshot_bytes=config.retention.snapshot_bytes,
         )
         return Leases(leases, leased.side_effect, telemetry=self.telemetry, now=config.clock)
 
@@ -179,7 +182,7 @@ class InboxConsumer(Generic[M]):
     def process(self, messages: list[InboundMessage], context: Any = None) -> list[MessageResult]:
         """Run the processing model on already-parsed messages (for custom sources and tests)."""
         deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)
-        token = DECODING.set((self.config.decoding_limits, deadline, deadline.left()))
+        token = DECODING.set((self.config.sources.decoding_limits, deadline, deadline.left()))
         try:
             return self.pipeline.process(messages, deadline)
         finally:
@@ -197,7 +200,7 @@ class InboxConsumer(Generic[M]):
         progress = AggregateProgressStore(
             self.dynamodb, self.config, deadline, logger, resumes_above=CHUNK_MESSAGES
         )
-        token = DECODING.set((self.config.decoding_limits, deadline, deadline.left()))
+        token = DECODING.set((self.config.sources.decoding_limits, deadline, deadline.left()))
         try:
             batch = source.batch(event, progress)
             process = self.pipeline.process

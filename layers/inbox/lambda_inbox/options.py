@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from lambda_inbox.config import _Settings
+from lambda_inbox._internal.settings import _Settings
 
 if TYPE_CHECKING:
     from datetime import timedelta

@@ -83,7 +83,7 @@ class Pipeline(Generic[M]):
         self._now = now
         #: Leased mode (`leases`): claim and side effect between decide and commit.
         self._leases = leases
-        self._read_first = ReadFirst(config.duplicate_read, leased=leases is not None)
+        self._read_first = ReadFirst(config.commit.duplicate_read, leased=leases is not None)
 
     def process(
         self, messages: Sequence[InboundMessage], deadline: Deadline

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from lambda_inbox.config import RetryPolicy
+from lambda_inbox import RetryPolicy
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.outcomes import Outcome
 from lambda_inbox.report import settled, skipped

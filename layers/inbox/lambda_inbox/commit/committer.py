@@ -118,8 +118,8 @@ class Committer(Generic[M]):
             build_transaction(self._store, group, now=self._now())
             for group in chunk_wave(
                 live,
-                max_actions=self._config.max_transaction_actions,
-                max_messages=self._config.max_group_messages,
+                max_actions=self._config.commit.max_transaction_actions,
+                max_messages=self._config.commit.max_group_messages,
             )
         ]
 

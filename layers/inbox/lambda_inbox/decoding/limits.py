@@ -31,7 +31,7 @@ import re
 import zlib
 from typing import TYPE_CHECKING
 
-from lambda_inbox.config import _Settings
+from lambda_inbox._internal.settings import _Settings
 from lambda_inbox.deadline import DECODING
 from lambda_inbox.errors import ConfigurationError, ErrorCode, UndecodableBody
 
@@ -53,7 +53,7 @@ _JSON_SPACE = b" \t\n\r"
 class DecodingLimits(_Settings):
     """What one record may cost to decode (the module docstring): `max_bytes` it may decode
     into and `max_values` its document may hold. Past either, the record is dead-lettered with
-    `too_large`. `InboxConfig(decoding_limits=DecodingLimits(...))` sets them for a consumer."""
+    `too_large`. `SourceSettings(decoding_limits=DecodingLimits(...))` sets them for a consumer."""
 
     __slots__ = ("max_bytes", "max_values")
 

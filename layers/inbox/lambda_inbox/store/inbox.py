@@ -105,9 +105,9 @@ class InboxStore:
             client,
             table=config.inbox_table,
             consumer=config.consumer,
-            retention_seconds=config.retention.total_seconds(),
-            snapshot_bytes=config.failed_payload_snapshot_bytes,
-            failed_retention_seconds=config.failed_retention.total_seconds(),
+            retention_seconds=config.retention.completed.total_seconds(),
+            snapshot_bytes=config.retention.snapshot_bytes,
+            failed_retention_seconds=config.retention.failed.total_seconds(),
             retry=config.retry,
         )
 

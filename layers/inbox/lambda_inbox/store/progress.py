@@ -46,7 +46,7 @@ class AggregateProgressStore:
         self._client = client
         self._table = config.inbox_table
         self._consumer = config.consumer
-        self._retention = config.retention.total_seconds()
+        self._retention = config.retention.completed.total_seconds()
         self._clock = config.clock
         self._deadline = deadline
         self._log = logger
