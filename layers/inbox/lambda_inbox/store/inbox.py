@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.config import FAILED_RETENTION, RetryPolicy
+from lambda_inbox._internal.settings import RetryPolicy
+from lambda_inbox.config import FAILED_RETENTION
 from lambda_inbox.store.attribute_values import ItemIdentity
 from lambda_inbox.store.record import (
     PARTITION_KEY,
