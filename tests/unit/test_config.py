@@ -207,3 +207,45 @@ def test_settings_compare_by_value_and_replace_checks_the_copy() -> None:
     )
     with pytest.raises(ConfigurationError, match="max_parallel_commits"):
         config.commit.replace(max_parallel_commits=0)
+
+
+def not_in_the_settings_style(classes: list[type]) -> list[str]:
+    """The settings classes that do not share the one settings base (`_Settings`)."""
+    from lambda_inbox._internal.settings import _Settings
+
+    return [kind.__name__ for kind in classes if not issubclass(kind, _Settings)]
+
+
+def test_every_settings_class_is_of_one_style_and_frozen() -> None:
+    import lambda_inbox
+    from lambda_inbox.reaper import ReaperSettings
+
+    names = [
+        "InboxConfig",
+        "Retention",
+        "GroupCommit",
+        "SourceSettings",
+        "RetryPolicy",
+        "LeasePolicy",
+        "DecodingLimits",
+        "Decide",
+        "Leased",
+        "Clients",
+        "Observability",
+    ]
+    classes = [getattr(lambda_inbox, name) for name in names] + [ReaperSettings]
+    assert not_in_the_settings_style(classes) == []
+    policy = RetryPolicy()
+    with pytest.raises(AttributeError, match="frozen"):
+        policy.max_attempts = 2
+    assert policy.replace(max_attempts=2).max_attempts == 2
+
+
+def test_a_settings_class_of_another_style_is_found() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Elsewhere:
+        size: int = 1
+
+    assert not_in_the_settings_style([Retention, Elsewhere]) == ["Elsewhere"]

@@ -11,10 +11,17 @@ from lambda_inbox.errors import ConfigurationError
 
 
 class _Settings:
-    """Equality, hashing and a repr over `__slots__`, as a frozen dataclass would give them:
-    settings are made at import, and each dataclass costs ~3 M instructions to define."""
+    """The one style of every settings class: set once in `__init__` (frozen after), equal and
+    hashed by value over `__slots__`, a repr, and `replace`, as a frozen dataclass would give
+    them. Not a dataclass: settings are made at import, and each dataclass definition costs
+    about 3 M instructions of cold start (docs/PERFORMANCE.md, "Value types in one style")."""
 
     __slots__: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, name):
+            raise AttributeError(f"{type(self).__name__} is frozen: make a copy with replace()")
+        object.__setattr__(self, name, value)
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)

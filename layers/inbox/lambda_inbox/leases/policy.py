@@ -3,31 +3,36 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from datetime import timedelta
 
+from lambda_inbox._internal.settings import _Settings
 from lambda_inbox.errors import ConfigurationError
 
 
-@dataclass(frozen=True, slots=True)
-class LeasePolicy:
-    """How long a claim holds a message, and how many claims a message gets.
+class LeasePolicy(_Settings):
+    """How long a claim holds a message (`duration`), how many claims a message gets before it
+    is dead-lettered as `attempts_exhausted` (`max_attempts`), and whether a transient failure
+    releases the lease at once (`release_on_failure`; by default it is kept until it expires).
 
     Keep `duration` above the side effect's worst-case time and below the source queue's
     visibility timeout, so a redelivery finds the lease expired and can take over.
     """
 
-    duration: timedelta = timedelta(seconds=60)
-    max_attempts: int = 5
-    """Claims a message gets before it is dead-lettered as `attempts_exhausted`."""
-    release_on_failure: bool = False
-    """Release the lease at once after a transient failure (default: keep it until it expires)."""
+    __slots__ = ("duration", "max_attempts", "release_on_failure")
 
-    def __post_init__(self) -> None:
-        if self.duration <= timedelta(0):
+    def __init__(
+        self,
+        duration: timedelta = timedelta(seconds=60),
+        max_attempts: int = 5,
+        release_on_failure: bool = False,
+    ) -> None:
+        if duration <= timedelta(0):
             raise ConfigurationError("LeasePolicy.duration must be positive")
-        if self.max_attempts < 1:
+        if max_attempts < 1:
             raise ConfigurationError("LeasePolicy.max_attempts must be >= 1")
+        self.duration = duration
+        self.max_attempts = max_attempts
+        self.release_on_failure = release_on_failure
 
 
 def lease_policy(lease: LeasePolicy | timedelta | float | None) -> LeasePolicy:

@@ -5,34 +5,57 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import timedelta
 
+from lambda_inbox._internal.settings import _Settings
 from lambda_inbox.config import FAILED_RETENTION
 from lambda_inbox.errors import ConfigurationError
 
 
-@dataclass(frozen=True, slots=True)
-class ReaperSettings:
-    """Where the reaper looks and where it sends; `from_env` reads the Lambda environment."""
+class ReaperSettings(_Settings):
+    """Where the reaper looks and where it sends; `from_env` reads the Lambda environment.
 
-    table: str
-    #: Dead-letter queue URL per consumer name.
-    dead_letter_queues: Mapping[str, str] = field(default_factory=dict)
-    #: For consumers not in `dead_letter_queues`.
-    default_dead_letter_queue: str | None = None
-    lease_grace: timedelta = timedelta(minutes=15)
-    page_size: int = 100
-    claim_timeout: timedelta = timedelta(minutes=5)
-    stop_margin: timedelta = timedelta(seconds=5)
-    #: How long a FAILED record the reaper makes (an expired lease) is kept.
-    failed_retention: timedelta = FAILED_RETENTION
+    `table`: the inbox table; `dead_letter_queues`: the dead-letter queue URL per consumer name,
+    `default_dead_letter_queue` for the others; `lease_grace`: how long after its expiry a lease
+    is left to the next delivery; `page_size`: records a query reads; `claim_timeout`: how long
+    a run's claim on a FAILED record holds; `stop_margin`: time kept back from the invocation's
+    deadline; `failed_retention`: how long a FAILED record the reaper makes (an expired lease)
+    is kept."""
 
-    def __post_init__(self) -> None:
-        if not self.table:
+    __slots__ = (
+        "claim_timeout",
+        "dead_letter_queues",
+        "default_dead_letter_queue",
+        "failed_retention",
+        "lease_grace",
+        "page_size",
+        "stop_margin",
+        "table",
+    )
+
+    def __init__(
+        self,
+        table: str,
+        dead_letter_queues: Mapping[str, str] | None = None,
+        default_dead_letter_queue: str | None = None,
+        lease_grace: timedelta = timedelta(minutes=15),
+        page_size: int = 100,
+        claim_timeout: timedelta = timedelta(minutes=5),
+        stop_margin: timedelta = timedelta(seconds=5),
+        failed_retention: timedelta = FAILED_RETENTION,
+    ) -> None:
+        if not table:
             raise ConfigurationError("the reaper needs the inbox table (set INBOX_TABLE)")
-        if not 1 <= self.page_size <= 1000:
+        if not 1 <= page_size <= 1000:
             raise ConfigurationError("page_size must be between 1 and 1000")
+        self.table = table
+        self.dead_letter_queues: Mapping[str, str] = dict(dead_letter_queues or {})
+        self.default_dead_letter_queue = default_dead_letter_queue
+        self.lease_grace = lease_grace
+        self.page_size = page_size
+        self.claim_timeout = claim_timeout
+        self.stop_margin = stop_margin
+        self.failed_retention = failed_retention
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReaperSettings:
