@@ -22,7 +22,7 @@ from lambda_inbox._internal.limits import EVENTBRIDGE_MAX_ENTRY_BYTES, MAX_BATCH
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.sending import Refusal
 from lambda_inbox.sources.identity import OUTBOX_RESOURCE_PREFIX, outbox_message_id_of
-from lambda_inbox.store._outbox_item import OutboxMessage, is_json_object
+from lambda_inbox.store._outbox_item import OutboxMessage, eventbridge_problem
 
 __all__ = ["RESOURCE_PREFIX", "EventBridgeSender", "event_entry", "outbox_message_id_of"]
 
@@ -58,10 +58,9 @@ class EventBridgeSender:
         return sum(len(part.encode("utf-8")) for part in parts)
 
     def problem(self, message: OutboxMessage) -> str | None:
-        if message.attributes:
-            return "an EventBridge event carries no message attributes; put them in the body"
-        if not is_json_object(message.body):
-            return "an EventBridge event's detail must be a JSON object"
+        problem = eventbridge_problem(message.attributes, message.body)
+        if problem is not None:
+            return problem
         size = self.size(message)
         return f"{size} bytes; EventBridge takes {MAX_BYTES}" if size > MAX_BYTES else None
 

@@ -201,12 +201,19 @@ def _check_event(
         raise UnitOfWorkError("outbox: event_source may not begin with 'aws.' (AWS's own)")
     if detail_type is not None and len(detail_type) > 128:
         raise UnitOfWorkError("outbox: detail_type is at most 128 characters")
+    problem = eventbridge_problem(attributes, text)
+    if problem is not None:
+        raise UnitOfWorkError(f"outbox: {problem}")
+
+
+def eventbridge_problem(attributes: Mapping[str, str] | None, body: str) -> str | None:
+    """Why an EventBridge bus would refuse a message with `attributes` and `body` (None: it
+    would not), checked when the item is written and again when it is sent."""
     if attributes:
-        raise UnitOfWorkError(
-            "outbox: an EventBridge event carries no message attributes; put them in the body"
-        )
-    if not is_json_object(text):
-        raise UnitOfWorkError("outbox: an EventBridge event's detail must be a JSON object")
+        return "an EventBridge event carries no message attributes; put them in the body"
+    if not is_json_object(body):
+        return "an EventBridge event's detail must be a JSON object"
+    return None
 
 
 def is_json_object(text: str) -> bool:
