@@ -9,7 +9,8 @@ poison message.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lambda_inbox.dead_letter.batches import send_each, send_sqs_batch, sqs_batches
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
@@ -17,11 +18,44 @@ from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import out_of_time, settled, skipped
 
 if TYPE_CHECKING:
-    from lambda_inbox.dead_letter.queue import DeadLettering, DeadLetterQueue
+    from aws_lambda_powertools import Logger
+    from mypy_boto3_sqs import SQSClient
+
     from lambda_inbox.deadline import Deadline
+    from lambda_inbox.messages import InboundMessage
     from lambda_inbox.sources.identity import Delivery
+    from lambda_inbox.store import InboxStore
 
 Poison = tuple["Delivery", PoisonMessage, bool]
+
+
+class DeadLetterQueue(Protocol):
+    """What sending reads of a dead-letter queue (`queue.DeadLetterQueue`)."""
+
+    queue_url: str
+
+    @property
+    def client(self) -> SQSClient: ...
+
+    def request(
+        self, message: InboundMessage, *, message_key: str, code: str, error: str
+    ) -> dict[str, Any]: ...
+
+
+class DeadLettering(Protocol):
+    """What sending reads of the dead-letter stage (`queue.DeadLettering`), which loads this
+    module on first use: a type of its own here, so neither imports the other at first."""
+
+    @property
+    def queue(self) -> DeadLetterQueue | None: ...
+    @property
+    def store(self) -> InboxStore: ...
+    @property
+    def deadline(self) -> Deadline: ...
+    @property
+    def log(self) -> Logger: ...
+    @property
+    def now(self) -> Callable[[], float]: ...
 
 
 def send_poison(stage: DeadLettering, waiting: list[Poison]) -> list[MessageResult]:
