@@ -62,8 +62,10 @@ def number_size(text: str) -> int:
     """DynamoDB's size of a number, from its text: one byte per two significant digits (leading
     and trailing zeroes trimmed), plus one, rounded up here so that a plan never undercounts
     (AWS's DynamoDB developer guide, "Item sizes and formats")."""
-    mantissa = text.lstrip("-").partition("E")[0].partition("e")[0]
-    significant = mantissa.replace(".", "").strip("0")
+    significant = text.strip("-0")
+    if not significant.isdigit():  # a point or an exponent (or zero)
+        mantissa = significant.partition("E")[0].partition("e")[0]
+        significant = mantissa.replace(".", "").strip("0")
     return len(significant) // 2 + 2
 
 
