@@ -29,6 +29,7 @@ from lambda_inbox.messages import InboundMessage
 from lambda_inbox.sources import detect
 from lambda_inbox.store import InboxRecord, Status
 from lambda_inbox.store._leases import LeaseWrites
+from lambda_inbox.store._outbox_item import outbox_message_of
 from lambda_inbox_tools.services.items import scan_items, scan_plain
 from lambda_inbox_tools.services.offline import patched_environ
 from lambda_inbox_tools.services.queues import queue_depth, receive_all
@@ -349,11 +350,12 @@ def check_outbox_relay(context: CheckContext) -> list[str]:
     the item's body and its message id as `outbox-message-id`; updates and removals sent
     nothing, and every response reported no failure."""
     inserted = {
-        image["outbox_message_id"]["S"]: image["outbox_body"]["S"]
+        message.message_id: message.body
         for event in context.events
         for record in event["Records"]
         if record["eventName"] == "INSERT"
-        for image in [record["dynamodb"]["NewImage"]]
+        for message in [outbox_message_of(record["dynamodb"]["NewImage"])]
+        if message is not None
     }
     url = context.stack.variable(context.function, "NOTIFICATION_QUEUE_URL")
     sent = receive_all(context.sqs, url, delete=True)
