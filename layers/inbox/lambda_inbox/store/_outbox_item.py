@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 from lambda_inbox.errors import UnitOfWorkError
 from lambda_inbox.store.attribute_values import deserialize_item
@@ -37,7 +37,6 @@ __all__ = [
     "OUTBOX_PREFIX",
     "OutboxMessage",
     "OutboxRequest",
-    "outbox_item",
     "outbox_message_of",
     "outbox_messages_written",
     "outbox_put",
@@ -60,6 +59,8 @@ DEFAULT_EVENT_SOURCE = "lambda-inbox.outbox"
 DEFAULT_DETAIL_TYPE = "OutboxMessage"
 #: SQS delivers at most 10 message attributes, and the relay adds `outbox-message-id`.
 MAX_ATTRIBUTES = 9
+#: The outbox item's condition: its key is new.
+_NEW_ITEM = "attribute_not_exists(#outbox_key)"
 #: A mapping body as compact JSON.
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -125,9 +126,9 @@ class OutboxRequest(TypedDict, total=False):
     ttl_seconds: int | None
 
 
-def outbox_item(
-    *,
+def outbox_put(
     key_attributes: tuple[str, ...],
+    *,
     now: float | None = None,
     destination: str,
     body: str | Mapping[str, Any],
@@ -138,10 +139,12 @@ def outbox_item(
     detail_type: str | None = None,
     ttl_attribute: str = "expires_at",
     ttl_seconds: int | None = None,
-) -> tuple[str, dict[str, Any]]:
-    """The message id and the item (plain Python values) of one outbox request (its fields:
-    `OutboxRequest`), written at `now` (the current time unless given): the one statement of an
-    outbox item's layout, which `OutboxMessage.from_item` reads back."""
+) -> tuple[str, dict[str, Any], str, dict[str, str]]:
+    """The message id, the item (plain Python values), the condition and its names of the `Put`
+    of one outbox request (its fields: `OutboxRequest`), written at `now` (the current time
+    unless given): the one statement of an outbox item's layout, which
+    `OutboxMessage.from_item` reads back. The item must be new: a message id is fresh, or the
+    same decision was made before."""
     if not destination:
         raise UnitOfWorkError("outbox: the destination is empty")
     if isinstance(body, str):
@@ -184,7 +187,7 @@ def outbox_item(
         item[EVENT_SOURCE] = event_source
     if detail_type:
         item[DETAIL_TYPE] = detail_type
-    return message_id, item
+    return message_id, item, _NEW_ITEM, {"#outbox_key": key_attributes[0]}
 
 
 def _check_event(
@@ -222,15 +225,6 @@ def is_json_object(text: str) -> bool:
         return isinstance(json.loads(text), dict)
     except (ValueError, RecursionError):
         return False
-
-
-def outbox_put(
-    key_attributes: tuple[str, ...], **request: Unpack[OutboxRequest]
-) -> tuple[str, dict[str, Any], str, dict[str, str]]:
-    """The message id, the item, the condition and its names of one outbox request's `Put`:
-    the item must be new (a message id is fresh, or the same decision was made before)."""
-    identifier, item = outbox_item(key_attributes=key_attributes, **request)
-    return identifier, item, "attribute_not_exists(#outbox_key)", {"#outbox_key": key_attributes[0]}
 
 
 def outbox_message_of(image: Mapping[str, Any]) -> OutboxMessage | None:

@@ -59,14 +59,11 @@ def text_size(text: str) -> int:
 
 
 def number_size(text: str) -> int:
-    """DynamoDB's size of a number, from its text: one byte per two significant digits (leading
-    and trailing zeroes trimmed), plus one, rounded up here so that a plan never undercounts
-    (AWS's DynamoDB developer guide, "Item sizes and formats")."""
-    significant = text.strip("-0")
-    if not significant.isdigit():  # a point or an exponent (or zero)
-        mantissa = significant.partition("E")[0].partition("e")[0]
-        significant = mantissa.replace(".", "").strip("0")
-    return len(significant) // 2 + 2
+    """DynamoDB's size of a number, from its text: one byte per two significant digits (the
+    sign and the zeroes at either end trimmed), plus one (AWS's DynamoDB developer guide, "Item
+    sizes and formats"). A point or an exponent counts as digits here, and the division rounds
+    up: an upper bound, so that a plan never undercounts."""
+    return len(text.strip("-0")) // 2 + 2
 
 
 def sized(value: Any) -> tuple[dict[str, Any], int]:
