@@ -21,7 +21,6 @@ from lambda_inbox.store import (
     open_index_shard,
     open_records,
 )
-from lambda_inbox.store.attribute_values import item_identity
 from lambda_inbox.store.inbox import result_text
 from lambda_inbox.store.record import utc_iso
 
@@ -298,17 +297,6 @@ def test_open_records_are_bounded_by_since_and_until(aws: AppState, store: Inbox
     assert keys(since=times[3]) == ["k4", "k3"]
     assert keys(until=times[1]) == ["k1", "k0"]
     assert keys(since=times[1], until=times[2]) == ["k2", "k1"]
-
-
-@pytest.mark.parametrize("message_key", ["evt-1", "ключ-2", "a#b"])
-def test_the_inbox_item_is_named_as_the_planner_names_any_item(
-    store: InboxStore, message_key: str
-) -> None:
-    """The planner's rule of one action per item compares these names: the inbox item's,
-    built directly for every message, is the one `item_identity` gives its key."""
-    expected = item_identity(store.table, {"pk": store.pk(message_key)})
-    assert store.item_identity(message_key) == expected
-    assert store.item_identity(message_key) != store.item_identity(message_key + "x")
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lambda_inbox._internal.settings import RetryPolicy
 from lambda_inbox.config import FAILED_RETENTION
-from lambda_inbox.store.attribute_values import ItemIdentity
+from lambda_inbox.store.attribute_values import ItemIdentity, item_identity
 from lambda_inbox.store.record import (
     PARTITION_KEY,
     TTL_ATTRIBUTE,
@@ -117,9 +117,7 @@ class InboxStore:
 
     def item_identity(self, message_key: str) -> ItemIdentity:
         """Names the inbox item the way the planner names items (one action per item)."""
-        # `item_identity(self.table, {PARTITION_KEY: self.pk(message_key)})`, built directly:
-        # it runs for every message (tests/unit/test_store.py holds the two equal).
-        return (self.table, PARTITION_KEY, record_pk(self.consumer, message_key))
+        return item_identity(self.table, {PARTITION_KEY: self.pk(message_key)})
 
     def _stamp(self, now: float) -> _Stamp:
         """The time fields and claim of the completion puts made at `now`: the puts of one
