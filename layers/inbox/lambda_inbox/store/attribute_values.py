@@ -59,11 +59,11 @@ def text_size(text: str) -> int:
 
 
 def number_size(text: str) -> int:
-    """DynamoDB's size of a number, from its text: one byte per two significant digits (the
-    sign and the zeroes at either end trimmed), plus one (AWS's DynamoDB developer guide, "Item
-    sizes and formats"). A point or an exponent counts as digits here, and the division rounds
-    up: an upper bound, so that a plan never undercounts."""
-    return len(text.strip("-0")) // 2 + 2
+    """DynamoDB's size of a number, from its text: one byte per two significant digits, plus
+    one (AWS's DynamoDB developer guide, "Item sizes and formats"). Counted here over the whole
+    text (a sign, a point, zeroes at either end count as digits) and rounded up: an upper bound,
+    so that a plan never undercounts, at no cost for the integers every batch writes."""
+    return len(text) // 2 + 2
 
 
 def sized(value: Any) -> tuple[dict[str, Any], int]:
