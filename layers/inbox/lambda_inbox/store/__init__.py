@@ -53,8 +53,8 @@ if new; the TTL attribute (`expires_at` unless named) is its creation + 7 days.
 - `outbox_created_at` (N, epoch seconds).
 - `outbox_event_source` (S), `outbox_detail_type` (S): an EventBridge event's.
 
-**Sizes** (`attribute_values`): each DynamoDB type's size once, the number's by its
-significant digits (`item_size`), for the 400 KB item and 4 MB transaction limits.
+**Sizes** (`attribute_values`): each DynamoDB type's size once (a number's as an upper bound
+of AWS's rule), and an item's (`item_size`), for the 400 KB item and 4 MB transaction limits.
 """
 
 from typing import TYPE_CHECKING, Any
