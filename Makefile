@@ -31,9 +31,10 @@ help:
 	@echo "  test:  every test (what CI runs), chaos and fuzzing at suite volume; within four minutes"
 	@echo "  soak:  the long runs: chaos at 3,000 deliveries, fuzzing at 500 examples per source,"
 	@echo "         the batch semantics against their model at 300 examples, the zoo of broken"
-	@echo "         consumers and the invoices example on 50 seeds, the deadline races on the wall"
-	@echo "         clock, the decoders' bounds at 1,000 examples, a Kinesis aggregate of 150,000"
-	@echo "         user records (SOAK_* variables raise them; CI runs it)"
+	@echo "         consumers and the invoices example on 50 seeds, the zoo on DynamoDB Local on"
+	@echo "         every source, the deadline races on the wall clock, the decoders' bounds at"
+	@echo "         1,000 examples, a Kinesis aggregate of 150,000 user records (SOAK_* variables"
+	@echo "         raise them; CI runs it)"
 	@echo "  docs:  the documentation site on http://127.0.0.1:8000/lambda-inbox/ (docs-site: built with"
 	@echo "         --strict and its HTML checked; docs-build: also every page in headless Chromium)"
 	@echo "  starter-check: a project of each kind from starter/, its own make test and make validate"
@@ -180,7 +181,7 @@ build: venv
 # The inner loop: lint beside the tests that start no process (moto, fakes, in-memory AWS), on
 # both cores. Hypothesis's "check" profile (tests/conftest.py) caps every property at 30
 # examples; fuzzing runs 20 examples per source in memory, 3 on moto; the zoo of broken
-# consumers plays seed 0 (tests/unit/test_effectively_once_zoo.py; 3 seeds in `make test`, 50 in
+# consumers plays seed 0 (tests/unit/test_effectively_once_zoo.py; 2 seeds in `make test`, 50 in
 # `make soak`).
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
@@ -224,7 +225,7 @@ check-pythons: venv
 	done
 
 # The volumes of the long runs in `make test` (smaller, every assertion kept) and `make soak`.
-SUITE_VOLUMES := CHAOS_SUITE_DELIVERIES=1500 CHAOS_SUITE_CRASH_RATE=0.04 INBOX_FUZZ_EXAMPLES=100
+SUITE_VOLUMES := CHAOS_SUITE_DELIVERIES=1000 CHAOS_SUITE_CRASH_RATE=0.06 INBOX_FUZZ_EXAMPLES=100 ZOO_SEEDS=2
 SOAK_CHAOS_DELIVERIES ?= 3000
 SOAK_FUZZ_EXAMPLES ?= 500
 SOAK_FUZZ_MOTO_EXAMPLES ?= 10
@@ -246,7 +247,8 @@ suite: venv dynamodb-local
 # The long runs `make test` keeps short (docs/PERFORMANCE.md, "The test suite's time"): the chaos
 # test at 3,000 deliveries, the fuzzing at 500 examples per source, the stateful model at 30
 # examples, the batch semantics against their reference model at 300 examples, the zoo of broken
-# consumers and the invoices example on 50 seeds, and the tests
+# consumers and the invoices example on 50 seeds, the zoo on DynamoDB Local on every source each
+# broken consumer is played on (`make test`: each on one of them), and the tests
 # marked `soak` (the deadline races on the wall clock, the chaos run's SNS leg, a Kinesis aggregate
 # of 150,000 user records), the decoders' bounds at 1,000 examples. Raise them with
 # SOAK_CHAOS_DELIVERIES, SOAK_FUZZ_EXAMPLES, SOAK_FUZZ_MOTO_EXAMPLES, SOAK_STATEFUL_EXAMPLES and
@@ -261,7 +263,8 @@ soak: venv dynamodb-local
 		tests/integration/test_stateful_model.py tests/unit/test_deadline.py \
 		tests/unit/test_effectively_once_zoo.py tests/unit/test_batch_semantics.py \
 		tests/unit/test_decoding_fuzz.py tests/unit/test_kpl_fan_out.py \
-		tests/integration/kit/test_effectively_once_check.py::test_the_invoices_example_passes_every_seed
+		tests/integration/kit/test_effectively_once_check.py::test_the_invoices_example_passes_every_seed \
+		tests/integration/kit/test_effectively_once_check.py::test_the_zoo_is_caught_on_dynamodb_local_too
 
 # The suite (unit and integration) on the Lambda runtime's Python, in its own virtualenv.
 VENV313 := .venv313

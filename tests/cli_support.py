@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,19 @@ class Cli:
             code = main(list(args))
         out, err = self._capsys.readouterr()
         return Run(code, out, err)
+
+
+def cli_in(capsys: pytest.CaptureFixture[str], environment: Mapping[str, str]) -> Cli:
+    """`Cli` as a shell with `environment` (a command's printed exports, or this session's with
+    them) runs a command, without a process start for each: no AWS setting of this session's
+    but `environment`'s, and every variable `environment` sets or changes."""
+    unset: dict[str, str | None] = dict.fromkeys(n for n in os.environ if n.startswith("AWS_"))
+    changed = {
+        name: value
+        for name, value in environment.items()
+        if name.startswith("AWS_") or os.environ.get(name) != value
+    }
+    return Cli(capsys, **(unset | changed))
 
 
 def process_env(**extra: str) -> dict[str, str]:

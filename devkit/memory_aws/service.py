@@ -184,9 +184,13 @@ class MemoryAws:
             table = self._table(params["TableName"])
             key = table.key_of(params["Item"])
             _check_item(params["Item"])
-            if not _condition_holds(params, table.items.get(key)):
+            current = table.items.get(key)
+            if not _condition_holds(params, current):
+                # As DynamoDB: the stored item comes back with the error when asked for.
+                returned = params.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD"
+                extra = {"Item": dict(current)} if returned and current else {}
                 raise MemoryAwsError(
-                    "ConditionalCheckFailedException", "The conditional request failed"
+                    "ConditionalCheckFailedException", "The conditional request failed", **extra
                 )
             table.items[key] = dict(params["Item"])
             return {}

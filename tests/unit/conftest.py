@@ -18,6 +18,7 @@ from moto.core.config import default_user_config
 
 from devkit.app_state import AppState
 from devkit.handlers import load_function
+from devkit.memory_aws import MemoryAws
 from devkit.payloads import SAMPLE_SKUS
 from lambda_inbox_tools.services.offline import REGION
 
@@ -68,3 +69,11 @@ def order_events(aws: AppState) -> ModuleType:
 def payment_events(aws: AppState) -> ModuleType:
     """functions/payment_events loaded against the moto tables and DLQ."""
     return load_function("payment_events")
+
+
+@pytest.fixture
+def in_memory_aws() -> AppState:
+    """Inbox + domain tables and dead-letter queues in memory (`devkit.memory_aws`): for tests
+    that make many calls, or need no more of DynamoDB than it answers."""
+    memory = MemoryAws()
+    return AppState.created(memory.client("dynamodb"), memory.client("sqs"))

@@ -113,7 +113,9 @@ def test_decide_is_a_function_or_a_decide_and_nothing_else() -> None:
     grouped = a_consumer(decide=Decide(decide, on_condition_failed=fallback)).pipeline._decider
     assert (plain._decide, plain._on_condition_failed) == (decide, None)
     assert (grouped._decide, grouped._on_condition_failed) == (decide, fallback)
-    with pytest.raises(ConfigurationError, match="decide must be a function or a Decide"):
+    with pytest.raises(
+        ConfigurationError, match="decide must be a function, a Decide or a CreatesItem"
+    ):
         a_consumer(decide=object())
 
 

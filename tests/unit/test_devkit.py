@@ -144,8 +144,14 @@ def test_memory_aws_answers_conditions_and_transactions_as_dynamodb_does() -> No
         "expires_at": {"N": "200"},
     }
     client.put_item(TableName="inbox", Item=live, **condition)
-    with pytest.raises(client.exceptions.ConditionalCheckFailedException):
+    with pytest.raises(client.exceptions.ConditionalCheckFailedException) as failed:
         client.put_item(TableName="inbox", Item=live, **condition)
+    assert "Item" not in failed.value.response  # only when asked for
+    with pytest.raises(client.exceptions.ConditionalCheckFailedException) as failed:
+        client.put_item(
+            TableName="inbox", Item=live, **condition, ReturnValuesOnConditionCheckFailure="ALL_OLD"
+        )
+    assert failed.value.response["Item"] == live  # type: ignore[typeddict-item]
     domain: dict[str, Any] = {
         "Put": {"TableName": "domain", "Item": {"pk": {"S": "A"}, "sk": {"S": "V"}}}
     }

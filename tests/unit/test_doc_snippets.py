@@ -13,6 +13,8 @@ reason."""
 from __future__ import annotations
 
 import importlib.util
+import io
+import json
 import os
 import re
 import subprocess
@@ -26,6 +28,7 @@ from typing import Any
 
 import boto3
 import pytest
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from moto import mock_aws
 from pydantic import BaseModel
 
@@ -38,10 +41,20 @@ from devkit.doc_snippets import (
     public_names,
     snippets,
 )
+from devkit.emf import emf_records
+from devkit.meters import RequestMeter
 from devkit.paths import REPO_ROOT
-from devkit.tables import create_inbox_table
+from devkit.tables import create_domain_table, create_inbox_table
 from lambda_inbox import InboxConsumer, PoisonMessage, UnitOfWork
-from lambda_inbox_tools.testing import sns_notification, sqs_event, sqs_record
+from lambda_inbox_tools.testing import (
+    FakeLambdaContext,
+    check_effectively_once,
+    delivered_again,
+    payload,
+    sns_notification,
+    sqs_event,
+    sqs_record,
+)
 
 Namespace = dict[str, Any]
 EXAMPLE_TEMPLATE = REPO_ROOT / "examples" / "invoices" / "template.yaml"
@@ -294,12 +307,31 @@ def keyed_by_the_sns_attribute(namespace: Namespace, request: pytest.FixtureRequ
     assert keys == ["orders#A-7"]
 
 
-def create_key_table(dynamodb: Any, name: str) -> None:
+def created_once(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The `CreatesItem` consumer, on moto: a message delivered twice is one item that names
+    its message, and no inbox record."""
+    body = '{"order_id": "O-1", "tracking_number": "1Z9"}'
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb")
+        create_inbox_table(dynamodb, "inbox")
+        create_domain_table(dynamodb, "shipments")
+        for receive_count in (1, 2):
+            record = sqs_record(body, message_id="m-1", receive_count=receive_count)
+            assert namespace["consumer"].handle(sqs_event(record), None) == {
+                "batchItemFailures": []
+            }
+        (item,) = dynamodb.scan(TableName="shipments")["Items"]
+        assert dynamodb.scan(TableName="inbox")["Items"] == []
+    assert item["pk"] == {"S": "ORDER#O-1"}
+    assert item["inbox_consumer"] == {"S": "record-shipment"}
+
+
+def create_key_table(dynamodb: Any, name: str, key: str = "pk") -> None:
     dynamodb.create_table(
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
     )
 
 
@@ -388,6 +420,137 @@ def keyed_by_tenant(namespace: Namespace, request: pytest.FixtureRequest) -> Non
     assert keys == ["payments#t-a/e-1", "payments#t-b/e-1"]
 
 
+#: What docs/powertools.md's handlers run with: Powertools names every idempotency key after the
+#: Lambda function, and the page's code is the module `app` (its `function="app.record_order"`).
+POWERTOOLS_ENVIRONMENT = {
+    "INBOX_TABLE": "inbox",
+    "ORDERS_TABLE": "orders",
+    "IDEMPOTENCY_TABLE": "idempotency",
+    "AWS_LAMBDA_FUNCTION_NAME": "orders-function",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+}
+
+
+def powertools_tables() -> Any:
+    """Under moto (the caller's `mock_aws`): the page's inbox, orders and idempotency tables."""
+    dynamodb = boto3.client("dynamodb")
+    create_inbox_table(dynamodb, "inbox")
+    create_key_table(dynamodb, "orders")
+    create_key_table(dynamodb, "idempotency", key="id")  # Powertools' default key attribute
+    return dynamodb
+
+
+def amounts(dynamodb: Any) -> dict[str, int]:
+    """Each order's amount in the orders table: an order applied twice shows double."""
+    items = dynamodb.scan(TableName="orders")["Items"]
+    return {item["pk"]["S"]: int(item["amount_cents"]["N"]) for item in items}
+
+
+def placed(n: int) -> dict[str, Any]:
+    return {"event_id": f"evt-{n}", "order_id": f"O-{n}", "amount_cents": 100}
+
+
+def sns_envelope_dedupes(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """`envelope=envelopes.SnsSqsEnvelope`: SNS's redelivery of a notification under a new SQS
+    messageId is a duplicate, as with `envelope="sns"`."""
+    body = sns_notification(placed(1), message_id="notification-1")
+    with mock_aws():
+        dynamodb = powertools_tables()
+        for _ in range(2):
+            response = namespace["consumer"].handle(sqs_event(sqs_record(body)), None)
+            assert response == {"batchItemFailures": []}
+        assert amounts(dynamodb) == {"ORDER#O-1": 100}
+        (record,) = dynamodb.scan(TableName="inbox")["Items"]  # one: the second is a duplicate
+    assert record["pk"]["S"].endswith("/notification-1")
+
+
+def one_request_and_effectively_once(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The migrated batch handler: 10 new records are one `TransactWriteItems`, their
+    redelivery one `BatchGetItem`, and the kit's check finds every order applied once."""
+    handler, processor = namespace["handler"], namespace["processor"]
+    with mock_aws():
+        dynamodb = powertools_tables()
+        records = [sqs_record(placed(n)) for n in range(10)]
+        meter = RequestMeter(processor.consumer.dynamodb)
+        assert handler(sqs_event(*records), None) == {"batchItemFailures": []}
+        assert meter.operations() == ["TransactWriteItems"]
+        meter.clear()
+        handler(sqs_event(*map(delivered_again, records)), None)
+        assert meter.operations() == ["BatchGetItem"]
+        meter.detach(processor.consumer.dynamodb)
+    with mock_aws():
+        dynamodb = powertools_tables()
+        report = check_effectively_once(
+            handler,
+            [sqs_record(placed(n)) for n in range(12)],
+            effects=lambda: {pk: cents // 100 for pk, cents in amounts(dynamodb).items()},
+            key=lambda record: f"ORDER#{payload(record)['order_id']}",
+            clients=[processor.consumer.dynamodb],
+            seed=7,
+        )
+    assert report.duplicates and report.new_ids and report.crashes
+
+
+def cut_over_applies_nothing_twice(namespace: Namespace, request: pytest.FixtureRequest) -> None:
+    """The cut-over on the page's own code: ten orders applied by the "before" handler (its
+    block run again, as it ran in production), one left in progress by a crash, then all of
+    them delivered again to the migrated handler, with new ones: each order applied once."""
+    before_block = PAGES["docs/powertools.md"][1]
+    before: Namespace = {"__name__": "app"}
+    with mock_aws():
+        dynamodb = powertools_tables()
+        exec(before_block.compiled(), before)  # the page's own code, as it ran before
+        first = [sqs_record(placed(n)) for n in range(10)]
+        assert before["handler"](sqs_event(*first), FakeLambdaContext()) == {
+            "batchItemFailures": []
+        }
+        crashed = placed(10)  # in progress when its invocation died: its write never happened
+        before["persistence"].save_inprogress(data=crashed, remaining_time_in_millis=1)
+        statuses = {i["status"]["S"] for i in dynamodb.scan(TableName="idempotency")["Items"]}
+        assert statuses == {"COMPLETED", "INPROGRESS"}
+        migration = namespace["migration"]
+        stored = {i["id"]["S"] for i in dynamodb.scan(TableName="idempotency")["Items"]}
+        keys = {migration.idempotency_key(SQSRecord(sqs_record(placed(n)))) for n in range(11)}
+        assert stored == keys  # Powertools' own ids, computed again by the bridge
+        handler = namespace["handler"]
+        for batch in (
+            [sqs_record(placed(n)) for n in range(10)],
+            [sqs_record(placed(n)) for n in range(10, 15)],
+        ):
+            assert handler(sqs_event(*batch), None) == {"batchItemFailures": []}
+        assert amounts(dynamodb) == {f"ORDER#O-{n}": 100 for n in range(15)}
+        again = [sqs_record(placed(n)) for n in range(15)]
+        for batch in (again[:10], again[10:]):
+            assert handler(sqs_event(*batch), None) == {"batchItemFailures": []}
+        assert amounts(dynamodb) == {f"ORDER#O-{n}": 100 for n in range(15)}
+
+
+def one_emf_document_and_the_function_s_logger(
+    namespace: Namespace, request: pytest.FixtureRequest
+) -> None:
+    """The function's metric and the inbox's in one EMF document; the inbox's log lines through
+    the function's `Logger`, with its service and the Lambda context's keys."""
+    capsys = request.getfixturevalue("capsys")
+    logs = io.StringIO()  # the Logger's handler holds the stream it was made with (maybe closed)
+    handler = namespace["logger"].registered_handler
+    made_with, handler.stream = handler.stream, logs
+    try:
+        with mock_aws():
+            powertools_tables()
+            capsys.readouterr()
+            event = sqs_event(*(sqs_record(placed(n)) for n in range(3)))
+            assert namespace["handler"](event, FakeLambdaContext()) == {"batchItemFailures": []}
+    finally:
+        handler.stream = made_with
+    (document,) = emf_records(capsys.readouterr().out)
+    names = {m["Name"] for m in document["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
+    assert {"OrdersReceived", "MessagesCommitted", "Transactions"} <= names
+    lines = [json.loads(line) for line in logs.getvalue().splitlines()]
+    batch = [line for line in lines if line["message"] == "batch processed"]
+    assert batch and batch[0]["service"] == "orders"
+    assert batch[0]["function_name"] == "lambda-inbox-local"  # inject_lambda_context's key
+
+
 SESSIONS: dict[str, PageSession] = {
     "README.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
     "docs/index.md": PageSession({"INBOX_TABLE": "inbox"}, after={1: front_page_consumer}),
@@ -400,10 +563,11 @@ SESSIONS: dict[str, PageSession] = {
         {"INBOX_TABLE": "inbox"},
         concepts_preamble,
         after={
-            1: keyed_by_the_sns_attribute,
-            2: consumer_built,
-            3: outbox_request_written,
-            4: consumer_built,
+            1: created_once,
+            2: keyed_by_the_sns_attribute,
+            3: consumer_built,
+            4: outbox_request_written,
+            5: consumer_built,
         },
     ),
     "docs/example-application.md": PageSession(
@@ -412,6 +576,16 @@ SESSIONS: dict[str, PageSession] = {
     "docs/testing.md": PageSession(
         preamble=invoices_preamble(poison=False),
         after={1: redelivered_posted_once, 2: checked_effectively_once},
+    ),
+    "docs/powertools.md": PageSession(
+        POWERTOOLS_ENVIRONMENT,
+        lambda request: {"__name__": "app"},
+        after={
+            1: sns_envelope_dedupes,
+            3: one_request_and_effectively_once,
+            4: cut_over_applies_nothing_twice,
+            5: one_emf_document_and_the_function_s_logger,
+        },
     ),
     "docs/security.md": PageSession(
         {"INBOX_TABLE": "inbox"}, security_preamble, after={1: keyed_by_tenant}

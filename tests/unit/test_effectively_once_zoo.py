@@ -1,5 +1,5 @@
 """The testing kit's effectively-once check against a zoo of broken consumers (devkit.zoo),
-each caught for every seed played (`ZOO_SEEDS`: 0 in `make check`, 0-2 in `make test`, 0-49 in
+each caught for every seed played (`ZOO_SEEDS`: 0 in `make check`, 0-1 in `make test`, 0-49 in
 `make soak`) on SQS standard, SQS FIFO, Kafka, Kinesis and DynamoDB Streams (where it is broken
 there and the check can see it: `SOUND_ON`, `UNSEEN_ON`; the SNS consumers on a queue an SNS
 topic feeds: `ONLY_ON`), while the correct controls pass all of them; and what the check plays

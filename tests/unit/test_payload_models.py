@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
 from lambda_inbox import UnitOfWork
-from lambda_inbox.consumer import _parser
+from lambda_inbox.options import parser
 
 
 class Plain(BaseModel):
@@ -37,19 +37,19 @@ class Stay(BaseModel):
 
 
 def test_a_plain_model_is_validated_as_model_validate_would() -> None:
-    parse = _parser(Plain)
+    parse = parser(Plain)
     assert parse({"seat": "1A", "nights": "2"}) == Plain.model_validate({"seat": "1A", "nights": 2})
     with pytest.raises(ValidationError):
         parse({"seat": "1A"})
 
 
 def test_an_override_of_model_validate_is_kept() -> None:
-    assert _parser(Overriding)({"seat": "1a"}).seat == "1A"
+    assert parser(Overriding)({"seat": "1a"}).seat == "1A"
 
 
 def test_a_model_not_complete_when_the_consumer_is_made_validates() -> None:
     assert not Later.__pydantic_complete__  # `Stay` was not defined when `Later` was
-    parse = _parser(Later)
+    parse = parser(Later)
     assert parse({"stay": {"nights": 1}}).stay.nights == 1
 
 
@@ -61,7 +61,7 @@ def test_a_model_rebuilt_after_the_consumer_is_made_validates_with_its_new_rules
         model_config = ConfigDict(extra="forbid")
         seat: str
 
-    parse = _parser(Strict)
+    parse = parser(Strict)
     with pytest.raises(ValidationError):
         parse({"seat": "1A", "gift_wrap": True})
     Strict.model_config["extra"] = "ignore"
@@ -70,7 +70,7 @@ def test_a_model_rebuilt_after_the_consumer_is_made_validates_with_its_new_rules
 
 
 def test_a_callable_is_called_as_it_is() -> None:
-    assert _parser(dict)({"a": 1}) == {"a": 1}
+    assert parser(dict)({"a": 1}) == {"a": 1}
 
 
 def test_the_consumer_decides_on_the_validated_model(aws: AppState) -> None:

@@ -17,13 +17,13 @@ def shipments(app: LocalApp) -> dict[str, dict[str, Any]]:
         item["pk"].removeprefix("ORDER#"): {
             "tracking": item["tracking_number"],
             "carrier": item["carrier"],
-            "shipments": item["shipments"],
+            "by": item["inbox_consumer"],  # the item is the record: it names its consumer
         }
         for item in app.items("ShipmentsTable")
     }
 
 
-def test_a_notification_sns_delivers_twice_marks_the_order_shipped_once(local_app: Any) -> None:
+def test_a_notification_sns_delivers_twice_registers_the_shipment_once(local_app: Any) -> None:
     app = local_app(TEMPLATE)
     record_shipment = app.function("RecordShipmentFunction")
     arn = app.stack.queue("ShipmentsQueue").arn
@@ -37,7 +37,20 @@ def test_a_notification_sns_delivers_twice_marks_the_order_shipped_once(local_ap
     assert record_shipment(sqs_event(first)) == {"batchItemFailures": []}
     assert record_shipment(sqs_event(again)) == {"batchItemFailures": []}
 
-    assert shipments(app) == {"o-1": {"tracking": "1Z999", "carrier": "ups", "shipments": 1}}
+    shipped = {"o-1": {"tracking": "1Z999", "carrier": "ups", "by": "record-shipment"}}
+    assert shipments(app) == shipped
+    assert app.items("InboxTable") == []  # one put per notification, no inbox record
+
+    # Another tracking number for a shipped order: a conflict, dead-lettered, the item kept.
+    other = sns_notification(
+        {"order_id": "o-1", "tracking_number": "1Z000"},
+        message_id="notification-2",
+        attributes={"carrier": "ups"},
+    )
+    assert record_shipment(sqs_event(sqs_record(other, arn=arn))) == {"batchItemFailures": []}
+    (dead,) = app.messages("ShipmentsDLQ")
+    assert dead["MessageAttributes"]["inbox-error-code"]["StringValue"] == "fingerprint_mismatch"
+    assert shipments(app) == shipped
 
 
 def test_a_body_that_is_not_a_notification_goes_to_the_dead_letter_queue_whole(

@@ -10,7 +10,6 @@ from lambda_inbox._internal.settings import RetryPolicy
 from lambda_inbox.commit.actions import ConditionFailures, FailedCondition
 from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox.config import GroupCommit, InboxConfig, Retention, SourceSettings
-from lambda_inbox.consumer import InboxConsumer
 from lambda_inbox.errors import (
     ConfigurationError,
     ErrorCode,
@@ -27,6 +26,7 @@ __all__ = [
     "Clients",
     "ConditionFailures",
     "ConfigurationError",
+    "CreatesItem",
     "Decide",
     "DecodingLimits",
     "Envelope",
@@ -34,6 +34,7 @@ __all__ = [
     "FailedCondition",
     "GroupCommit",
     "InboundMessage",
+    "InboxBatchProcessor",
     "InboxConfig",
     "InboxConsumer",
     "InboxError",
@@ -47,6 +48,7 @@ __all__ = [
     "OutboxRelay",
     "Outcome",
     "PoisonMessage",
+    "PowertoolsIdempotency",
     "Retention",
     "RetryPolicy",
     "SourceSettings",
@@ -60,19 +62,26 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from lambda_inbox.consumer import InboxConsumer
     from lambda_inbox.decoding.limits import DecodingLimits
     from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
-    from lambda_inbox.options import Clients, Decide, Leased, Observability
+    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.outbox.relay import OutboxRelay
+    from lambda_inbox.powertools.batch import InboxBatchProcessor
+    from lambda_inbox.powertools.idempotency import PowertoolsIdempotency
     from lambda_inbox.sources.envelopes import Envelope, current_envelope
     from lambda_inbox.sources.values import ValueFormats, generated_message
     from lambda_inbox.store._outbox_item import OutboxMessage
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
 #: JSON consumer never imports the Kafka value formats, and a consumer that names no parameter
-#: group never imports them.
+#: group never imports them; the consumer and the stages it assembles load with `InboxConsumer`,
+#: which the reaper, the outbox relay, the command line and a test of a handler's writes never
+#: name.
 _LAZY = {
+    "InboxConsumer": "consumer",
     "Clients": "options",
+    "CreatesItem": "options",
     "Decide": "options",
     "Leased": "options",
     "Observability": "options",
@@ -81,6 +90,8 @@ _LAZY = {
     "LeasePolicy": "leases.policy",
     "OutboxMessage": "store._outbox_item",
     "OutboxRelay": "outbox.relay",
+    "InboxBatchProcessor": "powertools.batch",
+    "PowertoolsIdempotency": "powertools.idempotency",
     "ValueFormats": "sources.values",
     "Envelope": "sources.envelopes",
     "current_envelope": "sources.envelopes",

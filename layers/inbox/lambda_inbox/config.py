@@ -73,13 +73,17 @@ class GroupCommit(_Settings):
     transaction). `max_parallel_commits`: transactions of one wave that may run at the same
     time. `duplicate_read`: "auto" reads the batch's inbox keys before the commit only when
     something suggests a duplicate (docs/concepts.md, "One request per new batch"), "always" on
-    every batch, "never" leaves every duplicate to the commit (leased mode always reads)."""
+    every batch, "never" leaves every duplicate to the commit (leased mode always reads).
+    `migrating_from`: a `PowertoolsIdempotency` during a cut-over from Powertools'
+    `@idempotent_function`: each transaction checks its records, and a message it completed is
+    recorded and not applied again (docs/powertools.md)."""
 
     __slots__ = (
         "duplicate_read",
         "max_group_messages",
         "max_parallel_commits",
         "max_transaction_actions",
+        "migrating_from",
     )
 
     def __init__(
@@ -88,6 +92,7 @@ class GroupCommit(_Settings):
         max_group_messages: int = MAX_TRANSACTION_ACTIONS,
         max_parallel_commits: int = 4,
         duplicate_read: DuplicateRead = "auto",
+        migrating_from: Any = None,  # a `PowertoolsIdempotency`: the settings know no Powertools
     ) -> None:
         if not 2 <= max_transaction_actions <= MAX_TRANSACTION_ACTIONS:
             raise ConfigurationError(
@@ -100,6 +105,7 @@ class GroupCommit(_Settings):
         self.max_group_messages = max_group_messages
         self.max_parallel_commits = max_parallel_commits
         self.duplicate_read: DuplicateRead = duplicate_read
+        self.migrating_from = migrating_from
 
 
 class SourceSettings(_Settings):

@@ -38,11 +38,17 @@ from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import InboxStore
 from lambda_inbox.telemetry import Telemetry
 
+#: Puts of a `CreatesItem` batch sent at once: botocore's default `max_pool_connections`, and
+#: a 10-message SQS batch in one round.
+PUT_CONCURRENCY = 10
+
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.parser.envelopes.base import BaseEnvelope
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox.commit.creates import CreatedItems
     from lambda_inbox.leases.leased import Leases
-    from lambda_inbox.options import Clients, Decide, Leased, Observability
+    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.sources.envelopes import EnvelopeName
 
 
@@ -69,9 +75,9 @@ class InboxConsumer(Generic[M]):
         name: str,
         *,
         model: type[M] | Callable[[Any], M],
-        decide: DecideFunction[M] | Decide[M],
+        decide: DecideFunction[M] | Decide[M] | CreatesItem[M],
         key: str | KeyExtractor | KeyStrategy | None = None,
-        envelope: EnvelopeName | None = None,
+        envelope: EnvelopeName | BaseEnvelope | type[BaseEnvelope] | None = None,
         leased: Leased[M] | None = None,
         clients: Clients | None = None,
         observability: Observability | None = None,
@@ -100,13 +106,20 @@ class InboxConsumer(Generic[M]):
         self.telemetry = Telemetry(name, logger=logger, metrics=metrics, tracer=tracer)
         """The consumer's logs, metrics and traces (through `observability`'s, when given)."""
         self._limits = (config.sources.decoding_limits, None, None)
-        self.calls = BoundedCalls(max(2, config.commit.max_parallel_commits))
+        decide_function, on_condition_failed, creates = _decision(decide, config)
+        if creates is not None and leased is not None:
+            raise ConfigurationError(
+                "CreatesItem has no leased mode: a lease needs an inbox record"
+            )
+        parallel = PUT_CONCURRENCY if creates is not None and not creates.transaction else 2
+        self.calls = BoundedCalls(max(parallel, config.commit.max_parallel_commits))
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.sources.value_formats
+        per_image = False
         if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
-            raise ConfigurationError(
-                f"envelope must be 'sns', 'eventbridge', 's3' or None, not {envelope!r}"
-            )
+            from lambda_inbox.sources.envelopes import envelope_setting  # Powertools' envelopes
+
+            envelope, per_image = envelope_setting(envelope)
         self.sources: Sequence[EventSource] = (
             KafkaSource(formats),
             SqsSource(
@@ -119,8 +132,17 @@ class InboxConsumer(Generic[M]):
             DynamoDBStreamsSource(),
         )
         """The event sources `handle` recognises, in the order it tries them."""
+        from lambda_inbox.options import parser  # the checks run once, when built
+
         store = InboxStore.from_config(self.dynamodb, config)
-        decide_function, on_condition_failed = _decision(decide)
+        if config.commit.migrating_from is not None:  # a cut-over from Powertools' @idempotent
+            if creates is not None:
+                raise ConfigurationError(
+                    "CreatesItem has no migrating_from: Powertools' record is checked in the "
+                    "transaction of an inbox record"
+                )
+            guard = config.commit.migrating_from.guard
+            decide_function, on_condition_failed = guard(decide_function, on_condition_failed)
         self.pipeline: Pipeline[M] = Pipeline(
             config=config,
             dynamodb=self.dynamodb,
@@ -128,11 +150,12 @@ class InboxConsumer(Generic[M]):
             dead_letter_queue=self.dead_letter_queue,
             keys=_key_strategy(key),
             decider=Decider(
-                parse=_parser(model),
+                parse=parser(model, per_image=per_image),
                 decide=decide_function,
                 on_condition_failed=on_condition_failed,
                 key_attributes=config.key_attributes,
                 inbox_item=store.item_identity,
+                creates=creates,
             ),
             telemetry=self.telemetry,
             leases=self._leases(leased, store, config),
@@ -149,6 +172,9 @@ class InboxConsumer(Generic[M]):
 
         if not callable(getattr(leased, "side_effect", None)):
             raise ConfigurationError("leased=Leased(side_effect, ...) needs a callable side_effect")
+        from lambda_inbox.options import require_arity
+
+        require_arity(leased.side_effect, 2, "side_effect", "(payload, lease)")
         policy = lease_policy(leased.lease)
         leases = LeaseWrites(
             self.dynamodb,
@@ -214,22 +240,51 @@ def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:
         return KeyStrategy()
     if isinstance(key, KeyStrategy):
         return key
+    if callable(key):
+        from lambda_inbox.options import require_arity
+
+        require_arity(key, 1, "key", "(payload)")
     return KeyStrategy.from_body(key)
 
 
-def _parser(model: type[M] | Callable[[Any], M]) -> Callable[[Any], M]:
-    """How a payload is read into `model`: a pydantic model's `model_validate` (looked up on
-    the model, so a model rebuilt later validates with its new rules), any callable itself."""
-    validate = getattr(model, "model_validate", None)
-    return validate if callable(validate) else model
-
-
 def _decision(
-    decide: DecideFunction[M] | Decide[M],
-) -> tuple[DecideFunction[M], OnConditionFailed[M] | None]:
-    """The decide function and the business outcome's, from a function or a `Decide`."""
+    decide: DecideFunction[M] | Decide[M] | CreatesItem[M], config: InboxConfig
+) -> tuple[DecideFunction[M], OnConditionFailed[M] | None, CreatedItems[M] | None]:
+    """The decide function, the business outcome's and the created items' puts, from a
+    function, a `Decide` or a `CreatesItem`."""
+    from lambda_inbox.options import require_arity
+
     if callable(decide):
-        return decide, None
+        require_arity(decide, 2, "decide", "(payload, uow)")
+        return decide, None, None
     if callable(getattr(decide, "decide", None)):  # a `Decide`
-        return decide.decide, decide.on_condition_failed
-    raise ConfigurationError(f"decide must be a function or a Decide, not {decide!r}")
+        require_arity(decide.decide, 2, "decide", "(payload, uow)")  # type: ignore[union-attr]
+        if decide.on_condition_failed is not None:
+            shape = "(payload, failed, uow)"
+            require_arity(decide.on_condition_failed, 3, "on_condition_failed", shape)
+        return decide.decide, decide.on_condition_failed, None  # type: ignore[union-attr]
+    from lambda_inbox.options import CreatesItem  # loaded when a consumer names a group
+
+    if isinstance(decide, CreatesItem):
+        from lambda_inbox.commit.creates import CreatedItems  # CreatesItem consumers only
+
+        require_arity(decide.item, 1, "CreatesItem's item", "(payload)")
+        if decide.on_condition_failed is not None:
+            shape = "(payload, failed, uow)"
+            require_arity(decide.on_condition_failed, 3, "on_condition_failed", shape)
+        creates = CreatedItems(
+            decide.table,
+            decide.item,
+            consumer=config.consumer,
+            key_attributes=config.key_attributes,
+            transaction=decide.transaction,
+        )
+        return _no_decide, decide.on_condition_failed, creates
+    raise ConfigurationError(
+        f"decide must be a function, a Decide or a CreatesItem, not {decide!r}"
+    )
+
+
+def _no_decide(payload: object, uow: object) -> None:
+    """A `CreatesItem` consumer decides through its item's put (`CreatedItems.put`)."""
+    raise AssertionError("a CreatesItem consumer's decisions are its puts")

@@ -29,7 +29,7 @@ from lambda_inbox.errors import (
     ErrorCode,
     HandlerFailed,
     PoisonMessage,
-    short_error,
+    truncate,
 )
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import BatchReport, out_of_time, settled
@@ -83,7 +83,11 @@ class Pipeline(Generic[M]):
         self._now = now
         #: Leased mode (`leases`): claim and side effect between decide and commit.
         self._leases = leases
-        self._read_first = ReadFirst(config.commit.duplicate_read, leased=leases is not None)
+        self._read_first = ReadFirst(
+            config.commit.duplicate_read,
+            leased=leases is not None,
+            creates_items=decider.creates_items,
+        )
 
     def process(
         self, messages: Sequence[InboundMessage], deadline: Deadline
@@ -217,11 +221,14 @@ class Pipeline(Generic[M]):
         except DeadlineReached as error:  # a hanging or slow endpoint: retry the whole batch
             code, detail = ErrorCode.DEADLINE, str(error)
         except Exception as error:  # missing table, permissions, outage: retry the whole batch
+            from lambda_inbox._internal.table_names import described
+
+            detail = described(error, [self._store.table])
             self._telemetry.logger.error(
                 "inbox read failed; every record is reported for redelivery",
-                extra={"error": short_error(error)},
+                extra={"error": truncate(detail)},
             )
-            code, detail = ErrorCode.INBOX_UNAVAILABLE, str(error)
+            code = ErrorCode.INBOX_UNAVAILABLE
         else:
             return known
         report.record_all(settled(d, Outcome.FAILED, code, detail) for d in deliveries)

@@ -179,17 +179,22 @@ class ReadFirst:
       read then, before anything is sent; `pipeline`): a poison message that completed before
       is a duplicate, and nothing is dead-lettered while the inbox table cannot be read;
     - leased mode (a lease is claimed per message: its record decides first);
+    - never for a `CreatesItem` consumer but for poison or `"always"`: its committed messages
+      are its items, not inbox records, and a redelivered put costs what a read would;
     - `InboxConfig.duplicate_read = "always"`. `"never"` skips it unless leased.
 
     A duplicate found by the commit costs the cancelled attempt (docs/CAPACITY.md) and one more
     request for the rest of its transaction; the read costs a request on every batch.
     """
 
-    __slots__ = ("_leased", "_mode", "recent_duplicates")
+    __slots__ = ("_creates_items", "_leased", "_mode", "recent_duplicates")
 
-    def __init__(self, mode: DuplicateRead = "auto", *, leased: bool = False) -> None:
+    def __init__(
+        self, mode: DuplicateRead = "auto", *, leased: bool = False, creates_items: bool = False
+    ) -> None:
         self._mode = mode
         self._leased = leased
+        self._creates_items = creates_items
         #: Decaying share of recent batches that held a duplicate.
         self.recent_duplicates = 0.0
 
@@ -199,6 +204,8 @@ class ReadFirst:
             return "leased"
         if self._mode != "auto":
             return "always" if self._mode == "always" else None
+        if self._creates_items:  # the inbox holds no record of a created item: its put checks
+            return None
         if any(message.redelivered for message in messages):
             return "redelivered"
         if self.recent_duplicates > RECENT_DUPLICATE_THRESHOLD:

@@ -19,7 +19,7 @@ import pytest
 
 from devkit.paths import CHECKOUT_PYTHONPATH, REPO_ROOT
 from lambda_inbox_tools.services.items import scan_plain
-from tests.cli_support import answers, command, running_local
+from tests.cli_support import answers, cli_in, command, running_local
 
 TEMPLATE = REPO_ROOT / "examples" / "invoices" / "template.yaml"
 
@@ -36,6 +36,7 @@ def running() -> Iterator[tuple[subprocess.Popen[str], dict[str, str], list[str]
 
 def test_another_template_runs_sends_and_stops_on_sigterm(
     running: tuple[subprocess.Popen[str], dict[str, str], list[str]],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     process, environment, lines = running
     printed = "\n".join(lines)
@@ -52,16 +53,11 @@ def test_another_template_runs_sends_and_stops_on_sigterm(
         {**invoice, "message_id": "msg-2", "amount_cents": 1250},  # the same invoice again
         {"invoice_id": "inv-2"},  # poison: no message_id
     ]
+    send = cli_in(capsys, environment)  # the printed exports, as the user's shell has
     for body in bodies:
-        sent = subprocess.run(
-            command("send", "--queue", queue, "--body", json.dumps(body), "--json"),
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert sent.returncode == 0, sent.stderr
-        assert json.loads(sent.stdout)["message_id"]
+        sent = send("send", "--queue", queue, "--body", json.dumps(body), "--json")
+        assert sent.code == 0, sent.err
+        assert sent.json()["message_id"]
 
     endpoint = environment["AWS_ENDPOINT_URL_DYNAMODB"]
     dynamodb = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1")

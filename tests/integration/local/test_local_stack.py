@@ -32,7 +32,7 @@ from lambda_inbox_tools.local.template import FunctionSpec
 from lambda_inbox_tools.local.webhook import webhook_url
 from lambda_inbox_tools.services.offline import patched_environ
 from lambda_inbox_tools.services.ports import free_port
-from tests.cli_support import exports_of
+from tests.cli_support import cli_in, exports_of
 
 pytestmark = pytest.mark.integration
 
@@ -156,10 +156,11 @@ def test_a_given_endpoint_that_does_not_answer_is_a_clear_error(moto_server_endp
 
 
 def test_the_keep_running_commands_reach_both_endpoints(
-    dynamodb_local_endpoint: str, moto_server_endpoint: str
+    dynamodb_local_endpoint: str, moto_server_endpoint: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """DynamoDB and SQS listen on different endpoints: the printed exports set one per service,
-    and the printed commands work with them as they are."""
+    and the printed commands work with them as they are (run through `main` with no AWS setting
+    but the exports; `lambda-inbox` as a process: tests/unit/test_cli.py)."""
     stack_name = f"kr-{uuid.uuid4().hex[:6]}"
     with running_stack(
         TEMPLATE,
@@ -182,9 +183,8 @@ def test_the_keep_running_commands_reach_both_endpoints(
         f"{stack_name}-payment-replay",  # PaymentEventsFunction's own SQS source
         f"{stack_name}-notifications",  # the queue OutboxRelayFunction's environment names
     ]
-    # Nothing AWS from this process: the exports carry it all.
-    environment = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
-    environment |= exports
+    # No AWS setting of this session's: the exports carry it all.
+    cli = cli_in(capsys, exports)
     # The tables and queues outlive the stack on services it did not start.
     for command in commands:
         if "--topic" in command:
@@ -192,18 +192,12 @@ def test_the_keep_running_commands_reach_both_endpoints(
         argv = [*command, "--json"]
         if command[0] in ("redrive", "replay"):
             argv.append("--dry-run")
-        done = subprocess.run(
-            [sys.executable, "-m", "lambda_inbox_tools.cli", *argv],
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, (argv, done.stdout, done.stderr)
+        done = cli(*argv)
+        assert done.code == 0, (argv, done.out, done.err)
         if command[0] == "replay":  # nothing was given up
-            assert json.loads(done.stdout)["received"] == 0, (argv, done.stdout)
+            assert done.json()["received"] == 0, (argv, done.out)
         else:
-            assert f"{stack_name}-" in done.stdout, (argv, done.stdout)
+            assert f"{stack_name}-" in done.out, (argv, done.out)
 
 
 def test_without_java_the_demo_runs_on_moto_and_says_so(tmp_path: Path) -> None:

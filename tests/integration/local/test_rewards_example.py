@@ -22,7 +22,7 @@ from devkit.paths import REPO_ROOT
 from lambda_inbox_tools.local.provision import create_table
 from lambda_inbox_tools.local.template import read_stack
 from lambda_inbox_tools.services.items import scan_plain
-from tests.cli_support import answers, command, running_local
+from tests.cli_support import answers, cli_in, running_local
 
 TEMPLATE = REPO_ROOT / "examples" / "rewards" / "template.yaml"
 
@@ -45,7 +45,7 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 90) -> N
 
 
 def test_the_rewards_example_awards_once_gives_up_replays_and_stops_on_sigterm(
-    running: tuple[subprocess.Popen[str], dict[str, str], str],
+    running: tuple[subprocess.Popen[str], dict[str, str], str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     process, environment, stack = running
     region = "us-east-1"
@@ -54,15 +54,12 @@ def test_the_rewards_example_awards_once_gives_up_replays_and_stops_on_sigterm(
     )
     sqs = boto3.client("sqs", endpoint_url=environment["AWS_ENDPOINT_URL_SQS"], region_name=region)
 
-    def send(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            command(*args), env=environment, capture_output=True, text=True, timeout=120
-        )
+    send = cli_in(capsys, environment)  # the printed exports, as the user's shell has
 
     def put(body: dict[str, Any] | str) -> None:
         text = body if isinstance(body, str) else json.dumps(body)
         done = send("send", "--stream", f"{stack}-PurchasesStream", "--key", "C-1", "--body", text)
-        assert done.returncode == 0, done.stderr
+        assert done.code == 0, done.err
 
     def points() -> dict[tuple[str, str], int]:
         items = scan_plain(dynamodb, f"{stack}-PointsTable")
@@ -102,8 +99,8 @@ def test_the_rewards_example_awards_once_gives_up_replays_and_stops_on_sigterm(
         "--from", f"{stack}-PurchaseFailuresQueue",
         "--to", f"{stack}-PurchaseReplayQueue",
     )  # fmt: skip
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
-    assert "1 replayed" in replayed.stdout and "sent 1 message" in replayed.stdout
+    assert replayed.code == 0, replayed.out + replayed.err
+    assert "1 replayed" in replayed.out and "sent 1 message" in replayed.out
     wait_for(lambda: points().get(("CUSTOMER#C-1", "POINTS")) == 180, "P-3 credited by replay")
     wait_for(lambda: tiers() == {"TIER#silver": 1}, "the tiers after the replay")
     assert sorted(k[1] for k in points()) == [

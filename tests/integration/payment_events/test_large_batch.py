@@ -60,6 +60,7 @@ def test_thousand_record_batch(aws: AppState, customers: int, transactions: int)
         35 if customers == 10 else 42
     )  # docs/PERFORMANCE.md: the Kafka request budget
     assert_no_item_twice_per_transaction(meter)
+    assert all(len(t["TransactItems"]) <= 100 for t in meter.transactions)
     assert aws.balances() == expected
     assert len(aws.payment_items()) == RECORDS
 
@@ -68,3 +69,4 @@ def test_thousand_record_batch(aws: AppState, customers: int, transactions: int)
     meter.clear()
     assert module.handler(event, None) == {"batchItemFailures": []}
     assert meter.counts() == {"BatchGetItem": RECORDS // 100}
+    assert aws.balances() == expected

@@ -22,7 +22,7 @@ from lambda_inbox.commit.decision import Decider, Decision
 from lambda_inbox.commit.planner import chunk_wave
 from lambda_inbox.commit.send import CommitAttempt, CommitStatus, send
 from lambda_inbox.commit.settle import VerdictKind, settle
-from lambda_inbox.commit.transactions import Transaction, build_transaction
+from lambda_inbox.commit.transactions import Transaction, build_transaction, put_alone
 from lambda_inbox.commit.verdicts import FinalVerdicts
 from lambda_inbox.errors import DeadlineReached, ErrorCode
 from lambda_inbox.outcomes import MessageResult, Outcome
@@ -65,6 +65,7 @@ class Committer(Generic[M]):
         self._store = store
         self._config = config
         self._triage = triage
+        self._puts_alone = decider.puts_alone
         self._verdicts = FinalVerdicts(
             decider=decider,
             triage=triage,
@@ -114,7 +115,11 @@ class Committer(Generic[M]):
                 yield skipped(decision.delivery)
             else:
                 live.append(decision)
-        return [
+        puts: list[Transaction[M]] = []
+        if self._puts_alone:  # a CreatesItem consumer's puts go one by one; fallbacks together
+            puts = [put_alone(decision) for decision in live if decision.creates]
+            live = [decision for decision in live if not decision.creates]
+        return puts + [
             build_transaction(self._store, group, now=self._now())
             for group in chunk_wave(
                 live,

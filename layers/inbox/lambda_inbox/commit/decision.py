@@ -9,7 +9,7 @@ raised (a bug or an outage: the source retries it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lambda_inbox.commit.actions import ConditionFailures
 from lambda_inbox.commit.unit_of_work import UnitOfWork
@@ -25,6 +25,10 @@ from lambda_inbox.errors import (
 from lambda_inbox.messages import CURRENT_ENVELOPE
 from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
+
+if TYPE_CHECKING:
+    from lambda_inbox.commit.creates import CreatedItems
+    from lambda_inbox.messages import InboundMessage
 
 M = TypeVar("M")
 Parse = Callable[[Any], M]
@@ -48,6 +52,19 @@ MAX_DECISION_ROUNDS = 4
 INBOX_RECORD_BYTES = 1024
 
 
+class MessageReader:
+    """A model that reads the whole message, not its JSON document: what a batch processor
+    gives its record handler is the source's record (`lambda_inbox.powertools.batch`)."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read: Callable[[InboundMessage], Any]) -> None:
+        self.read = read
+
+    def __call__(self, message: InboundMessage) -> Any:
+        return self.read(message)
+
+
 class Decision(Generic[M]):
     """A delivery with the writes its handler decided; `items` names every item they touch.
 
@@ -69,6 +86,9 @@ class Decision(Generic[M]):
         "rounds",
         "size",
     )
+
+    #: A `CreatesItem` put (`CreatedDecision`), not a transaction's writes with an inbox record.
+    creates = False
 
     def __init__(
         self,
@@ -114,6 +134,24 @@ class Decision(Generic[M]):
         self.commuting_items = commuting
 
 
+class CreatedDecision(Decision[M]):
+    """A `CreatesItem` put: its one action is the item, which is its own inbox record. A
+    business outcome decided after the item was found not made by this consumer commits with
+    an inbox record: the decision becomes a plain `Decision` (the same slots)."""
+
+    __slots__ = ()
+    creates = True
+
+    def _take(self, uow: UnitOfWork) -> None:
+        super()._take(uow)
+        self.action_count -= 1
+        self.size -= INBOX_RECORD_BYTES
+
+    def replace_writes(self, uow: UnitOfWork) -> None:
+        self.__class__ = Decision  # type: ignore[assignment]
+        Decision.replace_writes(self, uow)
+
+
 class Decider(Generic[M]):
     def __init__(
         self,
@@ -123,24 +161,41 @@ class Decider(Generic[M]):
         on_condition_failed: OnConditionFailed[M] | None,
         key_attributes: tuple[str, ...],
         inbox_item: Callable[[str], ItemIdentity],
+        creates: CreatedItems[M] | None = None,
     ) -> None:
         self._parse = parse
+        self._reads_message = isinstance(parse, MessageReader)
         self._decide = decide
         self._on_condition_failed = on_condition_failed
         self._key_attributes = key_attributes
         self._inbox_item = inbox_item
+        self._creates = creates
+        #: The decisions are created items' puts: the inbox holds only fallback records.
+        self.creates_items = creates is not None
+        #: Each created item's put is sent on its own (not in a transaction).
+        self.puts_alone = creates is not None and not creates.transaction
 
     def decide(self, delivery: Delivery) -> Decision[M]:
         if delivery.poison is not None:
             raise delivery.poison
         payload = self._payload(delivery)
+        if self._creates is not None:
+            return self._created(delivery, payload, self._creates)
         uow = self._run(self._decide, payload, envelope=delivery.message.envelope)
         return Decision(delivery, payload, uow, self._inbox_item(delivery.key))
+
+    def _created(
+        self, delivery: Delivery, payload: M, creates: CreatedItems[M]
+    ) -> CreatedDecision[M]:
+        uow = self._run(creates.put, payload, delivery, envelope=delivery.message.envelope)
+        return CreatedDecision(delivery, payload, uow, self._inbox_item(delivery.key))
 
     def canonical_form(self, document: Any) -> Any:
         """`document` as the model reads it, in plain JSON values, when the model is a pydantic
         model (`model_dump(mode="json")`); the document itself otherwise. What a binary value's
         fingerprint hashes (identity.fingerprint). Raises what the model raises."""
+        if self._reads_message:
+            return document
         parsed = self._parse(document)
         dump = getattr(parsed, "model_dump", None)
         return dump(mode="json") if callable(dump) else document
@@ -157,8 +212,9 @@ class Decider(Generic[M]):
         decision.replace_writes(self._run(handler, decision.payload, failures, envelope=envelope))
 
     def _payload(self, delivery: Delivery) -> M:
+        message = delivery.message
         try:
-            return self._parse(delivery.message.json)
+            return self._parse(message if self._reads_message else message.json)
         except PoisonMessage:  # UndecodableBody, or the model's own verdict
             raise
         except MODEL_REFUSALS as error:

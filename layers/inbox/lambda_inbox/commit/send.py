@@ -10,7 +10,7 @@ and meets the inbox condition.
 # compiles each string annotation into a ForwardRef, which costs more at cold start.
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -81,20 +81,44 @@ class PreparedTransaction:
         self.token = os.urandom(18).hex()
 
 
-def send(client: "DynamoDBClient", prepared: PreparedTransaction) -> CommitAttempt:
-    """Send one transaction; never raises for DynamoDB or network errors."""
+class PreparedPut:
+    """A `CreatesItem` put sent alone. It has no request token: a put sent again after a
+    timeout that had landed finds its own item, the same consumer's with the same fingerprint,
+    and is a duplicate."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: Mapping[str, Any]) -> None:
+        self.request = request
+
+
+def send(client: "DynamoDBClient", prepared: PreparedTransaction | PreparedPut) -> CommitAttempt:
+    """Send one transaction (or one put); never raises for DynamoDB or network errors."""
     started = time.perf_counter()
 
     def elapsed() -> float:
         return (time.perf_counter() - started) * 1000
 
     try:
-        client.transact_write_items(
-            TransactItems=prepared.transact_items,  # type: ignore[arg-type]
-            ClientRequestToken=prepared.token,
-        )
+        if isinstance(prepared, PreparedPut):
+            client.put_item(**prepared.request)
+        else:
+            client.transact_write_items(
+                TransactItems=prepared.transact_items,  # type: ignore[arg-type]
+                ClientRequestToken=prepared.token,
+            )
     except ClientError as error:
-        return classify_client_error(error, elapsed())
+        attempt = classify_client_error(error, elapsed())
+        if attempt.status is CommitStatus.UNAVAILABLE:  # name the tables of a missing one
+            from lambda_inbox._internal.table_names import described, tables_of
+
+            tables = (
+                [str(prepared.request["TableName"])]
+                if isinstance(prepared, PreparedPut)
+                else tables_of(prepared.transact_items)
+            )
+            attempt = attempt._replace(error=described(error, tables))
+        return attempt
     except ParamValidationError as error:  # refused before sending: resending cannot help
         return CommitAttempt(CommitStatus.REJECTED, error=str(error), latency_ms=elapsed())
     except BotoCoreError as error:  # timeouts, connection resets: the outcome is unknown
@@ -111,6 +135,12 @@ def classify_client_error(error: ClientError, latency_ms: float = 0.0) -> Commit
     if code == "TransactionCanceledException":
         reasons = _reasons(dict(error.response))
         return CommitAttempt(CommitStatus.CANCELLED, reasons, message, latency_ms)
+    if (
+        code == "ConditionalCheckFailedException"
+    ):  # a put sent alone: one reason, as a transaction's
+        stored: dict[str, Any] | None = dict(error.response).get("Item")  # type: ignore[assignment]
+        reason = CancellationReason("ConditionalCheckFailed", message, stored)
+        return CommitAttempt(CommitStatus.CANCELLED, (reason,), message, latency_ms)
     if code in UNAVAILABLE_ERRORS:
         return CommitAttempt(CommitStatus.UNAVAILABLE, error=message, latency_ms=latency_ms)
     if code == "ValidationException":

@@ -8,7 +8,7 @@ Pure: from the attempt's status and `CancellationReasons` (one per action, in or
 # compiles each string annotation into a ForwardRef, which costs more at cold start.
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lambda_inbox.commit.actions import ConditionFailures, FailedCondition, WriteAction
 from lambda_inbox.commit.send import (
@@ -19,7 +19,6 @@ from lambda_inbox.commit.send import (
     CommitStatus,
 )
 from lambda_inbox.store.attribute_values import deserialize_item
-from lambda_inbox.store.record import InboxRecord
 
 #: Marks the inbox record's action in a transaction's owner map.
 INBOX_ACTION = -1
@@ -48,8 +47,9 @@ class Verdict(NamedTuple):
     kind: VerdictKind
     detail: str = ""
     failures: ConditionFailures | None = None
-    #: The stored inbox record that won (INBOX_TAKEN), when DynamoDB returned it.
-    stored: InboxRecord | None = None
+    #: The stored item that won (INBOX_TAKEN: the inbox record, or a `CreatesItem` item), as
+    #: DynamoDB returned it (`ALL_OLD`), for the store to read.
+    stored: Mapping[str, Any] | None = None
 
 
 def settle(
@@ -99,8 +99,7 @@ def _message_verdict(
     codes = {reason.code for _, reason in reasons}
     inbox = next((reason for position, reason in reasons if position == INBOX_ACTION), None)
     if inbox is not None and inbox.code == CONDITION_FAILED:
-        stored = InboxRecord.from_item(inbox.item) if inbox.item else None
-        return Verdict(VerdictKind.INBOX_TAKEN, stored=stored)
+        return Verdict(VerdictKind.INBOX_TAKEN, stored=inbox.item or None)
     if codes & REJECTED_REASONS:
         if merged_refused:  # a sum may be refused where each update alone is not
             detail = "a merged update was refused; retried alone"

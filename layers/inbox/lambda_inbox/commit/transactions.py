@@ -1,13 +1,14 @@
 """A transaction of group commit: the decisions it commits, the `TransactWriteItems` request,
 and which decision (and which of its actions) owns each transact item, so a cancellation reason
-can be traced back to its message."""
+can be traced back to its message. A `CreatesItem` put sent alone is a transaction of one
+decision whose request is a `PutItem`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lambda_inbox.commit.actions import merge_commuting
-from lambda_inbox.commit.send import PreparedTransaction
+from lambda_inbox.commit.send import PreparedPut, PreparedTransaction
 from lambda_inbox.commit.settle import INBOX_ACTION
 from lambda_inbox.store.attribute_values import ItemIdentity
 
@@ -26,7 +27,7 @@ class Transaction(Generic[M]):
     def __init__(
         self,
         decisions: list[Decision[M]],
-        request: PreparedTransaction,
+        request: PreparedTransaction | PreparedPut,
         messages: list[int],
         positions: list[int],
         shared: dict[int, list[tuple[int, int]]] | None = None,
@@ -60,6 +61,11 @@ def build_transaction(
     shared: dict[int, list[tuple[int, int]]] = {}
     for index, decision in enumerate(decisions):
         delivery = decision.delivery
+        if decision.creates:  # the created item is its own inbox record
+            items.append(decision.actions[0].transact)
+            messages.append(index)
+            positions.append(INBOX_ACTION)
+            continue
         items.append(
             store.completion_put(
                 delivery.message,
@@ -91,3 +97,10 @@ def build_transaction(
             messages.append(index)
             positions.append(position)
     return Transaction(decisions, PreparedTransaction(items), messages, positions, shared)
+
+
+def put_alone(decision: Decision[M]) -> Transaction[M]:
+    """A `CreatesItem` decision's put, sent as a `PutItem` of its own: its reason (the stored
+    item, when the condition fails) stands where a transaction's inbox put's would."""
+    (action,) = decision.actions
+    return Transaction([decision], PreparedPut(action.request), [0], [INBOX_ACTION])

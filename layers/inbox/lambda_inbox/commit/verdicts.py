@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from lambda_inbox.commit.actions import ConditionFailures, FailedCondition
 from lambda_inbox.commit.settle import Verdict, VerdictKind
 from lambda_inbox.errors import ErrorCode, HandlerFailed, PoisonMessage
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import Pending, settled
-from lambda_inbox.store import Status
+from lambda_inbox.store import InboxRecord, Status
+from lambda_inbox.store.attribute_values import deserialize_item
 
 if TYPE_CHECKING:
     from lambda_inbox.commit.decision import Decider, Decision
@@ -55,11 +57,15 @@ class FinalVerdicts(Generic[M]):
         if kind is VerdictKind.INBOX_TAKEN:
             return self._inbox_taken(decision, verdict)
         if kind is VerdictKind.CONDITION_FAILED:
-            return self._redecide(decision, verdict)
+            return self._redecide(decision, verdict.failures)
         return None  # BYSTANDER of another message's failure
 
-    def _inbox_taken(self, decision: Decision[M], verdict: Verdict) -> MessageResult | Pending:
-        stored = verdict.stored
+    def _inbox_taken(
+        self, decision: Decision[M], verdict: Verdict
+    ) -> MessageResult | Pending | None:
+        if decision.creates:
+            return self._item_exists(decision, verdict)
+        stored = InboxRecord.from_item(verdict.stored) if verdict.stored else None
         if decision.lease_owner is not None:  # leased mode: the lease was taken over or reaped
             self._telemetry.logger.warning(
                 "lease lost; the completion was not committed",
@@ -78,11 +84,32 @@ class FinalVerdicts(Generic[M]):
             decision.delivery, stored.fingerprint if stored else None
         )
 
-    def _redecide(self, decision: Decision[M], verdict: Verdict) -> MessageResult | Pending | None:
-        if verdict.failures is None:  # settle gives every CONDITION_FAILED verdict its failures
-            raise RuntimeError(f"condition_failed verdict without failures: {verdict!r}")
+    def _item_exists(
+        self, decision: Decision[M], verdict: Verdict
+    ) -> MessageResult | Pending | None:
+        """A `CreatesItem` put found its item: made by this consumer, a duplicate (or a
+        conflict, when the fingerprints differ); otherwise a business outcome, as a failed
+        domain condition is."""
+        from lambda_inbox.store.created_item import created_record  # CreatesItem consumers'
+
+        stored = deserialize_item(verdict.stored) if verdict.stored else {}
+        record = created_record(stored)
+        if record is not None and record.consumer == self._telemetry.consumer:
+            return self._triage.settle_against(decision.delivery, record.fingerprint)
+        self._telemetry.logger.warning(
+            "the item exists, not made by this consumer",
+            extra={"consumer": self._telemetry.consumer, "message_key": decision.delivery.key},
+        )
+        failed = FailedCondition(decision.actions[0], dict(stored) if stored else None)
+        return self._redecide(decision, ConditionFailures((failed,)))
+
+    def _redecide(
+        self, decision: Decision[M], failures: ConditionFailures | None
+    ) -> MessageResult | Pending | None:
+        if failures is None:  # settle gives every CONDITION_FAILED verdict its failures
+            raise RuntimeError(f"condition_failed verdict without failures: {decision!r}")
         try:
-            self._decider.redecide(decision, verdict.failures)
+            self._decider.redecide(decision, failures)
         except PoisonMessage as poison:
             return self._dead_letters.defer(decision.delivery, poison)
         except HandlerFailed as error:

@@ -230,3 +230,52 @@ def _model(kind: EnvelopeName) -> Any:
         "eventbridge": models.EventBridgeModel,
         "s3": models.S3Model,
     }[kind]
+
+
+#: Powertools' parser envelopes (`aws_lambda_powertools.utilities.parser.envelopes`), by their
+#: module and class name, so recognising one imports nothing of Powertools: what each means for an
+#: inbox consumer (the envelope name whose delivery identity it gets), and whether the model
+#: reads each image of a stream record (`DynamoDBStreamEnvelope`) rather than the document.
+_POWERTOOLS = "aws_lambda_powertools.utilities.parser.envelopes."
+POWERTOOLS_ENVELOPES: dict[str, tuple[EnvelopeName | None, bool]] = {
+    "sns.SnsSqsEnvelope": ("sns", False),
+    "event_bridge.EventBridgeEnvelope": ("eventbridge", False),
+    "sqs.SqsEnvelope": (None, False),
+    "kinesis.KinesisDataStreamEnvelope": (None, False),
+    "kafka.KafkaEnvelope": (None, False),
+    "dynamodb.DynamoDBStreamEnvelope": (None, True),
+}
+
+
+def envelope_setting(value: object) -> tuple[EnvelopeName | None, bool]:
+    """`InboxConsumer(envelope=value)` as the envelope name and whether the model reads each
+    image: a name of `ENVELOPES`, None, or one of Powertools' envelopes (the class or an
+    instance; never called: the delivery identity stays the library's). Anything else is a
+    `ConfigurationError` listing what is accepted."""
+    if value is None or value in ENVELOPES:
+        return value, False
+    kind = value if isinstance(value, type) else type(value)
+    found = POWERTOOLS_ENVELOPES.get(
+        f"{kind.__module__}.{kind.__qualname__}".removeprefix(_POWERTOOLS)
+    )
+    if found is not None and kind.__module__.startswith(_POWERTOOLS):
+        return found
+    accepted = ", ".join(name.partition(".")[2] for name in POWERTOOLS_ENVELOPES)
+    got = repr(value)
+    if kind.__qualname__ == "SnsEnvelope":
+        got += (
+            ": it is for a function SNS invokes; an inbox reads the queue subscribed to the topic"
+        )
+    for base in kind.__mro__[1:]:
+        if (
+            f"{base.__module__}.{base.__qualname__}".removeprefix(_POWERTOOLS)
+            in POWERTOOLS_ENVELOPES
+        ):
+            got += f", a subclass of {base.__qualname__} (its parse may differ: pass {base.__qualname__})"
+            break
+    from lambda_inbox.errors import ConfigurationError
+
+    raise ConfigurationError(
+        f'envelope must be "sns", "eventbridge", "s3", None, or one of Powertools\' {accepted}; '
+        f"got {got}"
+    )

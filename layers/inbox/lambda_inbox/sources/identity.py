@@ -123,7 +123,7 @@ class KeyStrategy:
         except Exception as error:  # e.g. payload["event_id"] on a body without it
             raise MissingMessageKey(
                 f"{self._description} found no message key in the body "
-                f"({type(error).__name__}: {error})"
+                f"({type(error).__name__}: {error}){_wrapper_hint(message, payload)}"
             ) from None
         finally:
             if token is not None:
@@ -131,7 +131,8 @@ class KeyStrategy:
         if type(value) is str and value:  # the usual key: no conversion
             return bounded_key(value)
         if value is None or isinstance(value, (dict, list, bool)) or value == "":
-            raise MissingMessageKey(f"{self._description} found no message key in the body")
+            hint = _wrapper_hint(message, payload)
+            raise MissingMessageKey(f"{self._description} found no message key in the body{hint}")
         return bounded_key(str(value))
 
 
@@ -149,6 +150,20 @@ def _delivery_key(message: InboundMessage) -> str:
     if message.envelope is not None:  # the delivery id is the body's
         return _senders(message, message.delivery_id)
     return scoped(message.sender, bounded_key(message.delivery_id))
+
+
+def _wrapper_hint(message: InboundMessage, payload: Any) -> str:
+    """Why a key may be missing: the body is an SNS notification or an EventBridge event read by
+    a consumer without `envelope=` (the key is inside the wrapper)."""
+    if message.envelope is not None or not isinstance(payload, dict):
+        return ""
+    if payload.get("Type") == "Notification" and {"TopicArn", "Message"} <= payload.keys():
+        kind, name = "an SNS notification", "sns"
+    elif {"detail-type", "source", "detail", "id"} <= payload.keys():
+        kind, name = "an EventBridge event", "eventbridge"
+    else:
+        return ""
+    return f': the body is {kind}; pass envelope="{name}" to InboxConsumer'
 
 
 def outbox_message_id_of(resources: object) -> str | None:

@@ -1,6 +1,6 @@
 """Kafka record values in JSON, Avro or Protobuf, decoded before the model sees them.
 
-A consumer says which formats it reads with `ValueFormats` (`InboxConsumer(value_formats=...)`).
+A consumer says which formats it reads with `ValueFormats` (`SourceSettings(value_formats=...)`).
 Which format one record is in:
 
 1. the event source's `valueSchemaMetadata.dataFormat` (`JSON`, `AVRO`, `PROTOBUF`), set when

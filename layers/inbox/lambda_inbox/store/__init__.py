@@ -3,7 +3,7 @@
 No other code names a stored attribute, builds a condition or queries the index: stages, tools
 and the command line call this package with values (`InboxRecord`, `Status`, keys, times).
 
-**The table** (template.yaml's `InboxTable`; `tables.create_inbox_table` for local stacks):
+**The table** (template.yaml's `InboxTable`; `create_inbox_table` for local stacks):
 partition key `pk` (S) only, on demand; TTL on `expires_at`; the sparse global secondary index
 `open-records` (`gsi_open_pk` HASH, `gsi_open_sk` RANGE, projection ALL), which holds open
 records only. Reads treat `expires_at < now` as absent: TTL deletion lags by days.
@@ -91,6 +91,7 @@ __all__ = [
     "Status",
     "attention_records",
     "claims_lease",
+    "create_inbox_table",
     "epoch_of",
     "get_record",
     "item_size",
@@ -105,13 +106,14 @@ __all__ = [
 if TYPE_CHECKING:
     from lambda_inbox.store.open_index import (
         attention_records,
+        create_inbox_table,
         open_records,
         open_records_of_shard,
     )
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("attention_records", "open_records", "open_records_of_shard"):
+    if name in ("attention_records", "create_inbox_table", "open_records", "open_records_of_shard"):
         from lambda_inbox.store import open_index
 
         return getattr(open_index, name)

@@ -1,9 +1,9 @@
 """FAILED records: what the inbox keeps of a dead-lettered message, for the incident review.
 
 A FAILED record holds the message's key, fingerprint, source, delivery id, the error, and a
-snapshot of the payload of at most `failed_payload_snapshot_bytes` (8 KiB by default; the whole
+snapshot of the payload of at most `Retention.snapshot_bytes` (8 KiB by default; the whole
 body stays in the dead letter); about 0.5 KB besides the snapshot. It expires after the
-failed-record retention (`InboxConfig.failed_retention`, 14 days, SQS's longest retention), so
+failed-record retention (`Retention.failed`, 14 days, SQS's longest retention), so
 that a poison storm leaves nothing behind for good. It never replaces a live COMPLETED record.
 
 The dead-letter stage writes the records of one batch's poison together (`put_together`): one

@@ -1,5 +1,6 @@
-"""Reads of the sparse open-records index: every shard of the open statuses, merged by the
-time each record became open work. Never a scan."""
+"""The inbox table's shape (`create_inbox_table`, for local stacks and tests; production tables
+come from template.yaml), and reads of its sparse open-records index: every shard of the open
+statuses, merged by the time each record became open work. Never a scan."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import heapq
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from lambda_inbox.store.record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SHARDS,
     OPEN_INDEX_SK,
     OPEN_RECORDS_INDEX,
     PARTITION_KEY,
+    TTL_ATTRIBUTE,
     InboxRecord,
     Status,
     open_index_pk,
@@ -154,3 +158,41 @@ def attention_records(
     )
     merged = heapq.merge(failed, expired, key=lambda record: record.open_since or "", reverse=True)
     return (record for record in merged if record.needs_attention(now))
+
+
+def create_inbox_table(client: DynamoDBClient, name: str) -> None:
+    """Create an on-demand inbox table, wait until it is active and enable TTL."""
+    client.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": OPEN_INDEX_PK, "AttributeType": "S"},
+            {"AttributeName": OPEN_INDEX_SK, "AttributeType": "S"},
+        ],
+        KeySchema=[{"AttributeName": PARTITION_KEY, "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": OPEN_RECORDS_INDEX,
+                "KeySchema": [
+                    {"AttributeName": OPEN_INDEX_PK, "KeyType": "HASH"},
+                    {"AttributeName": OPEN_INDEX_SK, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )
+    client.get_waiter("table_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+    )
+    try:
+        client.update_time_to_live(
+            TableName=name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+        )
+    except ClientError as error:  # endpoints without TTL: reads treat expiry themselves
+        if error.response.get("Error", {}).get("Code") not in (
+            "UnknownOperationException",
+            "NotImplementedException",
+        ):
+            raise
