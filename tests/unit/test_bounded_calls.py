@@ -13,7 +13,7 @@ from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
 from devkit.payloads import order
 from lambda_inbox import RetryPolicy
-from lambda_inbox.deadline import BoundedCalls, Deadline
+from lambda_inbox._internal.deadline import BoundedCalls, Deadline
 from lambda_inbox.errors import DeadlineReached
 from lambda_inbox_tools.testing.context import FakeLambdaContext
 

@@ -11,7 +11,7 @@ from aws_lambda_powertools import Logger
 import lambda_inbox.store
 from devkit.app_state import AppState
 from lambda_inbox import InboxConfig
-from lambda_inbox.deadline import Deadline
+from lambda_inbox._internal.deadline import Deadline
 from lambda_inbox.store import InboxRecord, Status
 from lambda_inbox.store._outbox_item import outbox_put
 from lambda_inbox.store._reaper_claims import ReaperClaims

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from devkit.hostile import holder_class
-from lambda_inbox.deadline import DECODING
+from lambda_inbox._internal.deadline import DECODING
 from lambda_inbox.decoding.avro_reader import _BoundedReader
 from lambda_inbox.decoding.limits import Budget, DecodingLimits, TooLarge, inflate, json_values
 from lambda_inbox.decoding.protobuf_count import count_values

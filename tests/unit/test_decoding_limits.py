@@ -227,7 +227,7 @@ class TickingClock:
 def read_ints(count: int, *, budget: float, left: float) -> object:
     """An Avro array of `count` ints read with an invocation of `budget` seconds of which
     `left` remain, on a clock that moves 0.05 s each time it is read."""
-    from lambda_inbox.deadline import DECODING, Deadline
+    from lambda_inbox._internal.deadline import DECODING, Deadline
     from lambda_inbox.decoding.avro_reader import read_avro
 
     clock = TickingClock(0.05)

@@ -24,7 +24,7 @@ from devkit.hostile import kpl_bomb, kpl_fan_out
 from devkit.memory_aws import MemoryAws
 from devkit.resident import peak_above, peak_reset
 from lambda_inbox import InboxConsumer, RetryPolicy, UnitOfWork
-from lambda_inbox.deadline import SystemClock, stop_past_deadline
+from lambda_inbox._internal.deadline import SystemClock, stop_past_deadline
 from lambda_inbox.sources import kinesis
 from lambda_inbox_tools.testing import event_after, kinesis_event
 from lambda_inbox_tools.testing.context import FakeLambdaContext

@@ -39,10 +39,10 @@ from lambda_inbox.triage import ReadFirst, Triage
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox.commit.send import CommitAttempt
     from lambda_inbox.config import InboxConfig
     from lambda_inbox.dead_letter.queue import DeadLetterQueue
-    from lambda_inbox.deadline import Deadline
     from lambda_inbox.leases.leased import Leases
     from lambda_inbox.messages import InboundMessage
     from lambda_inbox.store import InboxRecord, InboxStore

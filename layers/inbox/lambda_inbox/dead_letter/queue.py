@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-from lambda_inbox.deadline import Deadline
+from lambda_inbox._internal.deadline import Deadline
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.report import PENDING, Pending
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from mypy_boto3_sqs import SQSClient
 
-    from lambda_inbox.deadline import Deadline
+    from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox.messages import InboundMessage
     from lambda_inbox.sources.identity import Delivery
     from lambda_inbox.store import InboxStore

@@ -31,12 +31,12 @@ import re
 import zlib
 from typing import TYPE_CHECKING
 
+from lambda_inbox._internal.deadline import DECODING
 from lambda_inbox._internal.settings import _Settings
-from lambda_inbox.deadline import DECODING
 from lambda_inbox.errors import ConfigurationError, ErrorCode, UndecodableBody
 
 if TYPE_CHECKING:
-    from lambda_inbox.deadline import Clock
+    from lambda_inbox._internal.deadline import Clock
 
 #: The smallest limits allowed: they hold every document of `messages.UNCHECKED_BYTES` (8 KiB
 #: hold 4,096 values at most), which is therefore never checked

@@ -26,7 +26,7 @@ from lambda_inbox.sources.fields import KPL_MAGIC, base64_bytes, raw_text, strin
 from lambda_inbox.sources.streams import numbered, required_text, stream_records, text_or_none
 
 if TYPE_CHECKING:
-    from lambda_inbox.deadline import Deadline
+    from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox.sources.values import ValueFormats
 
 

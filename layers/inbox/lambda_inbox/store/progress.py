@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox.config import InboxConfig
-    from lambda_inbox.deadline import Deadline
 
 
 class AggregateProgressStore:

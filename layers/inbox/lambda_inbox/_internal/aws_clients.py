@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import boto3
 from botocore.config import Config
 
-from lambda_inbox.deadline import stop_past_deadline
+from lambda_inbox._internal.deadline import stop_past_deadline
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
