@@ -93,7 +93,7 @@ ON_FIRST_USE = (
     "lambda_inbox.outbox.destinations",
     "lambda_inbox.dead_letter.envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
-    "lambda_inbox.commit.creates",  # a CreatesItem consumer
+    "lambda_inbox._commit.creates",  # a CreatesItem consumer
     "lambda_inbox.store.created_item",
 )
 #: What `import lambda_inbox` leaves to `InboxConsumer`: the consumer and the stages it assembles
@@ -103,9 +103,9 @@ ON_FIRST_USE = (
 CONSUMER_ONLY = (
     "lambda_inbox.consumer",
     "lambda_inbox.pipeline",
-    "lambda_inbox.commit.committer",
-    "lambda_inbox.commit.decision",
-    "lambda_inbox.commit.send",
+    "lambda_inbox._commit.committer",
+    "lambda_inbox._commit.decision",
+    "lambda_inbox._commit.send",
     "lambda_inbox.triage",
     "lambda_inbox._internal.deadline",
     "lambda_inbox.telemetry",

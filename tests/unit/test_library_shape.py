@@ -151,7 +151,7 @@ def test_no_folder_of_the_testing_kit_holds_more_than_twelve_modules() -> None:
 
 def test_the_library_s_folders_import_each_other_in_no_circle() -> None:
     graph = room_graph(LIBRARY)
-    assert "lambda_inbox.commit" in graph  # the graph was read
+    assert "lambda_inbox._commit" in graph  # the graph was read
     assert circles(graph) == []
 
 
@@ -239,7 +239,7 @@ def test_a_second_number_rule_is_found(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "source",
     [
-        "from lambda_inbox.commit.unit_of_work import UnitOfWork",
+        "from lambda_inbox._commit.unit_of_work import UnitOfWork",
         "from lambda_inbox import Pipeline",
         "import lambda_inbox.store",
         "from lambda_inbox.reaper import Reaper, sweep",

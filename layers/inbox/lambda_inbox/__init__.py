@@ -6,9 +6,9 @@ it causes, so a redelivered message finds its record and becomes a cheap no-op.
 
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._commit.actions import ConditionFailures, FailedCondition
+from lambda_inbox._commit.unit_of_work import UnitOfWork
 from lambda_inbox._internal.settings import RetryPolicy
-from lambda_inbox.commit.actions import ConditionFailures, FailedCondition
-from lambda_inbox.commit.unit_of_work import UnitOfWork
 from lambda_inbox.config import GroupCommit, InboxConfig, Retention, SourceSettings
 from lambda_inbox.errors import (
     ConfigurationError,

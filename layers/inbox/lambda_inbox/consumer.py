@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
+from lambda_inbox._commit.decision import DecideFunction, Decider, M, OnConditionFailed
 from lambda_inbox._internal.aws_clients import bounded, bounded_dynamodb_client, sqs_client
 from lambda_inbox._internal.deadline import DECODING, BoundedCalls, Deadline
-from lambda_inbox.commit.decision import DecideFunction, Decider, M, OnConditionFailed
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.dead_letter.queue import DeadLetterQueue
 from lambda_inbox.errors import ConfigurationError
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parser.envelopes.base import BaseEnvelope
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from lambda_inbox.commit.creates import CreatedItems
+    from lambda_inbox._commit.creates import CreatedItems
     from lambda_inbox.leases.leased import Leases
     from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.sources.envelopes import EnvelopeName
@@ -266,7 +266,7 @@ def _decision(
     from lambda_inbox.options import CreatesItem  # loaded when a consumer names a group
 
     if isinstance(decide, CreatesItem):
-        from lambda_inbox.commit.creates import CreatedItems  # CreatesItem consumers only
+        from lambda_inbox._commit.creates import CreatedItems  # CreatesItem consumers only
 
         require_arity(decide.item, 1, "CreatesItem's item", "(payload)")
         if decide.on_condition_failed is not None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
 
-    from lambda_inbox.commit.decision import DecideFunction, OnConditionFailed
+    from lambda_inbox._commit.decision import DecideFunction, OnConditionFailed
     from lambda_inbox.leases.leased import SideEffect
     from lambda_inbox.leases.policy import LeasePolicy
 

@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from lambda_inbox.commit.committer import Committer
-from lambda_inbox.commit.decision import Decider, Decision
-from lambda_inbox.commit.planner import plan_waves
+from lambda_inbox._commit.committer import Committer
+from lambda_inbox._commit.decision import Decider, Decision
+from lambda_inbox._commit.planner import plan_waves
 from lambda_inbox.dead_letter.queue import DeadLettering
 from lambda_inbox.errors import (
     DeadlineReached,
@@ -39,8 +39,8 @@ from lambda_inbox.triage import ReadFirst, Triage
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox._commit.send import CommitAttempt
     from lambda_inbox._internal.deadline import Deadline
-    from lambda_inbox.commit.send import CommitAttempt
     from lambda_inbox.config import InboxConfig
     from lambda_inbox.dead_letter.queue import DeadLetterQueue
     from lambda_inbox.leases.leased import Leases

@@ -24,7 +24,7 @@ from aws_lambda_powertools.utilities.batch import EventType
 from aws_lambda_powertools.utilities.batch.base import BasePartialBatchProcessor
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
-from lambda_inbox.commit.decision import MessageReader
+from lambda_inbox._commit.decision import MessageReader
 from lambda_inbox.consumer import InboxConsumer
 from lambda_inbox.errors import ConfigurationError, InboxError
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
     from aws_lambda_powertools.utilities.parser.envelopes.base import BaseEnvelope
 
-    from lambda_inbox.commit.unit_of_work import UnitOfWork
+    from lambda_inbox._commit.unit_of_work import UnitOfWork
     from lambda_inbox.config import InboxConfig
     from lambda_inbox.messages import InboundMessage
     from lambda_inbox.options import Clients, Observability

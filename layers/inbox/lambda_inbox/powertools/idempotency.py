@@ -24,8 +24,8 @@ if TYPE_CHECKING:
         IdempotencyConfig,
     )
 
-    from lambda_inbox.commit.actions import ConditionFailures
-    from lambda_inbox.commit.unit_of_work import UnitOfWork
+    from lambda_inbox._commit.actions import ConditionFailures
+    from lambda_inbox._commit.unit_of_work import UnitOfWork
 
 Decide = Callable[[Any, "UnitOfWork"], object]
 OnConditionFailed = Callable[[Any, "ConditionFailures", "UnitOfWork"], object]

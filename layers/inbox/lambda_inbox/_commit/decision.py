@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from lambda_inbox.commit.actions import ConditionFailures
-from lambda_inbox.commit.unit_of_work import UnitOfWork
+from lambda_inbox._commit.actions import ConditionFailures
+from lambda_inbox._commit.unit_of_work import UnitOfWork
 from lambda_inbox.errors import (
     ErrorCode,
     HandlerFailed,
@@ -27,7 +27,7 @@ from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
-    from lambda_inbox.commit.creates import CreatedItems
+    from lambda_inbox._commit.creates import CreatedItems
     from lambda_inbox.messages import InboundMessage
 
 M = TypeVar("M")

@@ -9,8 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
-from lambda_inbox.commit.actions import WriteAction
-from lambda_inbox.commit.requests import keyed_action, put_action, update_action
+from lambda_inbox._commit.actions import WriteAction
+from lambda_inbox._commit.requests import keyed_action, put_action, update_action
 from lambda_inbox.config import (
     DEFAULT_KEY_ATTRIBUTES,
     MAX_TRANSACTION_ACTIONS,

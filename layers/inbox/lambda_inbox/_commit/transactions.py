@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from lambda_inbox.commit.actions import merge_commuting
-from lambda_inbox.commit.send import PreparedPut, PreparedTransaction
-from lambda_inbox.commit.settle import INBOX_ACTION
+from lambda_inbox._commit.actions import merge_commuting
+from lambda_inbox._commit.send import PreparedPut, PreparedTransaction
+from lambda_inbox._commit.settle import INBOX_ACTION
 from lambda_inbox.store.attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
-    from lambda_inbox.commit.decision import Decision
+    from lambda_inbox._commit.decision import Decision
     from lambda_inbox.store import InboxStore
 
 M = TypeVar("M")

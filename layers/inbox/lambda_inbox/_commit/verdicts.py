@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from lambda_inbox.commit.actions import ConditionFailures, FailedCondition
-from lambda_inbox.commit.settle import Verdict, VerdictKind
+from lambda_inbox._commit.actions import ConditionFailures, FailedCondition
+from lambda_inbox._commit.settle import Verdict, VerdictKind
 from lambda_inbox.errors import ErrorCode, HandlerFailed, PoisonMessage
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import Pending, settled
@@ -15,7 +15,7 @@ from lambda_inbox.store import InboxRecord, Status
 from lambda_inbox.store.attribute_values import deserialize_item
 
 if TYPE_CHECKING:
-    from lambda_inbox.commit.decision import Decider, Decision
+    from lambda_inbox._commit.decision import Decider, Decision
     from lambda_inbox.dead_letter.queue import DeadLettering
     from lambda_inbox.telemetry import Telemetry
     from lambda_inbox.triage import Triage

@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from lambda_inbox.commit.actions import ActionKind, WriteAction, commuting_shape, where
+from lambda_inbox._commit.actions import ActionKind, WriteAction, commuting_shape, where
 from lambda_inbox.config import MAX_ITEM_BYTES
 from lambda_inbox.errors import UnitOfWorkError
 from lambda_inbox.store.attribute_values import (

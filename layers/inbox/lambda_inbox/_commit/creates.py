@@ -20,7 +20,7 @@ from lambda_inbox.store.created_item import (
 )
 
 if TYPE_CHECKING:
-    from lambda_inbox.commit.unit_of_work import UnitOfWork
+    from lambda_inbox._commit.unit_of_work import UnitOfWork
     from lambda_inbox.sources.identity import Delivery
 
 M = TypeVar("M")

@@ -18,12 +18,12 @@ from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from lambda_inbox.commit.decision import Decider, Decision
-from lambda_inbox.commit.planner import chunk_wave
-from lambda_inbox.commit.send import CommitAttempt, CommitStatus, send
-from lambda_inbox.commit.settle import VerdictKind, settle
-from lambda_inbox.commit.transactions import Transaction, build_transaction, put_alone
-from lambda_inbox.commit.verdicts import FinalVerdicts
+from lambda_inbox._commit.decision import Decider, Decision
+from lambda_inbox._commit.planner import chunk_wave
+from lambda_inbox._commit.send import CommitAttempt, CommitStatus, send
+from lambda_inbox._commit.settle import VerdictKind, settle
+from lambda_inbox._commit.transactions import Transaction, build_transaction, put_alone
+from lambda_inbox._commit.verdicts import FinalVerdicts
 from lambda_inbox.errors import DeadlineReached, ErrorCode
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import Pending, out_of_time, settled, skipped

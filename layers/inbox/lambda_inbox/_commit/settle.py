@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from lambda_inbox.commit.actions import ConditionFailures, FailedCondition, WriteAction
-from lambda_inbox.commit.send import (
+from lambda_inbox._commit.actions import ConditionFailures, FailedCondition, WriteAction
+from lambda_inbox._commit.send import (
     REJECTED_REASONS,
     TRANSIENT_REASONS,
     CancellationReason,
