@@ -91,7 +91,7 @@ ON_FIRST_USE = (
     "lambda_inbox.outbox.relay",
     "lambda_inbox.outbox.sending",
     "lambda_inbox.outbox.destinations",
-    "lambda_inbox.dead_letter.envelope",  # the first dead letter
+    "lambda_inbox._dead_letter.envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
     "lambda_inbox._commit.creates",  # a CreatesItem consumer
     "lambda_inbox.store.created_item",
@@ -110,7 +110,7 @@ CONSUMER_ONLY = (
     "lambda_inbox._internal.deadline",
     "lambda_inbox.telemetry",
     "lambda_inbox._internal.aws_clients",
-    "lambda_inbox.dead_letter.queue",
+    "lambda_inbox._dead_letter.queue",
     "lambda_inbox.sources.sqs",
     "lambda_inbox.report",
     "lambda_inbox.options",  # the checks of the callables it is given, and its parameter groups

@@ -21,7 +21,7 @@ from devkit.events import (
     sqs_record_from,
     string_attribute,
 )
-from lambda_inbox.dead_letter.queue import DeadLetterQueue
+from lambda_inbox._dead_letter.queue import DeadLetterQueue
 from lambda_inbox.sources.redriven import FOLDED_ATTRIBUTE
 from lambda_inbox.sources.sqs import parse_sqs_event
 

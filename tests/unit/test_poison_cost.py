@@ -1,4 +1,4 @@
-"""Poison costs what good traffic costs (lambda_inbox.dead_letter): the poison of a batch goes to
+"""Poison costs what good traffic costs (lambda_inbox._dead_letter): the poison of a batch goes to
 the DLQ ten `SendMessageBatch` entries a call (within 256 KiB), an entry a call refuses alone,
 and the FAILED records are written together, each expiring after the failed-record retention
 (moto)."""

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
 from lambda_inbox._commit.decision import DecideFunction, Decider, M, OnConditionFailed
+from lambda_inbox._dead_letter.queue import DeadLetterQueue
 from lambda_inbox._internal.aws_clients import bounded, bounded_dynamodb_client, sqs_client
 from lambda_inbox._internal.deadline import DECODING, BoundedCalls, Deadline
 from lambda_inbox.config import InboxConfig
-from lambda_inbox.dead_letter.queue import DeadLetterQueue
 from lambda_inbox.errors import ConfigurationError
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from lambda_inbox._commit.committer import Committer
 from lambda_inbox._commit.decision import Decider, Decision
 from lambda_inbox._commit.planner import plan_waves
-from lambda_inbox.dead_letter.queue import DeadLettering
+from lambda_inbox._dead_letter.queue import DeadLettering
 from lambda_inbox.errors import (
     DeadlineReached,
     ErrorCode,
@@ -40,9 +40,9 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from lambda_inbox._commit.send import CommitAttempt
+    from lambda_inbox._dead_letter.queue import DeadLetterQueue
     from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox.config import InboxConfig
-    from lambda_inbox.dead_letter.queue import DeadLetterQueue
     from lambda_inbox.leases.leased import Leases
     from lambda_inbox.messages import InboundMessage
     from lambda_inbox.store import InboxRecord, InboxStore

@@ -22,7 +22,7 @@ from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store import InboxRecord, Status
 
 if TYPE_CHECKING:
-    from lambda_inbox.dead_letter.queue import DeadLettering
+    from lambda_inbox._dead_letter.queue import DeadLettering
     from lambda_inbox.messages import InboundMessage
     from lambda_inbox.report import BatchView
 

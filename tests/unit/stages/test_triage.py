@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from lambda_inbox.dead_letter.queue import DeadLettering
+from lambda_inbox._dead_letter.queue import DeadLettering
 from lambda_inbox.errors import ErrorCode, MissingMessageKey
 from lambda_inbox.outcomes import Outcome
 from lambda_inbox.report import BatchReport, settled

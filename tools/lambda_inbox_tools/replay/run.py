@@ -3,7 +3,7 @@ objects), each batch they name read again and sent to a queue that feeds the sam
 
 - A Kafka batch's records (kept by the destination, else read from the cluster the record names
   or `--bootstrap-servers`) go in the library's dead-letter envelope
-  (`lambda_inbox.dead_letter.envelope`): the consumer reads them exactly as from Kafka, and its
+  (`lambda_inbox._dead_letter.envelope`): the consumer reads them exactly as from Kafka, and its
   inbox makes a record that committed before a no-op.
 - A DynamoDB stream batch's outbox items (`streams`) go as the outbox relay sends them (its
   senders, `lambda_inbox.outbox.relay.sender_for`: body, attributes, their fixed message id) to
@@ -32,7 +32,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lambda_inbox.dead_letter.envelope import send_message_request
+from lambda_inbox._dead_letter.envelope import send_message_request
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.outbox.relay import sender_for

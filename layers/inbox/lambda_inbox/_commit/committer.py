@@ -31,9 +31,9 @@ from lambda_inbox.report import Pending, out_of_time, settled, skipped
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox._dead_letter.queue import DeadLettering
     from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox.config import InboxConfig
-    from lambda_inbox.dead_letter.queue import DeadLettering
     from lambda_inbox.report import BatchView
     from lambda_inbox.store import InboxStore
     from lambda_inbox.telemetry import Telemetry

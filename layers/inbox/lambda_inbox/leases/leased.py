@@ -39,8 +39,8 @@ from lambda_inbox.store._leases import Claim, ClaimState, LeaseWrites
 
 if TYPE_CHECKING:
     from lambda_inbox._commit.decision import Decision
+    from lambda_inbox._dead_letter.queue import DeadLettering
     from lambda_inbox._internal.deadline import Deadline
-    from lambda_inbox.dead_letter.queue import DeadLettering
     from lambda_inbox.report import BatchView
     from lambda_inbox.telemetry import Telemetry
     from lambda_inbox.triage import Triage

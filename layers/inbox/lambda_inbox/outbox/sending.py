@@ -18,9 +18,9 @@ from typing import Any, Protocol
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
+from lambda_inbox._dead_letter.batches import chunks
 from lambda_inbox._internal.deadline import Deadline
 from lambda_inbox._internal.settings import RetryPolicy
-from lambda_inbox.dead_letter.batches import chunks
 from lambda_inbox.errors import DeadlineReached
 from lambda_inbox.outbox.destinations import Destination
 from lambda_inbox.sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE

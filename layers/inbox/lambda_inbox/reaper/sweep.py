@@ -11,8 +11,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._dead_letter.queue import DeadLetterQueue
 from lambda_inbox._internal.deadline import Deadline
-from lambda_inbox.dead_letter.queue import DeadLetterQueue
 from lambda_inbox.errors import DeadlineReached, ErrorCode, short_error
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.reaper.settings import ReaperSettings

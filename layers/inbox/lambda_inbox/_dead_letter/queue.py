@@ -55,7 +55,7 @@ class DeadLetterQueue:
         self, message: InboundMessage, *, message_key: str, code: str, error: str
     ) -> dict[str, Any]:
         """The `SendMessage` request for `message` (`envelope.send_message_request`)."""
-        from lambda_inbox.dead_letter.envelope import (
+        from lambda_inbox._dead_letter.envelope import (
             send_message_request,  # loaded by the first poison message
         )
 
@@ -116,7 +116,7 @@ class DeadLettering:
             return ()
         waiting = self._pending
         self._pending, self.pending_keys = _NONE_WAITING, _NO_KEYS
-        from lambda_inbox.dead_letter.sending import send_poison
+        from lambda_inbox._dead_letter.sending import send_poison
 
         return send_poison(self, waiting)
 
@@ -124,6 +124,6 @@ class DeadLettering:
         self, delivery: Delivery, poison: PoisonMessage, *, record_failure: bool = True
     ) -> MessageResult:
         """Dead-letter `delivery` now, alone."""
-        from lambda_inbox.dead_letter.sending import send_poison
+        from lambda_inbox._dead_letter.sending import send_poison
 
         return send_poison(self, [(delivery, poison, record_failure)])[0]

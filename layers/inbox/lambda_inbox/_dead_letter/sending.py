@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lambda_inbox.dead_letter.batches import send_each, send_sqs_batch, sqs_batches
+from lambda_inbox._dead_letter.batches import send_each, send_sqs_batch, sqs_batches
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import out_of_time, settled, skipped
