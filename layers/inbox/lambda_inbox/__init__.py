@@ -62,8 +62,8 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from lambda_inbox._decoding.limits import DecodingLimits
     from lambda_inbox.consumer import InboxConsumer
-    from lambda_inbox.decoding.limits import DecodingLimits
     from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
     from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.outbox.relay import OutboxRelay
@@ -85,7 +85,7 @@ _LAZY = {
     "Decide": "options",
     "Leased": "options",
     "Observability": "options",
-    "DecodingLimits": "decoding.limits",
+    "DecodingLimits": "_decoding.limits",
     "LeaseContext": "leases.leased",
     "LeasePolicy": "leases.policy",
     "OutboxMessage": "store._outbox_item",

@@ -163,7 +163,7 @@ class InboundMessage:
             raise _poison(self.decode_error)
         body = self.body
         if len(body) > UNCHECKED_BYTES:  # smaller documents are within any limits
-            from lambda_inbox.decoding.limits import check_json
+            from lambda_inbox._decoding.limits import check_json
 
             check_json(body)
         fast = _fast_json_reader()

@@ -160,7 +160,7 @@ def _json_text(text: str) -> Callable[[], Any]:
 def _within_limits(document: bytes) -> None:
     """`TooLarge` for a JSON document past the consumer's `DecodingLimits`."""
     if len(document) > UNCHECKED_BYTES:
-        from lambda_inbox.decoding.limits import check_json
+        from lambda_inbox._decoding.limits import check_json
 
         check_json(document)
 

@@ -80,7 +80,7 @@ def body_bytes(
         if encoding == "base64":
             return base64.b64decode(body, validate=True), None
         if encoding == "zlib+base64":
-            from lambda_inbox.decoding.limits import TooLarge, inflate
+            from lambda_inbox._decoding.limits import TooLarge, inflate
 
             try:
                 return inflate(base64.b64decode(body, validate=True)), None

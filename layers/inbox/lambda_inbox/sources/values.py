@@ -130,7 +130,7 @@ class ValueFormats:
         record = encoded.record
         if encoded.format == "JSON":
             if len(record) > UNCHECKED_BYTES:
-                from lambda_inbox.decoding.limits import check_json
+                from lambda_inbox._decoding.limits import check_json
 
                 check_json(record)
             try:
@@ -143,14 +143,14 @@ class ValueFormats:
             raise _undecodable(encoded, "this consumer has no Avro schema (ValueFormats)")
         if encoded.format == "PROTOBUF" and self.protobuf_message is None:
             raise _undecodable(encoded, "this consumer has no Protobuf message (ValueFormats)")
-        from lambda_inbox.decoding.limits import TooLarge
+        from lambda_inbox._decoding.limits import TooLarge
 
         try:
             if encoded.format == "AVRO":
-                from lambda_inbox.decoding.avro_reader import read_avro
+                from lambda_inbox._decoding.avro_reader import read_avro
 
                 return read_avro(str(self.avro_schema), record)
-            from lambda_inbox.decoding.protobuf_count import protobuf_record
+            from lambda_inbox._decoding.protobuf_count import protobuf_record
 
             framed = protobuf_record(record, encoded.schema_id, indexed=encoded.indexed)
             return self._read_protobuf(framed)
@@ -166,12 +166,12 @@ class ValueFormats:
             get_deserializer,  # Powertools' Protobuf reader, loaded on first use
         )
 
-        from lambda_inbox.decoding.limits import Budget, check_bytes, current_limits
+        from lambda_inbox._decoding.limits import Budget, check_bytes, current_limits
 
         check_bytes(len(record), "the Protobuf record")
         message_class = self.protobuf_class()
         if len(record) > current_limits().max_values:  # each value takes a byte at least
-            from lambda_inbox.decoding.protobuf_count import count_values
+            from lambda_inbox._decoding.protobuf_count import count_values
 
             count_values(record, message_class.DESCRIPTOR, Budget())
         reader = get_deserializer("PROTOBUF", message_class, None)

@@ -12,7 +12,7 @@ from functools import lru_cache
 from avro.io import BinaryDecoder, DatumReader
 from avro.schema import ArraySchema, MapSchema, Schema, parse
 
-from lambda_inbox.decoding.limits import Budget, check_bytes
+from lambda_inbox._decoding.limits import Budget, check_bytes
 
 
 @lru_cache(maxsize=16)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 if TYPE_CHECKING:
-    from lambda_inbox.decoding.limits import Budget
+    from lambda_inbox._decoding.limits import Budget
 
 #: Elements of these types are packed at a fixed width; the other numbers are varints.
 _WIDTHS = {
