@@ -82,7 +82,7 @@ ON_FIRST_USE = (
     "lambda_inbox.sources.values",  # the first Avro or Protobuf value
     "lambda_inbox.sources.streams",  # the first Kinesis or DynamoDB Streams event
     "lambda_inbox.sources.fields",  # the first Kafka or stream event
-    "lambda_inbox.leases.leased",  # leased mode
+    "lambda_inbox._leases.leased",  # leased mode
     "lambda_inbox.store._leases",
     "lambda_inbox.store._reaper_claims",
     "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads

@@ -63,8 +63,8 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from lambda_inbox._decoding.limits import DecodingLimits
+    from lambda_inbox._leases.leased import LeaseContext, LeasePolicy
     from lambda_inbox.consumer import InboxConsumer
-    from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
     from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.outbox.relay import OutboxRelay
     from lambda_inbox.powertools.batch import InboxBatchProcessor
@@ -86,8 +86,8 @@ _LAZY = {
     "Leased": "options",
     "Observability": "options",
     "DecodingLimits": "_decoding.limits",
-    "LeaseContext": "leases.leased",
-    "LeasePolicy": "leases.policy",
+    "LeaseContext": "_leases.leased",
+    "LeasePolicy": "_leases.policy",
     "OutboxMessage": "store._outbox_item",
     "OutboxRelay": "outbox.relay",
     "InboxBatchProcessor": "powertools.batch",

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from lambda_inbox._commit.creates import CreatedItems
-    from lambda_inbox.leases.leased import Leases
+    from lambda_inbox._leases.leased import Leases
     from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.sources.envelopes import EnvelopeName
 
@@ -168,7 +168,7 @@ class InboxConsumer(Generic[M]):
     ) -> Leases[M] | None:
         if leased is None:
             return None
-        from lambda_inbox.leases.leased import Leases, LeaseWrites, lease_policy  # leased only
+        from lambda_inbox._leases.leased import Leases, LeaseWrites, lease_policy  # leased only
 
         if not callable(getattr(leased, "side_effect", None)):
             raise ConfigurationError("leased=Leased(side_effect, ...) needs a callable side_effect")

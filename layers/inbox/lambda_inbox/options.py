@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
     from lambda_inbox._commit.decision import DecideFunction, OnConditionFailed
-    from lambda_inbox.leases.leased import SideEffect
-    from lambda_inbox.leases.policy import LeasePolicy
+    from lambda_inbox._leases.leased import SideEffect
+    from lambda_inbox._leases.policy import LeasePolicy
 
 M = TypeVar("M")
 

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from lambda_inbox._commit.send import CommitAttempt
     from lambda_inbox._dead_letter.queue import DeadLetterQueue
     from lambda_inbox._internal.deadline import Deadline
+    from lambda_inbox._leases.leased import Leases
     from lambda_inbox.config import InboxConfig
-    from lambda_inbox.leases.leased import Leases
     from lambda_inbox.messages import InboundMessage
     from lambda_inbox.store import InboxRecord, InboxStore
     from lambda_inbox.telemetry import Telemetry

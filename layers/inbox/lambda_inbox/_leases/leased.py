@@ -30,8 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from lambda_inbox._leases.policy import LeasePolicy, lease_policy
 from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
-from lambda_inbox.leases.policy import LeasePolicy, lease_policy
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import Pending, out_of_time, settled, skipped
 from lambda_inbox.store import InboxRecord
