@@ -30,7 +30,7 @@ from devkit.handlers import load_function
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
 from devkit.tables import create_domain_table
-from lambda_inbox.outbox.relay import MESSAGE_ID_ATTRIBUTE
+from lambda_inbox._outbox.relay import MESSAGE_ID_ATTRIBUTE
 from lambda_inbox.store._outbox_item import outbox_put
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
 from lambda_inbox_tools.replay import Clusters, Replay

@@ -88,9 +88,9 @@ ON_FIRST_USE = (
     "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads
     "lambda_inbox.reaper",
     "lambda_inbox.store._outbox_item",  # the first outbox request
-    "lambda_inbox.outbox.relay",
-    "lambda_inbox.outbox.sending",
-    "lambda_inbox.outbox.destinations",
+    "lambda_inbox._outbox.relay",
+    "lambda_inbox._outbox.sending",
+    "lambda_inbox._outbox.destinations",
     "lambda_inbox._dead_letter.envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
     "lambda_inbox._commit.creates",  # a CreatesItem consumer

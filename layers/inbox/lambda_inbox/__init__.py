@@ -64,9 +64,9 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from lambda_inbox._decoding.limits import DecodingLimits
     from lambda_inbox._leases.leased import LeaseContext, LeasePolicy
+    from lambda_inbox._outbox.relay import OutboxRelay
     from lambda_inbox.consumer import InboxConsumer
     from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
-    from lambda_inbox.outbox.relay import OutboxRelay
     from lambda_inbox.powertools.batch import InboxBatchProcessor
     from lambda_inbox.powertools.idempotency import PowertoolsIdempotency
     from lambda_inbox.sources.envelopes import Envelope, current_envelope
@@ -89,7 +89,7 @@ _LAZY = {
     "LeaseContext": "_leases.leased",
     "LeasePolicy": "_leases.policy",
     "OutboxMessage": "store._outbox_item",
-    "OutboxRelay": "outbox.relay",
+    "OutboxRelay": "_outbox.relay",
     "InboxBatchProcessor": "powertools.batch",
     "PowertoolsIdempotency": "powertools.idempotency",
     "ValueFormats": "sources.values",

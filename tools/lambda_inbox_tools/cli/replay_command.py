@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from lambda_inbox.outbox.destinations import destination_of
-from lambda_inbox.outbox.relay import sender_for
-from lambda_inbox.outbox.sending import Sender
+from lambda_inbox._outbox.destinations import destination_of
+from lambda_inbox._outbox.relay import sender_for
+from lambda_inbox._outbox.sending import Sender
 
 from ..aws import Aws, Failure, Queue, UsageProblem, resolve_queue
 from ..replay import (

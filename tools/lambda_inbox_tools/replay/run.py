@@ -6,7 +6,7 @@ objects), each batch they name read again and sent to a queue that feeds the sam
   (`lambda_inbox._dead_letter.envelope`): the consumer reads them exactly as from Kafka, and its
   inbox makes a record that committed before a no-op.
 - A DynamoDB stream batch's outbox items (`streams`) go as the outbox relay sends them (its
-  senders, `lambda_inbox.outbox.relay.sender_for`: body, attributes, their fixed message id) to
+  senders, `lambda_inbox._outbox.relay.sender_for`: body, attributes, their fixed message id) to
   the destination queue, or to the SNS topic or EventBridge bus `outbox_to` names; the
   receiver's inbox dedupes them. Only outbox items can go to a topic or a bus. With `stream_records`, for an inbox consumer of the stream, its records
   go instead, in the dead-letter envelope: the record's JSON, its coordinates and its `eventID`
@@ -33,10 +33,10 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_inbox._dead_letter.envelope import send_message_request
+from lambda_inbox._outbox.destinations import Destination
+from lambda_inbox._outbox.relay import sender_for
+from lambda_inbox._outbox.sending import Sender, chunks
 from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outbox.destinations import Destination
-from lambda_inbox.outbox.relay import sender_for
-from lambda_inbox.outbox.sending import Sender, chunks
 from lambda_inbox.sources.identity import IDEMPOTENCY_KEY_ATTRIBUTE
 from lambda_inbox.sources.kafka import parse_kafka_event
 from lambda_inbox.sources.kinesis import parse_kinesis_event

@@ -2,7 +2,7 @@
 
 Key strategies are tried in order: an explicit extractor (JMESPath expression or callable on the
 JSON body), the `idempotency-key` message attribute or Kafka header, the `outbox-message-id`
-attribute (the id an outbox relay fixed when the item was written: `lambda_inbox.outbox`), the
+attribute (the id an outbox relay fixed when the item was written: `lambda_inbox._outbox`), the
 FIFO `MessageDeduplicationId`, then the delivery id (SQS messageId, an envelope's id, Kafka
 topic-partition-offset). DLQ redrive and producer retries create new delivery ids, so a business
 key (an explicit extractor) is the robust choice.

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lambda_inbox._internal.limits import MAX_BATCH_ENTRIES, SNS_MAX_MESSAGE_BYTES
-from lambda_inbox.outbox.destinations import Destination
-from lambda_inbox.outbox.sending import (
+from lambda_inbox._outbox.destinations import Destination
+from lambda_inbox._outbox.sending import (
     Refusal,
     attributed_size,
     batch_refusals,

@@ -34,10 +34,10 @@ from aws_lambda_powertools import Logger
 from lambda_inbox._internal.aws_clients import CLIENT_CONFIG, bounded, bounded_sqs_client
 from lambda_inbox._internal.deadline import Deadline
 from lambda_inbox._internal.settings import RetryPolicy
-from lambda_inbox.outbox.destinations import Destination, resolve
-from lambda_inbox.outbox.metrics import RelayTally
-from lambda_inbox.outbox.sending import MESSAGE_ID_ATTRIBUTE, Sender, deliver
-from lambda_inbox.outbox.sqs import sqs_entry
+from lambda_inbox._outbox.destinations import Destination, resolve
+from lambda_inbox._outbox.metrics import RelayTally
+from lambda_inbox._outbox.sending import MESSAGE_ID_ATTRIBUTE, Sender, deliver
+from lambda_inbox._outbox.sqs import sqs_entry
 from lambda_inbox.store._outbox_item import OutboxMessage, outbox_message_of
 
 if TYPE_CHECKING:
@@ -49,14 +49,14 @@ __all__ = ["MESSAGE_ID_ATTRIBUTE", "OutboxRelay", "sender_for", "sqs_entry"]
 def sender_for(destination: Destination, client: Any) -> Sender:
     """The sender of `destination`'s kind, through `client` (that kind's boto3 client)."""
     if destination.kind == "sns":
-        from lambda_inbox.outbox.sns import SnsSender
+        from lambda_inbox._outbox.sns import SnsSender
 
         return SnsSender(destination, client)
     if destination.kind == "eventbridge":
-        from lambda_inbox.outbox.eventbridge import EventBridgeSender
+        from lambda_inbox._outbox.eventbridge import EventBridgeSender
 
         return EventBridgeSender(destination, client)
-    from lambda_inbox.outbox.sqs import SqsSender
+    from lambda_inbox._outbox.sqs import SqsSender
 
     return SqsSender(destination, client)
 
