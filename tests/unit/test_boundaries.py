@@ -78,10 +78,10 @@ def test_the_command_line_needs_only_the_cli_extra(statement: str) -> None:
 
 #: What a transactional consumer loads only when it first needs it (docs/architecture.md).
 ON_FIRST_USE = (
-    "lambda_inbox.sources.kafka",  # the first Kafka event
-    "lambda_inbox.sources.values",  # the first Avro or Protobuf value
-    "lambda_inbox.sources.streams",  # the first Kinesis or DynamoDB Streams event
-    "lambda_inbox.sources.fields",  # the first Kafka or stream event
+    "lambda_inbox._sources.kafka",  # the first Kafka event
+    "lambda_inbox._sources.values",  # the first Avro or Protobuf value
+    "lambda_inbox._sources.streams",  # the first Kinesis or DynamoDB Streams event
+    "lambda_inbox._sources.fields",  # the first Kafka or stream event
     "lambda_inbox._leases.leased",  # leased mode
     "lambda_inbox.store._leases",
     "lambda_inbox.store._reaper_claims",
@@ -111,7 +111,7 @@ CONSUMER_ONLY = (
     "lambda_inbox.telemetry",
     "lambda_inbox._internal.aws_clients",
     "lambda_inbox._dead_letter.queue",
-    "lambda_inbox.sources.sqs",
+    "lambda_inbox._sources.sqs",
     "lambda_inbox.report",
     "lambda_inbox.options",  # the checks of the callables it is given, and its parameter groups
 )

@@ -22,8 +22,8 @@ from devkit.events import (
     string_attribute,
 )
 from lambda_inbox._dead_letter.queue import DeadLetterQueue
-from lambda_inbox.sources.redriven import FOLDED_ATTRIBUTE
-from lambda_inbox.sources.sqs import parse_sqs_event
+from lambda_inbox._sources.redriven import FOLDED_ATTRIBUTE
+from lambda_inbox._sources.sqs import parse_sqs_event
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef

@@ -26,10 +26,10 @@ from devkit.hostile import (
 )
 from lambda_inbox import InboxConsumer, UnitOfWork, ValueFormats
 from lambda_inbox._decoding.limits import DecodingLimits, TooLarge, check_json
+from lambda_inbox._sources.redriven import body_bytes
 from lambda_inbox.errors import ConfigurationError
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources.redriven import body_bytes
 from lambda_inbox_tools.testing.limits import enforce_sqs_limits
 
 #: What reading one bomb may allocate, traced (a few MB: the limits' own 6 MiB are for bytes).

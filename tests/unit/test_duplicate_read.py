@@ -13,9 +13,9 @@ from devkit.app_state import AppState
 from devkit.events import inbound_message, kafka_event, sqs_event, sqs_record
 from devkit.meters import RequestMeter
 from lambda_inbox import ConfigurationError, GroupCommit, InboxConfig, Outcome, PoisonMessage
+from lambda_inbox._sources import KafkaSource
+from lambda_inbox._sources.sqs import parse_sqs_event
 from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.sources import KafkaSource
-from lambda_inbox.sources.sqs import parse_sqs_event
 from lambda_inbox.triage import RECENT_DUPLICATE_THRESHOLD, ReadFirst
 from lambda_inbox_tools.testing.events import delivered_again, kafka_record
 

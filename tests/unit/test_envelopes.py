@@ -1,4 +1,4 @@
-"""What producers put in a queue (lambda_inbox.sources.envelopes): SNS notifications, EventBridge
+"""What producers put in a queue (lambda_inbox._sources.envelopes): SNS notifications, EventBridge
 events and S3 event notifications read as what they are, pinned to AWS's samples both ways, each
 refusal proved by the body that must cause it (moto for the consumers)."""
 
@@ -16,10 +16,10 @@ from devkit.app_state import AppState
 from devkit.aws_documents import aws_document, shape_problems
 from devkit.paths import REPO_ROOT
 from lambda_inbox import ConfigurationError, KeyStrategy, UnitOfWork, current_envelope
+from lambda_inbox._sources.identity import fallback_key
+from lambda_inbox._sources.sqs import parse_sqs_event, sqs_response
 from lambda_inbox.errors import UndecodableBody
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources.identity import fallback_key
-from lambda_inbox.sources.sqs import parse_sqs_event, sqs_response
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
 from lambda_inbox_tools.testing.events import SENDER_ID
 from lambda_inbox_tools.testing.producers import (
@@ -354,7 +354,7 @@ def test_an_unknown_envelope_is_a_configuration_error(aws: AppState) -> None:
 
 def test_a_consumer_without_an_envelope_loads_none_of_it() -> None:
     program = (
-        "import sys, lambda_inbox; from lambda_inbox.sources.sqs import parse_sqs_event; "
+        "import sys, lambda_inbox; from lambda_inbox._sources.sqs import parse_sqs_event; "
         "parse_sqs_event({'Records': [{'messageId': 'm', 'body': '{}'}]}); "
         "print(sorted(m for m in sys.modules if 'envelopes' in m or 'parser.models' in m))"
     )

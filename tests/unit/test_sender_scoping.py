@@ -25,8 +25,8 @@ from devkit.events import (
     string_attribute,
 )
 from lambda_inbox import InboxConsumer, KeyStrategy, PoisonMessage, UnitOfWork
-from lambda_inbox.sources.identity import fingerprint
-from lambda_inbox.sources.sqs import parse_sqs_event
+from lambda_inbox._sources.identity import fingerprint
+from lambda_inbox._sources.sqs import parse_sqs_event
 from lambda_inbox_tools.testing.producers import sns_notification
 
 #: A producer's role, as SQS names it: its unique id, then the session after the `:`.

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from lambda_inbox._commit.actions import ConditionFailures, FailedCondition
 from lambda_inbox._commit.unit_of_work import UnitOfWork
 from lambda_inbox._internal.settings import RetryPolicy
+from lambda_inbox._sources.identity import KeyStrategy
 from lambda_inbox.config import GroupCommit, InboxConfig, Retention, SourceSettings
 from lambda_inbox.errors import (
     ConfigurationError,
@@ -20,7 +21,6 @@ from lambda_inbox.errors import (
 )
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources.identity import KeyStrategy
 
 __all__ = [
     "Clients",
@@ -65,12 +65,12 @@ if TYPE_CHECKING:
     from lambda_inbox._decoding.limits import DecodingLimits
     from lambda_inbox._leases.leased import LeaseContext, LeasePolicy
     from lambda_inbox._outbox.relay import OutboxRelay
+    from lambda_inbox._sources.envelopes import Envelope, current_envelope
+    from lambda_inbox._sources.values import ValueFormats, generated_message
     from lambda_inbox.consumer import InboxConsumer
     from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.powertools.batch import InboxBatchProcessor
     from lambda_inbox.powertools.idempotency import PowertoolsIdempotency
-    from lambda_inbox.sources.envelopes import Envelope, current_envelope
-    from lambda_inbox.sources.values import ValueFormats, generated_message
     from lambda_inbox.store._outbox_item import OutboxMessage
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
@@ -92,10 +92,10 @@ _LAZY = {
     "OutboxRelay": "_outbox.relay",
     "InboxBatchProcessor": "powertools.batch",
     "PowertoolsIdempotency": "powertools.idempotency",
-    "ValueFormats": "sources.values",
-    "Envelope": "sources.envelopes",
-    "current_envelope": "sources.envelopes",
-    "generated_message": "sources.values",
+    "ValueFormats": "_sources.values",
+    "Envelope": "_sources.envelopes",
+    "current_envelope": "_sources.envelopes",
+    "generated_message": "_sources.values",
 }
 
 

@@ -20,21 +20,21 @@ from lambda_inbox._commit.decision import DecideFunction, Decider, M, OnConditio
 from lambda_inbox._dead_letter.queue import DeadLetterQueue
 from lambda_inbox._internal.aws_clients import bounded, bounded_dynamodb_client, sqs_client
 from lambda_inbox._internal.deadline import DECODING, BoundedCalls, Deadline
-from lambda_inbox.config import InboxConfig
-from lambda_inbox.errors import ConfigurationError
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.pipeline import Pipeline
-from lambda_inbox.sources import (
+from lambda_inbox._sources import (
     DynamoDBStreamsSource,
     EventSource,
     KafkaSource,
     KinesisSource,
     detect,
 )
-from lambda_inbox.sources.identity import KeyExtractor, KeyStrategy
-from lambda_inbox.sources.senders import principals
-from lambda_inbox.sources.sqs import SqsSource
+from lambda_inbox._sources.identity import KeyExtractor, KeyStrategy
+from lambda_inbox._sources.senders import principals
+from lambda_inbox._sources.sqs import SqsSource
+from lambda_inbox.config import InboxConfig
+from lambda_inbox.errors import ConfigurationError
+from lambda_inbox.messages import InboundMessage
+from lambda_inbox.outcomes import MessageResult
+from lambda_inbox.pipeline import Pipeline
 from lambda_inbox.store import InboxStore
 from lambda_inbox.telemetry import Telemetry
 
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
     from lambda_inbox._commit.creates import CreatedItems
     from lambda_inbox._leases.leased import Leases
+    from lambda_inbox._sources.envelopes import EnvelopeName
     from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
-    from lambda_inbox.sources.envelopes import EnvelopeName
 
 
 class InboxConsumer(Generic[M]):
@@ -117,7 +117,7 @@ class InboxConsumer(Generic[M]):
         formats = config.sources.value_formats
         per_image = False
         if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
-            from lambda_inbox.sources.envelopes import envelope_setting  # Powertools' envelopes
+            from lambda_inbox._sources.envelopes import envelope_setting  # Powertools' envelopes
 
             envelope, per_image = envelope_setting(envelope)
         self.sources: Sequence[EventSource] = (
@@ -218,7 +218,7 @@ class InboxConsumer(Generic[M]):
         self, source: KinesisSource, event: Mapping[str, Any], context: Any
     ) -> list[MessageResult]:
         """A Kinesis batch, a chunk at a time; what to redeliver."""
-        from lambda_inbox.sources.kinesis import CHUNK_MESSAGES, process_in_chunks
+        from lambda_inbox._sources.kinesis import CHUNK_MESSAGES, process_in_chunks
         from lambda_inbox.store.progress import AggregateProgressStore
 
         deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)

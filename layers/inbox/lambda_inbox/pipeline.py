@@ -24,6 +24,7 @@ from lambda_inbox._commit.committer import Committer
 from lambda_inbox._commit.decision import Decider, Decision
 from lambda_inbox._commit.planner import plan_waves
 from lambda_inbox._dead_letter.queue import DeadLettering
+from lambda_inbox._sources.identity import Delivery, KeyStrategy, identify
 from lambda_inbox.errors import (
     DeadlineReached,
     ErrorCode,
@@ -33,7 +34,6 @@ from lambda_inbox.errors import (
 )
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import BatchReport, out_of_time, settled
-from lambda_inbox.sources.identity import Delivery, KeyStrategy, identify
 from lambda_inbox.triage import ReadFirst, Triage
 
 if TYPE_CHECKING:

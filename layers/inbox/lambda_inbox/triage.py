@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from lambda_inbox._sources.identity import Delivery
 from lambda_inbox.config import DuplicateRead
 from lambda_inbox.errors import ErrorCode, PoisonMessage
 from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox.report import Pending, settled, skipped
-from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store import InboxRecord, Status
 
 if TYPE_CHECKING:

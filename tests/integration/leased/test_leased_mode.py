@@ -18,8 +18,8 @@ from devkit.events import delivered_again, failed_ids, sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
 from lambda_inbox import InboxConfig, InboxConsumer, LeaseContext, Leased, LeasePolicy, Outcome
-from lambda_inbox.sources.identity import KeyStrategy, identify
-from lambda_inbox.sources.sqs import SqsSource
+from lambda_inbox._sources.identity import KeyStrategy, identify
+from lambda_inbox._sources.sqs import SqsSource
 from lambda_inbox.store import Status, get_record
 from lambda_inbox.store._leases import ClaimState, LeaseWrites
 from lambda_inbox_tools.services.offline import local_client

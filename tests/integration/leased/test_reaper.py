@@ -17,9 +17,9 @@ from devkit.emf import emf_records, metric_value
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
+from lambda_inbox._sources.identity import KeyStrategy, identify
+from lambda_inbox._sources.sqs import SqsSource
 from lambda_inbox.reaper import Reaper, ReaperSettings, ReapSummary
-from lambda_inbox.sources.identity import KeyStrategy, identify
-from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import (
     OPEN_INDEX_SHARDS,
     OPEN_RECORDS_INDEX,

@@ -12,6 +12,7 @@ from lambda_inbox._commit.decision import Decider, Decision
 from lambda_inbox._commit.send import CancellationReason, CommitAttempt, CommitStatus
 from lambda_inbox._commit.settle import INBOX_ACTION, VerdictKind, settle
 from lambda_inbox._commit.unit_of_work import UnitOfWork
+from lambda_inbox._sources.identity import Delivery
 from lambda_inbox.errors import (
     ErrorCode,
     HandlerFailed,
@@ -19,7 +20,6 @@ from lambda_inbox.errors import (
     PoisonMessage,
     UndecodableBody,
 )
-from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import item_identity
 from tests.unit.stages.fakes import delivery, msg
 

@@ -21,7 +21,7 @@ from lambda_inbox.store.created_item import (
 
 if TYPE_CHECKING:
     from lambda_inbox._commit.unit_of_work import UnitOfWork
-    from lambda_inbox.sources.identity import Delivery
+    from lambda_inbox._sources.identity import Delivery
 
 M = TypeVar("M")
 #: How the put is named in `ConditionFailures` (`on_condition_failed`'s `failures`).

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lambda_inbox._commit.actions import ConditionFailures
 from lambda_inbox._commit.unit_of_work import UnitOfWork
+from lambda_inbox._sources.identity import Delivery
 from lambda_inbox.errors import (
     ErrorCode,
     HandlerFailed,
@@ -23,7 +24,6 @@ from lambda_inbox.errors import (
     truncate,
 )
 from lambda_inbox.messages import CURRENT_ENVELOPE
-from lambda_inbox.sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
 
 if TYPE_CHECKING:

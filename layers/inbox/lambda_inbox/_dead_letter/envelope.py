@@ -12,8 +12,8 @@ import re
 import zlib
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.sources.identity import MESSAGE_KEY_ATTRIBUTE
-from lambda_inbox.sources.redriven import (
+from lambda_inbox._sources.identity import MESSAGE_KEY_ATTRIBUTE
+from lambda_inbox._sources.redriven import (
     BODY_BYTES_ATTRIBUTE,
     BODY_DIGEST_ATTRIBUTE,
     BODY_ENCODING_ATTRIBUTE,
@@ -27,7 +27,7 @@ from lambda_inbox.sources.redriven import (
     MAX_MESSAGE_BYTES,
     is_sqs_text,
 )
-from lambda_inbox.sources.senders import NO_SENDER, ORIGINAL_SENDER_ATTRIBUTE
+from lambda_inbox._sources.senders import NO_SENDER, ORIGINAL_SENDER_ATTRIBUTE
 
 if TYPE_CHECKING:
     from lambda_inbox.messages import AttributeValue, InboundMessage

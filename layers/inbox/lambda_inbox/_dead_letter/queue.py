@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from mypy_boto3_sqs import SQSClient
 
+    from lambda_inbox._sources.identity import Delivery
     from lambda_inbox.errors import PoisonMessage
     from lambda_inbox.outcomes import MessageResult
-    from lambda_inbox.sources.identity import Delivery
     from lambda_inbox.store import InboxStore
 
 

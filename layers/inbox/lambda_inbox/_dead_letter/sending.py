@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
     from lambda_inbox._internal.deadline import Deadline
+    from lambda_inbox._sources.identity import Delivery
     from lambda_inbox.messages import InboundMessage
-    from lambda_inbox.sources.identity import Delivery
     from lambda_inbox.store import InboxStore
 
 Poison = tuple["Delivery", PoisonMessage, bool]

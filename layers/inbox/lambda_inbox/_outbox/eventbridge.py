@@ -21,7 +21,7 @@ from typing import Any
 from lambda_inbox._internal.limits import EVENTBRIDGE_MAX_ENTRY_BYTES, MAX_BATCH_ENTRIES
 from lambda_inbox._outbox.destinations import Destination
 from lambda_inbox._outbox.sending import Refusal
-from lambda_inbox.sources.identity import OUTBOX_RESOURCE_PREFIX, outbox_message_id_of
+from lambda_inbox._sources.identity import OUTBOX_RESOURCE_PREFIX, outbox_message_id_of
 from lambda_inbox.store._outbox_item import OutboxMessage, eventbridge_problem
 
 __all__ = ["RESOURCE_PREFIX", "EventBridgeSender", "event_entry", "outbox_message_id_of"]

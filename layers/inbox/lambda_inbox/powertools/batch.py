@@ -35,11 +35,11 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parser.envelopes.base import BaseEnvelope
 
     from lambda_inbox._commit.unit_of_work import UnitOfWork
+    from lambda_inbox._sources.envelopes import EnvelopeName
+    from lambda_inbox._sources.identity import KeyExtractor, KeyStrategy
     from lambda_inbox.config import InboxConfig
     from lambda_inbox.messages import InboundMessage
     from lambda_inbox.options import Clients, Observability
-    from lambda_inbox.sources.envelopes import EnvelopeName
-    from lambda_inbox.sources.identity import KeyExtractor, KeyStrategy
 
 #: The first Powertools whose batch utility reads Kafka events (`EventType.Kafka`).
 KAFKA_POWERTOOLS = "3.26.0"

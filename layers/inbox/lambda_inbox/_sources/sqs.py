@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._sources.redriven import body_bytes, original_attributes
+from lambda_inbox._sources.senders import sender_of
 from lambda_inbox.config import FifoFailureMode
 from lambda_inbox.errors import MalformedRecord
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.sources.redriven import body_bytes, original_attributes
-from lambda_inbox.sources.senders import sender_of
 
 if TYPE_CHECKING:
-    from lambda_inbox.sources.envelopes import EnvelopeName
-    from lambda_inbox.sources.values import ValueFormats
+    from lambda_inbox._sources.envelopes import EnvelopeName
+    from lambda_inbox._sources.values import ValueFormats
 
 EVENT_SOURCE = "aws:sqs"
 #: Set on messages that carry a Kafka record (dead-lettered or replayed from a cluster): their
@@ -108,7 +108,7 @@ def parse_sqs_event(
     ]
     if envelope is None:
         return messages
-    from lambda_inbox.sources.envelopes import unwrap  # consumers with an envelope only
+    from lambda_inbox._sources.envelopes import unwrap  # consumers with an envelope only
 
     carried = [inner for message in messages for inner in unwrap(envelope, message)]
     for sequence, message in enumerate(carried):
@@ -158,11 +158,11 @@ def _to_message(
     sender, sender_claim = sender_of(attributes.get("SenderId"), strings, redrivers)
     reading: dict[str, Any] = {}
     if STREAM_RECORD_ATTRIBUTE in strings and decode_error is None:  # a stream record, again
-        from lambda_inbox.sources.streams import stream_record_reading
+        from lambda_inbox._sources.streams import stream_record_reading
 
         reading = stream_record_reading(body)
     elif KAFKA_TOPIC_ATTRIBUTE in strings and decode_error is None:  # a Kafka value, replayed
-        from lambda_inbox.sources.values import FORMAT_ATTRIBUTE, SCHEMA_ID_ATTRIBUTE, read_value
+        from lambda_inbox._sources.values import FORMAT_ATTRIBUTE, SCHEMA_ID_ATTRIBUTE, read_value
 
         declared = strings.get(FORMAT_ATTRIBUTE)
         metadata = (

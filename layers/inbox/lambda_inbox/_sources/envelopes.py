@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
+from lambda_inbox._sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE, outbox_message_id_of
 from lambda_inbox.errors import ErrorCode, PoisonMessage, UndecodableBody
 from lambda_inbox.messages import CURRENT_ENVELOPE, UNCHECKED_BYTES, InboundMessage
-from lambda_inbox.sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE, outbox_message_id_of
 
 EnvelopeName = Literal["sns", "eventbridge", "s3"]
 ENVELOPES: tuple[EnvelopeName, ...] = ("sns", "eventbridge", "s3")

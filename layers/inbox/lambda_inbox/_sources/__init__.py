@@ -19,8 +19,8 @@ from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult
 
 if TYPE_CHECKING:
-    from lambda_inbox.sources.kinesis import AggregateProgress, KinesisBatch
-    from lambda_inbox.sources.values import ValueFormats
+    from lambda_inbox._sources.kinesis import AggregateProgress, KinesisBatch
+    from lambda_inbox._sources.values import ValueFormats
 
 BatchResponse = dict[str, list[dict[str, Any]]]
 #: Lambda sends "aws:kafka" (MSK) and "SelfManagedKafka"; some sample events spell the latter
@@ -61,12 +61,12 @@ class KafkaSource:
         return is_kafka_event(event)
 
     def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
-        from lambda_inbox.sources.kafka import parse_kafka_event
+        from lambda_inbox._sources.kafka import parse_kafka_event
 
         return parse_kafka_event(event, self._formats, self._seen)
 
     def response(self, results: Sequence[MessageResult]) -> BatchResponse:
-        from lambda_inbox.sources.kafka import kafka_response
+        from lambda_inbox._sources.kafka import kafka_response
 
         return kafka_response(results)
 
@@ -91,12 +91,12 @@ class KinesisSource:
         self, event: Mapping[str, Any], progress: AggregateProgress | None = None
     ) -> KinesisBatch:
         """The event's messages, made as they are read (`kinesis`, taken a chunk at a time)."""
-        from lambda_inbox.sources.kinesis import KinesisBatch
+        from lambda_inbox._sources.kinesis import KinesisBatch
 
         return KinesisBatch(event, self._formats, self._seen, progress)
 
     def response(self, results: Sequence[MessageResult]) -> BatchResponse:
-        from lambda_inbox.sources.streams import stream_response
+        from lambda_inbox._sources.streams import stream_response
 
         return stream_response(results)
 
@@ -114,12 +114,12 @@ class DynamoDBStreamsSource:
         return _all_records_from(event, DYNAMODB_EVENT_SOURCE)
 
     def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
-        from lambda_inbox.sources.streams import parse_dynamodb_stream_event
+        from lambda_inbox._sources.streams import parse_dynamodb_stream_event
 
         return parse_dynamodb_stream_event(event, self._seen)
 
     def response(self, results: Sequence[MessageResult]) -> BatchResponse:
-        from lambda_inbox.sources.streams import stream_response
+        from lambda_inbox._sources.streams import stream_response
 
         return stream_response(results)
 

@@ -14,14 +14,14 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._sources.fields import base64_bytes, raw_text, string_attribute
+from lambda_inbox._sources.redriven import is_sqs_text
 from lambda_inbox.errors import MalformedRecord
 from lambda_inbox.messages import AttributeValue, InboundMessage
 from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.sources.fields import base64_bytes, raw_text, string_attribute
-from lambda_inbox.sources.redriven import is_sqs_text
 
 if TYPE_CHECKING:
-    from lambda_inbox.sources.values import ValueFormats
+    from lambda_inbox._sources.values import ValueFormats
 
 
 def parse_kafka_event(
@@ -104,7 +104,7 @@ def _to_message(
     metadata = record.get("valueSchemaMetadata")
     reading: dict[str, Any] = {}
     if formats is not None or metadata is not None or (value or b"")[:1] == b"\x00":
-        from lambda_inbox.sources.values import (
+        from lambda_inbox._sources.values import (
             read_value,  # JSON-only consumers of JSON values never load it
         )
 

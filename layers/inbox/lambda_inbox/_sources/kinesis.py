@@ -19,15 +19,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lambda_inbox._sources.fields import KPL_MAGIC, base64_bytes, raw_text, string_attribute
+from lambda_inbox._sources.streams import numbered, required_text, stream_records, text_or_none
 from lambda_inbox.errors import ErrorCode, MalformedRecord
 from lambda_inbox.messages import AttributeValue, InboundMessage
 from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
-from lambda_inbox.sources.fields import KPL_MAGIC, base64_bytes, raw_text, string_attribute
-from lambda_inbox.sources.streams import numbered, required_text, stream_records, text_or_none
 
 if TYPE_CHECKING:
     from lambda_inbox._internal.deadline import Deadline
-    from lambda_inbox.sources.values import ValueFormats
+    from lambda_inbox._sources.values import ValueFormats
 
 
 def process_in_chunks(
@@ -159,7 +159,7 @@ class KinesisBatch:
             text, reason = raw_text(raw), "data is not valid base64"
             yield _poison(delivery_id, text, reason, dead_letter, place)
         elif data.startswith(KPL_MAGIC):
-            from lambda_inbox.sources.aggregation import BadAggregate, deaggregate
+            from lambda_inbox._sources.aggregation import BadAggregate, deaggregate
 
             try:
                 users = deaggregate(data)
@@ -217,7 +217,7 @@ def _kinesis_message(
 ) -> InboundMessage:
     reading: dict[str, Any] = {}
     if formats is not None or data[:1] == b"\x00":
-        from lambda_inbox.sources.values import read_value  # JSON-only consumers never load it
+        from lambda_inbox._sources.values import read_value  # JSON-only consumers never load it
 
         reading = read_value(data, None, formats, dead_letter)
     return InboundMessage(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from lambda_inbox.sources.fields import KPL_MAGIC as MAGIC
+from lambda_inbox._sources.fields import KPL_MAGIC as MAGIC
 
 _DIGEST_BYTES = 16
 
