@@ -108,7 +108,7 @@ CONSUMER_ONLY = (
     "lambda_inbox._commit.send",
     "lambda_inbox.triage",
     "lambda_inbox._internal.deadline",
-    "lambda_inbox.telemetry",
+    "lambda_inbox._telemetry",
     "lambda_inbox._internal.aws_clients",
     "lambda_inbox._dead_letter.queue",
     "lambda_inbox._sources.sqs",

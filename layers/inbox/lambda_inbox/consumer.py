@@ -30,13 +30,13 @@ from lambda_inbox._sources import (
 from lambda_inbox._sources.identity import KeyExtractor, KeyStrategy
 from lambda_inbox._sources.senders import principals
 from lambda_inbox._sources.sqs import SqsSource
+from lambda_inbox._telemetry import Telemetry
 from lambda_inbox.config import InboxConfig
 from lambda_inbox.errors import ConfigurationError
 from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import MessageResult
 from lambda_inbox.pipeline import Pipeline
 from lambda_inbox.store import InboxStore
-from lambda_inbox.telemetry import Telemetry
 
 #: Puts of a `CreatesItem` batch sent at once: botocore's default `max_pool_connections`, and
 #: a 10-message SQS batch in one round.

@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from lambda_inbox._dead_letter.queue import DeadLetterQueue
     from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox._leases.leased import Leases
+    from lambda_inbox._telemetry import Telemetry
     from lambda_inbox.config import InboxConfig
     from lambda_inbox.messages import InboundMessage
     from lambda_inbox.store import InboxRecord, InboxStore
-    from lambda_inbox.telemetry import Telemetry
 
 M = TypeVar("M")
 #: Why a batch holding poison reads its inbox keys before dead-lettering anything, also when the

@@ -21,7 +21,7 @@ from lambda_inbox.messages import InboundMessage
 from lambda_inbox.outcomes import ALWAYS_LOGGED, DEADLINE_DETAIL, MessageResult, Outcome
 
 if TYPE_CHECKING:
-    from lambda_inbox.telemetry import Telemetry
+    from lambda_inbox._telemetry import Telemetry
 
 BLOCKED_DETAIL = "an earlier record of its ordering scope failed"
 

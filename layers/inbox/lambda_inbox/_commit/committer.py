@@ -33,10 +33,10 @@ if TYPE_CHECKING:
 
     from lambda_inbox._dead_letter.queue import DeadLettering
     from lambda_inbox._internal.deadline import Deadline
+    from lambda_inbox._telemetry import Telemetry
     from lambda_inbox.config import InboxConfig
     from lambda_inbox.report import BatchView
     from lambda_inbox.store import InboxStore
-    from lambda_inbox.telemetry import Telemetry
     from lambda_inbox.triage import Triage
 
 M = TypeVar("M")

@@ -17,7 +17,7 @@ from lambda_inbox.store.attribute_values import deserialize_item
 if TYPE_CHECKING:
     from lambda_inbox._commit.decision import Decider, Decision
     from lambda_inbox._dead_letter.queue import DeadLettering
-    from lambda_inbox.telemetry import Telemetry
+    from lambda_inbox._telemetry import Telemetry
     from lambda_inbox.triage import Triage
 
 M = TypeVar("M")
