@@ -65,12 +65,12 @@ if TYPE_CHECKING:
     from lambda_inbox._decoding.limits import DecodingLimits
     from lambda_inbox._leases.leased import LeaseContext, LeasePolicy
     from lambda_inbox._outbox.relay import OutboxRelay
+    from lambda_inbox._powertools.batch import InboxBatchProcessor
+    from lambda_inbox._powertools.idempotency import PowertoolsIdempotency
     from lambda_inbox._sources.envelopes import Envelope, current_envelope
     from lambda_inbox._sources.values import ValueFormats, generated_message
     from lambda_inbox.consumer import InboxConsumer
     from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
-    from lambda_inbox.powertools.batch import InboxBatchProcessor
-    from lambda_inbox.powertools.idempotency import PowertoolsIdempotency
     from lambda_inbox.store._outbox_item import OutboxMessage
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
@@ -90,8 +90,8 @@ _LAZY = {
     "LeasePolicy": "_leases.policy",
     "OutboxMessage": "store._outbox_item",
     "OutboxRelay": "_outbox.relay",
-    "InboxBatchProcessor": "powertools.batch",
-    "PowertoolsIdempotency": "powertools.idempotency",
+    "InboxBatchProcessor": "_powertools.batch",
+    "PowertoolsIdempotency": "_powertools.idempotency",
     "ValueFormats": "_sources.values",
     "Envelope": "_sources.envelopes",
     "current_envelope": "_sources.envelopes",

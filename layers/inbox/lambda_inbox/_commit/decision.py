@@ -54,7 +54,7 @@ INBOX_RECORD_BYTES = 1024
 
 class MessageReader:
     """A model that reads the whole message, not its JSON document: what a batch processor
-    gives its record handler is the source's record (`lambda_inbox.powertools.batch`)."""
+    gives its record handler is the source's record (`lambda_inbox._powertools.batch`)."""
 
     __slots__ = ("read",)
 
