@@ -208,8 +208,8 @@ class Workload:
 
     def stuck_lease(self) -> None:
         """A delivery claimed a notification an hour ago, then died; the message never returns."""
+        from lambda_inbox._messages import InboundMessage
         from lambda_inbox._sources.identity import KeyStrategy
-        from lambda_inbox.messages import InboundMessage
         from lambda_inbox.store._leases import LeaseWrites
 
         notification = {

@@ -24,9 +24,9 @@ from devkit.demo.invariants import check_orders as check_orders_invariants
 from devkit.demo.invariants import check_payments as check_payments_invariants
 from devkit.handlers import load_function
 from devkit.tables import seed_stock
+from lambda_inbox._errors import PoisonMessage
+from lambda_inbox._messages import InboundMessage
 from lambda_inbox._sources import detect
-from lambda_inbox.errors import PoisonMessage
-from lambda_inbox.messages import InboundMessage
 from lambda_inbox.store import InboxRecord, Status
 from lambda_inbox.store._leases import LeaseWrites
 from lambda_inbox.store._outbox_item import outbox_message_of

@@ -101,19 +101,19 @@ ON_FIRST_USE = (
 #: A module added to `import lambda_inbox` is measured first: `benchmarks/cold_start.py
 #: --instructions` (at most 25 M instructions).
 CONSUMER_ONLY = (
-    "lambda_inbox.consumer",
-    "lambda_inbox.pipeline",
+    "lambda_inbox._consumer",
+    "lambda_inbox._pipeline",
     "lambda_inbox._commit.committer",
     "lambda_inbox._commit.decision",
     "lambda_inbox._commit.send",
-    "lambda_inbox.triage",
+    "lambda_inbox._triage",
     "lambda_inbox._internal.deadline",
     "lambda_inbox._telemetry",
     "lambda_inbox._internal.aws_clients",
     "lambda_inbox._dead_letter.queue",
     "lambda_inbox._sources.sqs",
-    "lambda_inbox.report",
-    "lambda_inbox.options",  # the checks of the callables it is given, and its parameter groups
+    "lambda_inbox._report",
+    "lambda_inbox._options",  # the checks of the callables it is given, and its parameter groups
 )
 
 

@@ -11,8 +11,8 @@ from devkit.app_state import AppState
 from devkit.events import inbound_message, kafka_event, kafka_record
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
+from lambda_inbox._outcomes import Outcome
 from lambda_inbox._sources.identity import fingerprint
-from lambda_inbox.outcomes import Outcome
 from lambda_inbox_tools.testing.values import avro_value, json_value, protobuf_value
 
 AVSC = FUNCTIONS_DIR / "payment_events" / "schemas" / "payment_captured.avsc"

@@ -26,10 +26,10 @@ from devkit.hostile import (
 )
 from lambda_inbox import InboxConsumer, UnitOfWork, ValueFormats
 from lambda_inbox._decoding.limits import DecodingLimits, TooLarge, check_json
+from lambda_inbox._errors import ConfigurationError
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import MessageResult, Outcome
 from lambda_inbox._sources.redriven import body_bytes
-from lambda_inbox.errors import ConfigurationError
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox_tools.testing.limits import enforce_sqs_limits
 
 #: What reading one bomb may allocate, traced (a few MB: the limits' own 6 MiB are for bytes).
@@ -259,7 +259,7 @@ def test_a_document_that_is_never_checked_is_within_the_smallest_limits() -> Non
     """Bodies of `UNCHECKED_BYTES` are parsed unchecked: the smallest limits allowed must hold
     them (n bytes of JSON hold at most (n + 1) / 2 values)."""
     from lambda_inbox._decoding.limits import MIN_BYTES, MIN_VALUES
-    from lambda_inbox.messages import UNCHECKED_BYTES
+    from lambda_inbox._messages import UNCHECKED_BYTES
 
     assert UNCHECKED_BYTES <= MIN_BYTES
     assert (UNCHECKED_BYTES + 1) // 2 <= MIN_VALUES

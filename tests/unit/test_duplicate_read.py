@@ -1,4 +1,4 @@
-"""When the inbox keys are read before the commit (lambda_inbox.triage), what the SQS and
+"""When the inbox keys are read before the commit (lambda_inbox._triage), what the SQS and
 Kafka adapters say was delivered before, and the setting. The request counts on the real engine
 are tests/integration/order_events/test_request_budget.py."""
 
@@ -13,10 +13,10 @@ from devkit.app_state import AppState
 from devkit.events import inbound_message, kafka_event, sqs_event, sqs_record
 from devkit.meters import RequestMeter
 from lambda_inbox import ConfigurationError, GroupCommit, InboxConfig, Outcome, PoisonMessage
+from lambda_inbox._outcomes import MessageResult
 from lambda_inbox._sources import KafkaSource
 from lambda_inbox._sources.sqs import parse_sqs_event
-from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.triage import RECENT_DUPLICATE_THRESHOLD, ReadFirst
+from lambda_inbox._triage import RECENT_DUPLICATE_THRESHOLD, ReadFirst
 from lambda_inbox_tools.testing.events import delivered_again, kafka_record
 
 

@@ -16,10 +16,10 @@ from devkit.app_state import AppState
 from devkit.aws_documents import aws_document, shape_problems
 from devkit.paths import REPO_ROOT
 from lambda_inbox import ConfigurationError, KeyStrategy, UnitOfWork, current_envelope
+from lambda_inbox._errors import UndecodableBody
+from lambda_inbox._outcomes import MessageResult, Outcome
 from lambda_inbox._sources.identity import fallback_key
 from lambda_inbox._sources.sqs import parse_sqs_event, sqs_response
-from lambda_inbox.errors import UndecodableBody
-from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
 from lambda_inbox_tools.testing.events import SENDER_ID
 from lambda_inbox_tools.testing.producers import (

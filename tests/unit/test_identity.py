@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from devkit.events import inbound_message
 from lambda_inbox import KeyStrategy
+from lambda_inbox._errors import MissingMessageKey, UndecodableBody
 from lambda_inbox._sources.identity import (
     MAX_KEY_BYTES,
     fingerprint,
     is_field_path,
     outbox_message_id_of,
 )
-from lambda_inbox.errors import MissingMessageKey, UndecodableBody
 
 
 def test_jmespath_expression_reads_the_body() -> None:

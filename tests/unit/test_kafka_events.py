@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from devkit.events import load_event
+from lambda_inbox._errors import MalformedRecord, UndecodableBody
+from lambda_inbox._outcomes import MessageResult, Outcome
 from lambda_inbox._sources import is_kafka_event
 from lambda_inbox._sources.identity import KeyStrategy
 from lambda_inbox._sources.kafka import kafka_response, parse_kafka_event
-from lambda_inbox.errors import MalformedRecord, UndecodableBody
-from lambda_inbox.outcomes import MessageResult, Outcome
 
 
 def b64(data: bytes) -> str:

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from devkit.app_state import AppState
+from lambda_inbox._errors import UndecodableBody
+from lambda_inbox._outcomes import MessageResult, Outcome
 from lambda_inbox._sources.aggregation import BadAggregate, aggregated_record_class, deaggregate
 from lambda_inbox._sources.fields import KPL_MAGIC
 from lambda_inbox._sources.kinesis import parse_kinesis_event
 from lambda_inbox._sources.streams import stream_response
-from lambda_inbox.errors import UndecodableBody
-from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox_tools.testing import aggregated_kinesis_record, kinesis_event, kinesis_record
 from lambda_inbox_tools.testing.stream_events import aggregated_data, sequence_number
 

@@ -209,12 +209,12 @@ def test_an_import_circle_between_folders_is_found(tmp_path: Path) -> None:
 def test_a_stage_that_writes_the_report_is_found(tmp_path: Path) -> None:
     library = tmp_path / "lambda_inbox"
     (library / "commit").mkdir(parents=True)
-    (library / "pipeline.py").write_text("from lambda_inbox.report import BatchReport\n")
+    (library / "pipeline.py").write_text("from lambda_inbox._report import BatchReport\n")
     (library / "commit" / "committer.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-        "    from lambda_inbox.report import BatchReport, BatchView\n"
+        "    from lambda_inbox._report import BatchReport, BatchView\n"
     )
-    (library / "triage.py").write_text("from lambda_inbox.report import BatchView\n")
+    (library / "triage.py").write_text("from lambda_inbox._report import BatchView\n")
     assert report_writers(library) == ["commit/committer.py", "pipeline.py"]
 
 

@@ -213,7 +213,7 @@ def test_the_dotted_name_check_knows_public_from_private(tmp_path: Path) -> None
     assert is_public("lambda_inbox.InboxConsumer.handle")
     assert is_public("lambda_inbox.reaper.Reaper.reap_once")
     assert is_public("lambda_inbox.__all__")
-    assert not is_public("lambda_inbox.errors")
+    assert not is_public("lambda_inbox._errors")
     assert not is_public("lambda_inbox.InboxConsumer._pipeline")
     assert not is_public("outbox.OutboxRequest")
     page = tmp_path / "page.md"

@@ -18,12 +18,12 @@ import pytest
 from devkit.app_state import AppState
 from devkit.paths import FUNCTIONS_DIR, REPO_ROOT
 from devkit.payloads import payment
+from lambda_inbox._errors import MalformedRecord, UndecodableBody
+from lambda_inbox._outcomes import MessageResult, Outcome
 from lambda_inbox._sources import DynamoDBStreamsSource, KinesisSource
 from lambda_inbox._sources.identity import fingerprint
 from lambda_inbox._sources.kinesis import parse_kinesis_event
 from lambda_inbox._sources.streams import parse_dynamodb_stream_event, stream_response
-from lambda_inbox.errors import MalformedRecord, UndecodableBody
-from lambda_inbox.outcomes import MessageResult, Outcome
 from lambda_inbox_tools.testing import (
     dynamodb_stream_event,
     dynamodb_stream_record,

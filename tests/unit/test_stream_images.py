@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from devkit.app_state import AppState
+from lambda_inbox._errors import UndecodableBody
 from lambda_inbox._sources.streams import parse_dynamodb_stream_event
-from lambda_inbox.errors import UndecodableBody
 from lambda_inbox.store.attribute_values import MalformedAttributeValue, read_attribute_value
 from lambda_inbox_tools.testing import dynamodb_stream_event, dynamodb_stream_record
 

@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from lambda_inbox._commit.actions import ConditionFailures, FailedCondition
 from lambda_inbox._commit.unit_of_work import UnitOfWork
-from lambda_inbox._internal.settings import RetryPolicy
-from lambda_inbox._sources.identity import KeyStrategy
-from lambda_inbox.config import GroupCommit, InboxConfig, Retention, SourceSettings
-from lambda_inbox.errors import (
+from lambda_inbox._config import GroupCommit, InboxConfig, Retention, SourceSettings
+from lambda_inbox._errors import (
     ConfigurationError,
     ErrorCode,
     InboxError,
@@ -19,8 +17,10 @@ from lambda_inbox.errors import (
     UnitOfWorkError,
     UnsupportedEvent,
 )
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult, Outcome
+from lambda_inbox._internal.settings import RetryPolicy
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources.identity import KeyStrategy
 
 __all__ = [
     "Clients",
@@ -62,15 +62,15 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from lambda_inbox._consumer import InboxConsumer
     from lambda_inbox._decoding.limits import DecodingLimits
     from lambda_inbox._leases.leased import LeaseContext, LeasePolicy
+    from lambda_inbox._options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox._outbox.relay import OutboxRelay
     from lambda_inbox._powertools.batch import InboxBatchProcessor
     from lambda_inbox._powertools.idempotency import PowertoolsIdempotency
     from lambda_inbox._sources.envelopes import Envelope, current_envelope
     from lambda_inbox._sources.values import ValueFormats, generated_message
-    from lambda_inbox.consumer import InboxConsumer
-    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox.store._outbox_item import OutboxMessage
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
@@ -79,12 +79,12 @@ if TYPE_CHECKING:
 #: which the reaper, the outbox relay, the command line and a test of a handler's writes never
 #: name.
 _LAZY = {
-    "InboxConsumer": "consumer",
-    "Clients": "options",
-    "CreatesItem": "options",
-    "Decide": "options",
-    "Leased": "options",
-    "Observability": "options",
+    "InboxConsumer": "_consumer",
+    "Clients": "_options",
+    "CreatesItem": "_options",
+    "Decide": "_options",
+    "Leased": "_options",
+    "Observability": "_options",
     "DecodingLimits": "_decoding.limits",
     "LeaseContext": "_leases.leased",
     "LeasePolicy": "_leases.policy",

@@ -425,8 +425,8 @@ def test_schedule_invokes_the_reaper_which_reaps_a_stuck_lease(
     dynamodb_local_endpoint: str, sqs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from devkit.tables import create_inbox_table
+    from lambda_inbox._messages import InboundMessage
     from lambda_inbox._sources.identity import KeyStrategy
-    from lambda_inbox.messages import InboundMessage
     from lambda_inbox.store._leases import LeaseWrites
 
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from lambda_inbox.config import RETENTION
+from lambda_inbox._config import RETENTION
 
 from .cfn import TemplateError
 from .template import FunctionSpec, QueueSpec, SqsEventSpec, Stack

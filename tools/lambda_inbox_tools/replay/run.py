@@ -33,6 +33,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_inbox._dead_letter.envelope import send_message_request
+from lambda_inbox._messages import InboundMessage
 from lambda_inbox._outbox.destinations import Destination
 from lambda_inbox._outbox.relay import sender_for
 from lambda_inbox._outbox.sending import Sender, chunks
@@ -40,7 +41,6 @@ from lambda_inbox._sources.identity import IDEMPOTENCY_KEY_ATTRIBUTE
 from lambda_inbox._sources.kafka import parse_kafka_event
 from lambda_inbox._sources.kinesis import parse_kinesis_event
 from lambda_inbox._sources.streams import parse_dynamodb_stream_event
-from lambda_inbox.messages import InboundMessage
 
 from ..lambda_records import lambda_stream_record
 from .cluster import Auth, ClusterError, ClusterReader

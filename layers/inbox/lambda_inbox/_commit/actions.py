@@ -16,7 +16,7 @@ from decimal import Decimal, localcontext
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
-from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox._errors import UnitOfWorkError
 from lambda_inbox.store.attribute_values import item_identity
 
 ActionKind = Literal["Put", "Update", "Delete", "ConditionCheck"]

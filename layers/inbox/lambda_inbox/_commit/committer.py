@@ -24,20 +24,20 @@ from lambda_inbox._commit.send import CommitAttempt, CommitStatus, send
 from lambda_inbox._commit.settle import VerdictKind, settle
 from lambda_inbox._commit.transactions import Transaction, build_transaction, put_alone
 from lambda_inbox._commit.verdicts import FinalVerdicts
-from lambda_inbox.errors import DeadlineReached, ErrorCode
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import Pending, out_of_time, settled, skipped
+from lambda_inbox._errors import DeadlineReached, ErrorCode
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._report import Pending, out_of_time, settled, skipped
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox._config import InboxConfig
     from lambda_inbox._dead_letter.queue import DeadLettering
     from lambda_inbox._internal.deadline import Deadline
+    from lambda_inbox._report import BatchView
     from lambda_inbox._telemetry import Telemetry
-    from lambda_inbox.config import InboxConfig
-    from lambda_inbox.report import BatchView
+    from lambda_inbox._triage import Triage
     from lambda_inbox.store import InboxStore
-    from lambda_inbox.triage import Triage
 
 M = TypeVar("M")
 #: Verdicts that leave a decision without an outcome yet.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox._errors import UnitOfWorkError
 from lambda_inbox.store.created_item import (
     RETURN_STORED_ITEM,
     created_attributes,

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lambda_inbox._commit.actions import ConditionFailures
 from lambda_inbox._commit.unit_of_work import UnitOfWork
-from lambda_inbox._sources.identity import Delivery
-from lambda_inbox.errors import (
+from lambda_inbox._errors import (
     ErrorCode,
     HandlerFailed,
     InvalidPayload,
@@ -23,12 +22,13 @@ from lambda_inbox.errors import (
     short_error,
     truncate,
 )
-from lambda_inbox.messages import CURRENT_ENVELOPE
+from lambda_inbox._messages import CURRENT_ENVELOPE
+from lambda_inbox._sources.identity import Delivery
 from lambda_inbox.store.attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
     from lambda_inbox._commit.creates import CreatedItems
-    from lambda_inbox.messages import InboundMessage
+    from lambda_inbox._messages import InboundMessage
 
 M = TypeVar("M")
 Parse = Callable[[Any], M]

@@ -18,7 +18,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
-from lambda_inbox.config import MAX_TRANSACTION_BYTES
+from lambda_inbox._config import MAX_TRANSACTION_BYTES
 
 
 class Plannable(Protocol):

@@ -15,8 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 from lambda_inbox._commit.actions import ActionKind, WriteAction, commuting_shape, where
-from lambda_inbox.config import MAX_ITEM_BYTES
-from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox._config import MAX_ITEM_BYTES
+from lambda_inbox._errors import UnitOfWorkError
 from lambda_inbox.store.attribute_values import (
     SIZING_ERRORS,
     sized,

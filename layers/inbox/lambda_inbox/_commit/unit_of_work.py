@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from lambda_inbox._commit.actions import WriteAction
 from lambda_inbox._commit.requests import keyed_action, put_action, update_action
-from lambda_inbox.config import (
+from lambda_inbox._config import (
     DEFAULT_KEY_ATTRIBUTES,
     MAX_TRANSACTION_ACTIONS,
     MAX_TRANSACTION_BYTES,
 )
-from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox._errors import UnitOfWorkError
 from lambda_inbox.store.attribute_values import ItemIdentity
 
 if TYPE_CHECKING:

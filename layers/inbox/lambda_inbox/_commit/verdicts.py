@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lambda_inbox._commit.actions import ConditionFailures, FailedCondition
 from lambda_inbox._commit.settle import Verdict, VerdictKind
-from lambda_inbox.errors import ErrorCode, HandlerFailed, PoisonMessage
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import Pending, settled
+from lambda_inbox._errors import ErrorCode, HandlerFailed, PoisonMessage
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._report import Pending, settled
 from lambda_inbox.store import InboxRecord, Status
 from lambda_inbox.store.attribute_values import deserialize_item
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from lambda_inbox._commit.decision import Decider, Decision
     from lambda_inbox._dead_letter.queue import DeadLettering
     from lambda_inbox._telemetry import Telemetry
-    from lambda_inbox.triage import Triage
+    from lambda_inbox._triage import Triage
 
 M = TypeVar("M")
 LEASE_LOST_DETAIL = "the lease was lost before completion (taken over or reaped); nothing committed"

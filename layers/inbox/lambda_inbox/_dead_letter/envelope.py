@@ -30,7 +30,7 @@ from lambda_inbox._sources.redriven import (
 from lambda_inbox._sources.senders import NO_SENDER, ORIGINAL_SENDER_ATTRIBUTE
 
 if TYPE_CHECKING:
-    from lambda_inbox.messages import AttributeValue, InboundMessage
+    from lambda_inbox._messages import AttributeValue, InboundMessage
 
 # Patterns as text, compiled by `re.fullmatch` on first use (its cache), not at import.
 _ATTRIBUTE_NAME = r"(?!\.)(?!.*\.\.)(?!.*\.$)(?!(?i:aws\.|amazon\.))[A-Za-z0-9_.-]{1,256}"

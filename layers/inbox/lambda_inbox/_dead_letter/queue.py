@@ -13,16 +13,16 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
 from lambda_inbox._internal.deadline import Deadline
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.report import PENDING, Pending
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._report import PENDING, Pending
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from mypy_boto3_sqs import SQSClient
 
+    from lambda_inbox._errors import PoisonMessage
+    from lambda_inbox._outcomes import MessageResult
     from lambda_inbox._sources.identity import Delivery
-    from lambda_inbox.errors import PoisonMessage
-    from lambda_inbox.outcomes import MessageResult
     from lambda_inbox.store import InboxStore
 
 

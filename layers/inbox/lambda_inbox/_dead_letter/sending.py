@@ -13,17 +13,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lambda_inbox._dead_letter.batches import send_each, send_sqs_batch, sqs_batches
-from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import out_of_time, settled, skipped
+from lambda_inbox._errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._report import out_of_time, settled, skipped
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from mypy_boto3_sqs import SQSClient
 
     from lambda_inbox._internal.deadline import Deadline
+    from lambda_inbox._messages import InboundMessage
     from lambda_inbox._sources.identity import Delivery
-    from lambda_inbox.messages import InboundMessage
     from lambda_inbox.store import InboxStore
 
 Poison = tuple["Delivery", PoisonMessage, bool]

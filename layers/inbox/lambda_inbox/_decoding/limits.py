@@ -31,9 +31,9 @@ import re
 import zlib
 from typing import TYPE_CHECKING
 
+from lambda_inbox._errors import ConfigurationError, ErrorCode, UndecodableBody
 from lambda_inbox._internal.deadline import DECODING
 from lambda_inbox._internal.settings import _Settings
-from lambda_inbox.errors import ConfigurationError, ErrorCode, UndecodableBody
 
 if TYPE_CHECKING:
     from lambda_inbox._internal.deadline import Clock

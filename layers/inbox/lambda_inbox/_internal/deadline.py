@@ -27,8 +27,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NamedTuple, Protocol, TypeVar
 
+from lambda_inbox._errors import DeadlineReached
 from lambda_inbox._internal.settings import RetryPolicy
-from lambda_inbox.errors import DeadlineReached
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ import random
 from datetime import timedelta
 from typing import Any, Self
 
-from lambda_inbox.errors import ConfigurationError
+from lambda_inbox._errors import ConfigurationError
 
 
 class _Settings:

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from lambda_inbox._errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
 from lambda_inbox._leases.policy import LeasePolicy, lease_policy
-from lambda_inbox.errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import Pending, out_of_time, settled, skipped
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._report import Pending, out_of_time, settled, skipped
 from lambda_inbox.store import InboxRecord
 from lambda_inbox.store._leases import Claim, ClaimState, LeaseWrites
 
@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from lambda_inbox._commit.decision import Decision
     from lambda_inbox._dead_letter.queue import DeadLettering
     from lambda_inbox._internal.deadline import Deadline
+    from lambda_inbox._report import BatchView
     from lambda_inbox._telemetry import Telemetry
-    from lambda_inbox.report import BatchView
-    from lambda_inbox.triage import Triage
+    from lambda_inbox._triage import Triage
 
 __all__ = [
     "Claim",

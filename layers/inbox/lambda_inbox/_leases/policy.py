@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+from lambda_inbox._errors import ConfigurationError
 from lambda_inbox._internal.settings import _Settings
-from lambda_inbox.errors import ConfigurationError
 
 
 class LeasePolicy(_Settings):

@@ -19,11 +19,11 @@ from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_inbox._dead_letter.batches import chunks
+from lambda_inbox._errors import DeadlineReached
 from lambda_inbox._internal.deadline import Deadline
 from lambda_inbox._internal.settings import RetryPolicy
 from lambda_inbox._outbox.destinations import Destination
 from lambda_inbox._sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE
-from lambda_inbox.errors import DeadlineReached
 from lambda_inbox.store._outbox_item import OutboxMessage
 
 __all__ = ["MESSAGE_ID_ATTRIBUTE", "Delivered", "Refusal", "Sender", "chunks", "deliver"]

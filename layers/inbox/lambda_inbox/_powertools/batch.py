@@ -25,8 +25,8 @@ from aws_lambda_powertools.utilities.batch.base import BasePartialBatchProcessor
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from lambda_inbox._commit.decision import MessageReader
-from lambda_inbox.consumer import InboxConsumer
-from lambda_inbox.errors import ConfigurationError, InboxError
+from lambda_inbox._consumer import InboxConsumer
+from lambda_inbox._errors import ConfigurationError, InboxError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,11 +35,11 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parser.envelopes.base import BaseEnvelope
 
     from lambda_inbox._commit.unit_of_work import UnitOfWork
+    from lambda_inbox._config import InboxConfig
+    from lambda_inbox._messages import InboundMessage
+    from lambda_inbox._options import Clients, Observability
     from lambda_inbox._sources.envelopes import EnvelopeName
     from lambda_inbox._sources.identity import KeyExtractor, KeyStrategy
-    from lambda_inbox.config import InboxConfig
-    from lambda_inbox.messages import InboundMessage
-    from lambda_inbox.options import Clients, Observability
 
 #: The first Powertools whose batch utility reads Kafka events (`EventType.Kafka`).
 KAFKA_POWERTOOLS = "3.26.0"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.errors import ErrorCode, PoisonMessage
+from lambda_inbox._errors import ErrorCode, PoisonMessage
 from lambda_inbox.store.powertools_records import COMPLETED_BY_POWERTOOLS, not_completed, record_key
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lambda_inbox.errors import UnsupportedEvent
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult
+from lambda_inbox._errors import UnsupportedEvent
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import MessageResult
 
 if TYPE_CHECKING:
     from lambda_inbox._sources.kinesis import AggregateProgress, KinesisBatch

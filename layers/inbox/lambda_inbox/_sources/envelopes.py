@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
+from lambda_inbox._errors import ErrorCode, PoisonMessage, UndecodableBody
+from lambda_inbox._messages import CURRENT_ENVELOPE, UNCHECKED_BYTES, InboundMessage
 from lambda_inbox._sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE, outbox_message_id_of
-from lambda_inbox.errors import ErrorCode, PoisonMessage, UndecodableBody
-from lambda_inbox.messages import CURRENT_ENVELOPE, UNCHECKED_BYTES, InboundMessage
 
 EnvelopeName = Literal["sns", "eventbridge", "s3"]
 ENVELOPES: tuple[EnvelopeName, ...] = ("sns", "eventbridge", "s3")
@@ -273,7 +273,7 @@ def envelope_setting(value: object) -> tuple[EnvelopeName | None, bool]:
         ):
             got += f", a subclass of {base.__qualname__} (its parse may differ: pass {base.__qualname__})"
             break
-    from lambda_inbox.errors import ConfigurationError
+    from lambda_inbox._errors import ConfigurationError
 
     raise ConfigurationError(
         f'envelope must be "sns", "eventbridge", "s3", None, or one of Powertools\' {accepted}; '

@@ -7,7 +7,7 @@ import base64
 import binascii
 import json
 
-from lambda_inbox.messages import AttributeValue
+from lambda_inbox._messages import AttributeValue
 
 #: What a Kinesis record aggregated by the Kinesis Producer Library starts with (`aggregation`).
 KPL_MAGIC = b"\xf3\x89\x9a\xc2"

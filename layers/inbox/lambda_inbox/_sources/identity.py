@@ -26,9 +26,9 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from lambda_inbox._errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
+from lambda_inbox._messages import CURRENT_ENVELOPE, InboundMessage
 from lambda_inbox._sources.senders import scoped, untrusted_reason
-from lambda_inbox.errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
-from lambda_inbox.messages import CURRENT_ENVELOPE, InboundMessage
 
 IDEMPOTENCY_KEY_ATTRIBUTE = "idempotency-key"
 #: The attribute an outbox relay gives every message: the outbox message id.

@@ -14,11 +14,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._errors import MalformedRecord
+from lambda_inbox._messages import AttributeValue, InboundMessage
+from lambda_inbox._outcomes import MessageResult
 from lambda_inbox._sources.fields import base64_bytes, raw_text, string_attribute
 from lambda_inbox._sources.redriven import is_sqs_text
-from lambda_inbox.errors import MalformedRecord
-from lambda_inbox.messages import AttributeValue, InboundMessage
-from lambda_inbox.outcomes import MessageResult
 
 if TYPE_CHECKING:
     from lambda_inbox._sources.values import ValueFormats

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lambda_inbox._errors import ErrorCode, MalformedRecord
+from lambda_inbox._messages import AttributeValue, InboundMessage
+from lambda_inbox._outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox._sources.fields import KPL_MAGIC, base64_bytes, raw_text, string_attribute
 from lambda_inbox._sources.streams import numbered, required_text, stream_records, text_or_none
-from lambda_inbox.errors import ErrorCode, MalformedRecord
-from lambda_inbox.messages import AttributeValue, InboundMessage
-from lambda_inbox.outcomes import DEADLINE_DETAIL, MessageResult, Outcome
 
 if TYPE_CHECKING:
     from lambda_inbox._internal.deadline import Deadline

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 from lambda_inbox._internal.limits import SQS_MAX_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
-    from lambda_inbox.errors import PoisonMessage
-    from lambda_inbox.messages import AttributeValue
+    from lambda_inbox._errors import PoisonMessage
+    from lambda_inbox._messages import AttributeValue
 
 #: How to get the original bytes of a dead letter's body back (the module docstring).
 BODY_ENCODING_ATTRIBUTE = "inbox-body-encoding"

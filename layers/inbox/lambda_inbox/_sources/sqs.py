@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._config import FifoFailureMode
+from lambda_inbox._errors import MalformedRecord
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import MessageResult
 from lambda_inbox._sources.redriven import body_bytes, original_attributes
 from lambda_inbox._sources.senders import sender_of
-from lambda_inbox.config import FifoFailureMode
-from lambda_inbox.errors import MalformedRecord
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult
 
 if TYPE_CHECKING:
     from lambda_inbox._sources.envelopes import EnvelopeName

@@ -23,10 +23,10 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from lambda_inbox._errors import ErrorCode, MalformedRecord, UndecodableBody
+from lambda_inbox._messages import AttributeValue, InboundMessage
+from lambda_inbox._outcomes import MessageResult
 from lambda_inbox._sources.fields import string_attribute
-from lambda_inbox.errors import ErrorCode, MalformedRecord, UndecodableBody
-from lambda_inbox.messages import AttributeValue, InboundMessage
-from lambda_inbox.outcomes import MessageResult
 
 #: The parts of a DynamoDB stream record's `dynamodb` object in its payload document.
 STREAM_IMAGES = ("Keys", "NewImage", "OldImage")

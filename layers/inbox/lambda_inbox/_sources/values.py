@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lambda_inbox.errors import ConfigurationError, ErrorCode, UndecodableBody, truncate
-from lambda_inbox.messages import UNCHECKED_BYTES
+from lambda_inbox._errors import ConfigurationError, ErrorCode, UndecodableBody, truncate
+from lambda_inbox._messages import UNCHECKED_BYTES
 
 Format = Literal["JSON", "AVRO", "PROTOBUF"]
 FORMATS: tuple[Format, ...] = ("JSON", "AVRO", "PROTOBUF")

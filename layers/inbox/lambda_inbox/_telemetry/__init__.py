@@ -23,8 +23,8 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import EphemeralMetrics
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import ALWAYS_LOGGED, MessageResult, Outcome
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import ALWAYS_LOGGED, MessageResult, Outcome
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer

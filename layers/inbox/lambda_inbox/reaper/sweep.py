@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lambda_inbox._dead_letter.queue import DeadLetterQueue
+from lambda_inbox._errors import DeadlineReached, ErrorCode, short_error
 from lambda_inbox._internal.deadline import Deadline
-from lambda_inbox.errors import DeadlineReached, ErrorCode, short_error
-from lambda_inbox.messages import InboundMessage
+from lambda_inbox._messages import InboundMessage
 from lambda_inbox.reaper.settings import ReaperSettings
 from lambda_inbox.reaper.summary import ConsumerCounts, ReapSummary
 from lambda_inbox.store import (

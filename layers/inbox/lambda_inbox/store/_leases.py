@@ -29,7 +29,7 @@ from lambda_inbox.store.record import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from lambda_inbox.messages import InboundMessage
+    from lambda_inbox._messages import InboundMessage
 
 #: Optimistic claim rounds before a contended key is reported `in_progress`.
 _CLAIM_ROUNDS = 3

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Required, TypedDict
 
-from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox._errors import UnitOfWorkError
 from lambda_inbox.store.attribute_values import deserialize_item
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.config import FAILED_RETENTION
+from lambda_inbox._config import FAILED_RETENTION
 from lambda_inbox.store.record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SK,

@@ -25,7 +25,7 @@ from functools import cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.errors import UnitOfWorkError
+from lambda_inbox._errors import UnitOfWorkError
 
 if TYPE_CHECKING:
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer

@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lambda_inbox.config import MAX_TRANSACTION_ACTIONS
+from lambda_inbox._config import MAX_TRANSACTION_ACTIONS
 from lambda_inbox.store.record import PARTITION_KEY, TTL_ATTRIBUTE, InboxRecord, Status, utc_iso
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from lambda_inbox.messages import InboundMessage
+    from lambda_inbox._messages import InboundMessage
 
 CONDITION_FAILED = "ConditionalCheckFailed"
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox._config import FAILED_RETENTION
 from lambda_inbox._internal.settings import RetryPolicy
-from lambda_inbox.config import FAILED_RETENTION
 from lambda_inbox.store.attribute_values import ItemIdentity, item_identity
 from lambda_inbox.store.record import (
     PARTITION_KEY,
@@ -29,8 +29,8 @@ from lambda_inbox.store.record import (
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from lambda_inbox.config import InboxConfig
-    from lambda_inbox.messages import InboundMessage
+    from lambda_inbox._config import InboxConfig
+    from lambda_inbox._messages import InboundMessage
 
 BATCH_GET_LIMIT = 100
 _BATCH_GET_ROUNDS = 8

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lambda_inbox.errors import short_error
+from lambda_inbox._errors import short_error
 from lambda_inbox.store.record import PARTITION_KEY, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from lambda_inbox._config import InboxConfig
     from lambda_inbox._internal.deadline import Deadline
-    from lambda_inbox.config import InboxConfig
 
 
 class AggregateProgressStore:

@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from lambda_inbox._config import DuplicateRead
+from lambda_inbox._errors import ErrorCode, PoisonMessage
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._report import Pending, settled, skipped
 from lambda_inbox._sources.identity import Delivery
-from lambda_inbox.config import DuplicateRead
-from lambda_inbox.errors import ErrorCode, PoisonMessage
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import Pending, settled, skipped
 from lambda_inbox.store import InboxRecord, Status
 
 if TYPE_CHECKING:
     from lambda_inbox._dead_letter.queue import DeadLettering
-    from lambda_inbox.messages import InboundMessage
-    from lambda_inbox.report import BatchView
+    from lambda_inbox._messages import InboundMessage
+    from lambda_inbox._report import BatchView
 
 MISMATCH_REASON = "a different payload was already processed under this message key"
 LEADER_FAILED_DETAIL = "an earlier delivery of this key in the batch did not finish"

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Protocol
 
+from lambda_inbox._errors import ErrorCode
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import ALWAYS_LOGGED, DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox._sources.identity import Delivery
-from lambda_inbox.errors import ErrorCode
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import ALWAYS_LOGGED, DEADLINE_DETAIL, MessageResult, Outcome
 
 if TYPE_CHECKING:
     from lambda_inbox._telemetry import Telemetry

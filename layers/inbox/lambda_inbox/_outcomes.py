@@ -5,7 +5,7 @@
 from enum import StrEnum
 from typing import NamedTuple
 
-from lambda_inbox.messages import InboundMessage
+from lambda_inbox._messages import InboundMessage
 
 
 class Outcome(StrEnum):

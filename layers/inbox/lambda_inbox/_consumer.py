@@ -17,9 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
 from lambda_inbox._commit.decision import DecideFunction, Decider, M, OnConditionFailed
+from lambda_inbox._config import InboxConfig
 from lambda_inbox._dead_letter.queue import DeadLetterQueue
+from lambda_inbox._errors import ConfigurationError
 from lambda_inbox._internal.aws_clients import bounded, bounded_dynamodb_client, sqs_client
 from lambda_inbox._internal.deadline import DECODING, BoundedCalls, Deadline
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import MessageResult
+from lambda_inbox._pipeline import Pipeline
 from lambda_inbox._sources import (
     DynamoDBStreamsSource,
     EventSource,
@@ -31,11 +36,6 @@ from lambda_inbox._sources.identity import KeyExtractor, KeyStrategy
 from lambda_inbox._sources.senders import principals
 from lambda_inbox._sources.sqs import SqsSource
 from lambda_inbox._telemetry import Telemetry
-from lambda_inbox.config import InboxConfig
-from lambda_inbox.errors import ConfigurationError
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.pipeline import Pipeline
 from lambda_inbox.store import InboxStore
 
 #: Puts of a `CreatesItem` batch sent at once: botocore's default `max_pool_connections`, and
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
     from lambda_inbox._commit.creates import CreatedItems
     from lambda_inbox._leases.leased import Leases
+    from lambda_inbox._options import Clients, CreatesItem, Decide, Leased, Observability
     from lambda_inbox._sources.envelopes import EnvelopeName
-    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
 
 
 class InboxConsumer(Generic[M]):
@@ -132,7 +132,7 @@ class InboxConsumer(Generic[M]):
             DynamoDBStreamsSource(),
         )
         """The event sources `handle` recognises, in the order it tries them."""
-        from lambda_inbox.options import parser  # the checks run once, when built
+        from lambda_inbox._options import parser  # the checks run once, when built
 
         store = InboxStore.from_config(self.dynamodb, config)
         if config.commit.migrating_from is not None:  # a cut-over from Powertools' @idempotent
@@ -172,7 +172,7 @@ class InboxConsumer(Generic[M]):
 
         if not callable(getattr(leased, "side_effect", None)):
             raise ConfigurationError("leased=Leased(side_effect, ...) needs a callable side_effect")
-        from lambda_inbox.options import require_arity
+        from lambda_inbox._options import require_arity
 
         require_arity(leased.side_effect, 2, "side_effect", "(payload, lease)")
         policy = lease_policy(leased.lease)
@@ -241,7 +241,7 @@ def _key_strategy(key: str | KeyExtractor | KeyStrategy | None) -> KeyStrategy:
     if isinstance(key, KeyStrategy):
         return key
     if callable(key):
-        from lambda_inbox.options import require_arity
+        from lambda_inbox._options import require_arity
 
         require_arity(key, 1, "key", "(payload)")
     return KeyStrategy.from_body(key)
@@ -252,7 +252,7 @@ def _decision(
 ) -> tuple[DecideFunction[M], OnConditionFailed[M] | None, CreatedItems[M] | None]:
     """The decide function, the business outcome's and the created items' puts, from a
     function, a `Decide` or a `CreatesItem`."""
-    from lambda_inbox.options import require_arity
+    from lambda_inbox._options import require_arity
 
     if callable(decide):
         require_arity(decide, 2, "decide", "(payload, uow)")
@@ -263,7 +263,7 @@ def _decision(
             shape = "(payload, failed, uow)"
             require_arity(decide.on_condition_failed, 3, "on_condition_failed", shape)
         return decide.decide, decide.on_condition_failed, None  # type: ignore[union-attr]
-    from lambda_inbox.options import CreatesItem  # loaded when a consumer names a group
+    from lambda_inbox._options import CreatesItem  # loaded when a consumer names a group
 
     if isinstance(decide, CreatesItem):
         from lambda_inbox._commit.creates import CreatedItems  # CreatesItem consumers only

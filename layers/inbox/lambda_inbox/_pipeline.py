@@ -24,28 +24,28 @@ from lambda_inbox._commit.committer import Committer
 from lambda_inbox._commit.decision import Decider, Decision
 from lambda_inbox._commit.planner import plan_waves
 from lambda_inbox._dead_letter.queue import DeadLettering
-from lambda_inbox._sources.identity import Delivery, KeyStrategy, identify
-from lambda_inbox.errors import (
+from lambda_inbox._errors import (
     DeadlineReached,
     ErrorCode,
     HandlerFailed,
     PoisonMessage,
     truncate,
 )
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.report import BatchReport, out_of_time, settled
-from lambda_inbox.triage import ReadFirst, Triage
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._report import BatchReport, out_of_time, settled
+from lambda_inbox._sources.identity import Delivery, KeyStrategy, identify
+from lambda_inbox._triage import ReadFirst, Triage
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from lambda_inbox._commit.send import CommitAttempt
+    from lambda_inbox._config import InboxConfig
     from lambda_inbox._dead_letter.queue import DeadLetterQueue
     from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox._leases.leased import Leases
+    from lambda_inbox._messages import InboundMessage
     from lambda_inbox._telemetry import Telemetry
-    from lambda_inbox.config import InboxConfig
-    from lambda_inbox.messages import InboundMessage
     from lambda_inbox.store import InboxRecord, InboxStore
 
 M = TypeVar("M")

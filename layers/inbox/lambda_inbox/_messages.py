@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from lambda_inbox.errors import ErrorCode, PoisonMessage, UndecodableBody
+from lambda_inbox._errors import ErrorCode, PoisonMessage, UndecodableBody
 
 #: SQS `SendMessage` attribute values: {"DataType": ..., "StringValue" | "BinaryValue": ...}.
 AttributeValue = dict[str, Any]
