@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from lambda_inbox import UnitOfWork, UnitOfWorkError
 from lambda_inbox.store import item_size
-from lambda_inbox.store.attribute_values import attribute_size, number_size, sized
+from lambda_inbox.store._attribute_values import attribute_size, number_size, sized
 
 SERIALIZER = TypeSerializer()
 

@@ -85,7 +85,7 @@ ON_FIRST_USE = (
     "lambda_inbox._leases.leased",  # leased mode
     "lambda_inbox.store._leases",
     "lambda_inbox.store._reaper_claims",
-    "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads
+    "lambda_inbox.store._open_index",  # the reaper's and the command line's index reads
     "lambda_inbox.reaper",
     "lambda_inbox.store._outbox_item",  # the first outbox request
     "lambda_inbox._outbox.relay",
@@ -94,7 +94,7 @@ ON_FIRST_USE = (
     "lambda_inbox._dead_letter.envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
     "lambda_inbox._commit.creates",  # a CreatesItem consumer
-    "lambda_inbox.store.created_item",
+    "lambda_inbox.store._created_item",
 )
 #: What `import lambda_inbox` leaves to `InboxConsumer`: the consumer and the stages it assembles
 #: (the reaper, the relay, the command line and a test of a handler's writes never load them).
@@ -162,7 +162,7 @@ def test_library_named_tuples_have_evaluated_annotations() -> None:
         "from lambda_inbox import LeasePolicy",
         "import lambda_inbox.reaper",
         "import lambda_inbox.store._leases, lambda_inbox.store._reaper_claims, "
-        "lambda_inbox.store.open_index",
+        "lambda_inbox.store._open_index",
     ],
 )
 def test_no_library_module_loads_the_tooling(statement: str) -> None:
@@ -174,17 +174,17 @@ def test_the_layer_folder_holds_the_library_only() -> None:
     library = PACKAGES["lambda_inbox"]
     folders = sorted(p.name for p in library.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == [
+        "_commit",
+        "_dead_letter",
+        "_decoding",
         "_internal",
-        "commit",
-        "dead_letter",
-        "decoding",
-        "leases",
-        "outbox",
-        "powertools",
+        "_leases",
+        "_outbox",
+        "_powertools",
+        "_sources",
+        "_telemetry",
         "reaper",
-        "sources",
         "store",
-        "telemetry",
     ]
     assert sorted(p.name for p in library.parent.iterdir() if not p.name.endswith(IGNORED)) == [
         "Makefile",

@@ -24,7 +24,7 @@ from devkit.emf import emf_records
 from devkit.events import sqs_event, sqs_record
 from devkit.paths import REPO_ROOT
 from lambda_inbox import OutboxRelay, UnitOfWork
-from lambda_inbox.reaper.summary import ReapSummary, emit_metrics
+from lambda_inbox.reaper._summary import ReapSummary, emit_metrics
 from lambda_inbox.store._outbox_item import outbox_put
 from lambda_inbox_tools.local.cfn import load_template
 from lambda_inbox_tools.testing import (

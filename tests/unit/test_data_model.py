@@ -14,8 +14,8 @@ from lambda_inbox import InboxConfig
 from lambda_inbox._internal.deadline import Deadline
 from lambda_inbox.store import InboxRecord, Status
 from lambda_inbox.store._outbox_item import outbox_put
+from lambda_inbox.store._progress import AggregateProgressStore
 from lambda_inbox.store._reaper_claims import ReaperClaims
-from lambda_inbox.store.progress import AggregateProgressStore
 
 #: An attribute as the data model lists it: its name, then its type in parentheses.
 DOCUMENTED = re.compile(r"`([a-z_]+)` \(")

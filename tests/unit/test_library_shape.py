@@ -88,7 +88,7 @@ def circles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
 
 
 #: The only module that writes a batch's report; the stages return their results to it.
-REPORT_WRITER = "pipeline.py"
+REPORT_WRITER = "_pipeline.py"
 
 
 def report_writers(library: Path) -> list[str]:

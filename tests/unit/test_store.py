@@ -21,8 +21,8 @@ from lambda_inbox.store import (
     open_index_shard,
     open_records,
 )
-from lambda_inbox.store.inbox import result_text
-from lambda_inbox.store.record import utc_iso
+from lambda_inbox.store._inbox import result_text
+from lambda_inbox.store._record import utc_iso
 
 CONSUMER = "store-test"
 

@@ -11,7 +11,7 @@ import pytest
 from lambda_inbox import ConditionFailures, FailedCondition, UnitOfWork, UnitOfWorkError
 from lambda_inbox._commit.actions import WriteAction
 from lambda_inbox._commit.unit_of_work import MAX_HANDLER_ACTIONS
-from lambda_inbox.store.attribute_values import item_identity
+from lambda_inbox.store._attribute_values import item_identity
 
 KEY = {"pk": "SKU#A", "sk": "STOCK"}
 

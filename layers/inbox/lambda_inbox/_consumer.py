@@ -219,7 +219,7 @@ class InboxConsumer(Generic[M]):
     ) -> list[MessageResult]:
         """A Kinesis batch, a chunk at a time; what to redeliver."""
         from lambda_inbox._sources.kinesis import CHUNK_MESSAGES, process_in_chunks
-        from lambda_inbox.store.progress import AggregateProgressStore
+        from lambda_inbox.store._progress import AggregateProgressStore
 
         deadline = Deadline.from_context(context, self.config.retry, calls=self.calls)
         logger = self.telemetry.logger

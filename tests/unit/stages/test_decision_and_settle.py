@@ -20,7 +20,7 @@ from lambda_inbox._errors import (
     UndecodableBody,
 )
 from lambda_inbox._sources.identity import Delivery
-from lambda_inbox.store.attribute_values import item_identity
+from lambda_inbox.store._attribute_values import item_identity
 from tests.unit.stages.fakes import delivery, msg
 
 

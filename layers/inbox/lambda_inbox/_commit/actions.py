@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from lambda_inbox._errors import UnitOfWorkError
-from lambda_inbox.store.attribute_values import item_identity
+from lambda_inbox.store._attribute_values import item_identity
 
 ActionKind = Literal["Put", "Update", "Delete", "ConditionCheck"]
 #: `ADD path :value[, path :value ...]` and nothing else (paths may be nested: `a.b`, `#n[0]`).

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lambda_inbox._errors import UnitOfWorkError
-from lambda_inbox.store.created_item import (
+from lambda_inbox.store._created_item import (
     RETURN_STORED_ITEM,
     created_attributes,
     created_condition,

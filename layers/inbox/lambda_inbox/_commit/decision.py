@@ -24,7 +24,7 @@ from lambda_inbox._errors import (
 )
 from lambda_inbox._messages import CURRENT_ENVELOPE
 from lambda_inbox._sources.identity import Delivery
-from lambda_inbox.store.attribute_values import ItemIdentity
+from lambda_inbox.store._attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
     from lambda_inbox._commit.creates import CreatedItems

@@ -17,7 +17,7 @@ from typing import Any
 from lambda_inbox._commit.actions import ActionKind, WriteAction, commuting_shape, where
 from lambda_inbox._config import MAX_ITEM_BYTES
 from lambda_inbox._errors import UnitOfWorkError
-from lambda_inbox.store.attribute_values import (
+from lambda_inbox.store._attribute_values import (
     SIZING_ERRORS,
     sized,
     text_size,

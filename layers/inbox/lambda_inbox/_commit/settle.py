@@ -18,7 +18,7 @@ from lambda_inbox._commit.send import (
     CommitAttempt,
     CommitStatus,
 )
-from lambda_inbox.store.attribute_values import deserialize_item
+from lambda_inbox.store._attribute_values import deserialize_item
 
 #: Marks the inbox record's action in a transaction's owner map.
 INBOX_ACTION = -1

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from lambda_inbox._commit.actions import merge_commuting
 from lambda_inbox._commit.send import PreparedPut, PreparedTransaction
 from lambda_inbox._commit.settle import INBOX_ACTION
-from lambda_inbox.store.attribute_values import ItemIdentity
+from lambda_inbox.store._attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
     from lambda_inbox._commit.decision import Decision

@@ -17,7 +17,7 @@ from lambda_inbox._config import (
     MAX_TRANSACTION_BYTES,
 )
 from lambda_inbox._errors import UnitOfWorkError
-from lambda_inbox.store.attribute_values import ItemIdentity
+from lambda_inbox.store._attribute_values import ItemIdentity
 
 if TYPE_CHECKING:
     from lambda_inbox.store._outbox_item import OutboxRequest

@@ -12,7 +12,7 @@ from lambda_inbox._errors import ErrorCode, HandlerFailed, PoisonMessage
 from lambda_inbox._outcomes import MessageResult, Outcome
 from lambda_inbox._report import Pending, settled
 from lambda_inbox.store import InboxRecord, Status
-from lambda_inbox.store.attribute_values import deserialize_item
+from lambda_inbox.store._attribute_values import deserialize_item
 
 if TYPE_CHECKING:
     from lambda_inbox._commit.decision import Decider, Decision
@@ -90,7 +90,7 @@ class FinalVerdicts(Generic[M]):
         """A `CreatesItem` put found its item: made by this consumer, a duplicate (or a
         conflict, when the fingerprints differ); otherwise a business outcome, as a failed
         domain condition is."""
-        from lambda_inbox.store.created_item import created_record  # CreatesItem consumers'
+        from lambda_inbox.store._created_item import created_record  # CreatesItem consumers'
 
         stored = deserialize_item(verdict.stored) if verdict.stored else {}
         record = created_record(stored)

@@ -135,7 +135,7 @@ def _entry(queue: DeadLetterQueue, delivery: Delivery, poison: PoisonMessage) ->
 def record_failed(stage: DeadLettering, entries: list[Poison]) -> None:
     """The FAILED records of what was dead-lettered, together; best effort: the messages are
     safe in the DLQ, the records are a convenience."""
-    from lambda_inbox.store.failed import failed_put, put_together
+    from lambda_inbox.store._failed import failed_put, put_together
 
     now = stage.now()
     puts = [

@@ -16,7 +16,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lambda_inbox._errors import ErrorCode, PoisonMessage
-from lambda_inbox.store.powertools_records import COMPLETED_BY_POWERTOOLS, not_completed, record_key
+from lambda_inbox.store._powertools_records import (
+    COMPLETED_BY_POWERTOOLS,
+    not_completed,
+    record_key,
+)
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import (

@@ -124,7 +124,7 @@ def stream_document(record: Mapping[str, Any]) -> dict[str, Any]:
     `OldImage` it carries as plain values (None when absent) and its `userIdentity` (None when
     absent; a TTL deletion names the service `dynamodb.amazonaws.com`). `UndecodableBody`
     (`malformed_json`) for a record whose images are not valid DynamoDB JSON."""
-    from lambda_inbox.store.attribute_values import MalformedAttributeValue, read_image
+    from lambda_inbox.store._attribute_values import MalformedAttributeValue, read_image
 
     change = record.get("dynamodb")
     if not isinstance(change, Mapping):

@@ -8,7 +8,7 @@ partition key `pk` (S) only, on demand; TTL on `expires_at`; the sparse global s
 `open-records` (`gsi_open_pk` HASH, `gsi_open_sk` RANGE, projection ALL), which holds open
 records only. Reads treat `expires_at < now` as absent: TTL deletion lags by days.
 
-**The inbox record** (`record.InboxRecord`; key `pk = "{consumer}#{message_key}"`):
+**The inbox record** (`InboxRecord`; key `pk = "{consumer}#{message_key}"`):
 
 - `pk` (S): the key.
 - `consumer` (S), `message_key` (S), `status` (S: COMPLETED, IN_PROGRESS or FAILED).
@@ -31,15 +31,15 @@ records only. Reads treat `expires_at < now` as absent: TTL deletion lags by day
 
 Its writes, each conditional: the completion put, in the batch's transaction (the record is
 absent, expired or FAILED; in leased mode, still this owner's lease; `ALL_OLD` on failure);
-a FAILED record (`failed`: never over a live COMPLETED one); the lease claim (one condition per
+a FAILED record (`_failed`: never over a live COMPLETED one); the lease claim (one condition per
 state read) and a failed attempt (still this owner's); the reaper's reap of an expired lease
 (unchanged since read), its claim (FAILED, not dead-lettered, no live claim) and its settle
 (its own claim).
 
-**The open-records index** (`open_index`): every status and every one of the 16 shards is
+**The open-records index** (`_open_index`): every status and every one of the 16 shards is
 queried, `since`/`until` bounding the sort key, pages merged by `gsi_open_sk`; never a scan.
 
-**The aggregate's progress** (`progress`; key `pk = "#aggregate#{consumer}#{eventID}"`):
+**The aggregate's progress** (`_progress`; key `pk = "#aggregate#{consumer}#{eventID}"`):
 
 - `next_index` (N): the first user record of a KPL aggregate not known to be settled, never
   lowered; `expires_at` after `Retention.completed`.
@@ -53,15 +53,15 @@ if new; the TTL attribute (`expires_at` unless named) is its creation + 7 days.
 - `outbox_created_at` (N, epoch seconds).
 - `outbox_event_source` (S), `outbox_detail_type` (S): an EventBridge event's.
 
-**Sizes** (`attribute_values`): each DynamoDB type's size once (a number's as an upper bound
+**Sizes** (`_attribute_values`): each DynamoDB type's size once (a number's as an upper bound
 of AWS's rule), and an item's (`item_size`), for the 400 KB item and 4 MB transaction limits.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.store.attribute_values import item_size
-from lambda_inbox.store.inbox import BATCH_GET_LIMIT, InboxStore, get_record
-from lambda_inbox.store.record import (
+from lambda_inbox.store._attribute_values import item_size
+from lambda_inbox.store._inbox import BATCH_GET_LIMIT, InboxStore, get_record
+from lambda_inbox.store._record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SHARDS,
     OPEN_INDEX_SK,
@@ -104,7 +104,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from lambda_inbox.store.open_index import (
+    from lambda_inbox.store._open_index import (
         attention_records,
         create_inbox_table,
         open_records,
@@ -114,7 +114,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name in ("attention_records", "create_inbox_table", "open_records", "open_records_of_shard"):
-        from lambda_inbox.store import open_index
+        from lambda_inbox.store import _open_index
 
-        return getattr(open_index, name)
+        return getattr(_open_index, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.store.inbox import get_record
-from lambda_inbox.store.record import (
+from lambda_inbox.store._inbox import get_record
+from lambda_inbox.store._record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SK,
     PARTITION_KEY,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 from lambda_inbox._errors import UnitOfWorkError
-from lambda_inbox.store.attribute_values import deserialize_item
+from lambda_inbox.store._attribute_values import deserialize_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

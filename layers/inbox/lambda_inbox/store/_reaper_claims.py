@@ -11,7 +11,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from lambda_inbox._config import FAILED_RETENTION
-from lambda_inbox.store.record import (
+from lambda_inbox.store._record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SK,
     PARTITION_KEY,

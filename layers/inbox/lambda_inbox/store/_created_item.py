@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lambda_inbox.store.record import InboxRecord, Status
+from lambda_inbox.store._record import InboxRecord, Status
 
 CONSUMER_ATTRIBUTE = "inbox_consumer"
 MESSAGE_KEY_ATTRIBUTE = "inbox_message_key"

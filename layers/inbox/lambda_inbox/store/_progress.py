@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lambda_inbox._errors import short_error
-from lambda_inbox.store.record import PARTITION_KEY, TTL_ATTRIBUTE
+from lambda_inbox.store._record import PARTITION_KEY, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lambda_inbox._config import MAX_TRANSACTION_ACTIONS
-from lambda_inbox.store.record import PARTITION_KEY, TTL_ATTRIBUTE, InboxRecord, Status, utc_iso
+from lambda_inbox.store._record import PARTITION_KEY, TTL_ATTRIBUTE, InboxRecord, Status, utc_iso
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from lambda_inbox.store.record import (
+from lambda_inbox.store._record import (
     OPEN_INDEX_PK,
     OPEN_INDEX_SHARDS,
     OPEN_INDEX_SK,

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from lambda_inbox._config import FAILED_RETENTION
 from lambda_inbox._internal.settings import RetryPolicy
-from lambda_inbox.store.attribute_values import ItemIdentity, item_identity
-from lambda_inbox.store.record import (
+from lambda_inbox.store._attribute_values import ItemIdentity, item_identity
+from lambda_inbox.store._record import (
     PARTITION_KEY,
     TTL_ATTRIBUTE,
     InboxRecord,
@@ -223,7 +223,7 @@ class InboxStore:
         """Record a message as FAILED (`failed.failed_put`, whose keywords `details` are: an
         incident artifact with a bounded snapshot, removed by TTL after the failed-record
         retention); False when a live COMPLETED record holds its key (never overwritten)."""
-        from lambda_inbox.store.failed import failed_put, put_together  # the first poison's
+        from lambda_inbox.store._failed import failed_put, put_together  # the first poison's
 
         put = failed_put(self, message, message_key, fingerprint, **details)
         return put_together(self._client, [put]) == 1

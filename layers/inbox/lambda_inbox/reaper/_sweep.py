@@ -15,8 +15,8 @@ from lambda_inbox._dead_letter.queue import DeadLetterQueue
 from lambda_inbox._errors import DeadlineReached, ErrorCode, short_error
 from lambda_inbox._internal.deadline import Deadline
 from lambda_inbox._messages import InboundMessage
-from lambda_inbox.reaper.settings import ReaperSettings
-from lambda_inbox.reaper.summary import ConsumerCounts, ReapSummary
+from lambda_inbox.reaper._settings import ReaperSettings
+from lambda_inbox.reaper._summary import ConsumerCounts, ReapSummary
 from lambda_inbox.store import (
     OPEN_INDEX_SHARDS,
     InboxRecord,

@@ -19,9 +19,9 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from lambda_inbox._internal.aws_clients import dynamodb_client
-from lambda_inbox.reaper.settings import ReaperSettings
-from lambda_inbox.reaper.summary import emit_metrics
-from lambda_inbox.reaper.sweep import Reaper
+from lambda_inbox.reaper._settings import ReaperSettings
+from lambda_inbox.reaper._summary import emit_metrics
+from lambda_inbox.reaper._sweep import Reaper
 
 logger = Logger(service="inbox-reaper")
 
