@@ -241,8 +241,9 @@ def test_a_second_number_rule_is_found(tmp_path: Path) -> None:
     [
         "from lambda_inbox._commit.unit_of_work import UnitOfWork",
         "from lambda_inbox import Pipeline",
-        "import lambda_inbox.store",
+        "import lambda_inbox._commit",
         "from lambda_inbox.reaper import Reaper, sweep",
+        "from lambda_inbox.store._inbox import InboxStore",
     ],
 )
 def test_a_private_import_is_found(source: str) -> None:

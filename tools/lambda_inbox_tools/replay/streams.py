@@ -4,7 +4,7 @@ relay), or its records (an inbox consumer of the stream, `StreamReader.records`)
 An on-failure record of a stream (`DDBStreamBatchInfo`) holds no records: they are read again
 from the stream, from the first sequence number to the last, while the stream still holds them
 (24 hours). Only `INSERT` records of outbox items count, as for the relay itself
-(`lambda_inbox._outbox.relay`). Past that, the items themselves may still be in their table (until
+(`lambda_inbox.OutboxRelay`). Past that, the items themselves may still be in their table (until
 their TTL): every outbox item written while the batch's records arrived (the record's
 `approximateArrivalOf...` times, widened by `ARRIVAL_SLACK_SECONDS`), a superset at worst,
 which the receiver's inbox absorbs.
@@ -22,9 +22,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from lambda_inbox.store import epoch_of
-from lambda_inbox.store._outbox_item import (
+from lambda_inbox.store import (
     OutboxMessage,
+    epoch_of,
     outbox_message_of,
     outbox_messages_written,
 )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from lambda_inbox._internal.limits import (
+from lambda_inbox.wire import (
     MAX_BATCH_ENTRIES,
     SQS_MAX_ATTRIBUTES,
     SQS_MAX_MESSAGE_BYTES,

@@ -88,6 +88,7 @@ __all__ = [
     "TTL_ATTRIBUTE",
     "InboxRecord",
     "InboxStore",
+    "OutboxMessage",
     "Status",
     "attention_records",
     "claims_lease",
@@ -99,6 +100,8 @@ __all__ = [
     "open_index_shard",
     "open_records",
     "open_records_of_shard",
+    "outbox_message_of",
+    "outbox_messages_written",
     "record_pk",
     "utc_iso",
 ]
@@ -110,9 +113,18 @@ if TYPE_CHECKING:
         open_records,
         open_records_of_shard,
     )
+    from lambda_inbox.store._outbox_item import (
+        OutboxMessage,
+        outbox_message_of,
+        outbox_messages_written,
+    )
 
 
 def __getattr__(name: str) -> Any:
+    if name in ("OutboxMessage", "outbox_message_of", "outbox_messages_written"):
+        from lambda_inbox.store import _outbox_item
+
+        return getattr(_outbox_item, name)
     if name in ("attention_records", "create_inbox_table", "open_records", "open_records_of_shard"):
         from lambda_inbox.store import _open_index
 
