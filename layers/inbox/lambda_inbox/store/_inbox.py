@@ -44,9 +44,9 @@ _result_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 def result_text(result: Mapping[str, Any]) -> str:
     """The handler's result as stored. The usual result, one text value (`outcome="reserved"`),
-    is encoded once per value, not once per message: a second path kept under section 21's
-    1% (it saves 0.25% of a batch) only because the 0.60 M instructions per message guard has
-    no room for its cost (docs/PERFORMANCE.md, "One persistence layer")."""
+    is encoded once per value, not once per message: a second path that saves 0.25% of a batch,
+    under the 1% that keeps one, kept only because the 0.60 M instructions per message guard
+    has no room for its cost (docs/PERFORMANCE.md, "One persistence layer")."""
     if len(result) == 1:
         ((name, value),) = result.items()
         if type(value) is str and type(name) is str:
