@@ -213,7 +213,7 @@ def test_settings_compare_by_value_and_replace_checks_the_copy() -> None:
 
 def not_in_the_settings_style(classes: list[type]) -> list[str]:
     """The settings classes that do not share the one settings base (`_Settings`)."""
-    from lambda_inbox._internal.settings import _Settings
+    from lambda_inbox._internal import _Settings
 
     return [kind.__name__ for kind in classes if not issubclass(kind, _Settings)]
 

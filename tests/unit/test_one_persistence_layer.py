@@ -110,8 +110,8 @@ def claim(client):
 
 #: Each shared rule's one home: a constant expression that may stand only there.
 RULES = {
-    "256 * 1024": "layers/inbox/lambda_inbox/_internal/limits.py",
-    "2 ** round_number": "layers/inbox/lambda_inbox/_internal/settings.py",
+    "256 * 1024": "layers/inbox/lambda_inbox/_internal/__init__.py",
+    "2 ** round_number": "layers/inbox/lambda_inbox/_internal/__init__.py",
 }
 
 

@@ -17,7 +17,7 @@ from lambda_inbox._errors import (
     UnitOfWorkError,
     UnsupportedEvent,
 )
-from lambda_inbox._internal.settings import RetryPolicy
+from lambda_inbox._internal import RetryPolicy
 from lambda_inbox._messages import InboundMessage
 from lambda_inbox._outcomes import MessageResult, Outcome
 from lambda_inbox._sources.identity import KeyStrategy

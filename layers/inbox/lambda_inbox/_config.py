@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any, Literal, get_args
 
 from lambda_inbox._errors import ConfigurationError
-from lambda_inbox._internal.settings import RetryPolicy, _Settings
+from lambda_inbox._internal import RetryPolicy, _Settings
 
 FifoFailureMode = Literal["stop", "skip-group"]
 FIFO_FAILURE_MODES: tuple[FifoFailureMode, ...] = get_args(FifoFailureMode)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lambda_inbox._errors import ConfigurationError
-from lambda_inbox._internal.settings import _Settings
+from lambda_inbox._internal import _Settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

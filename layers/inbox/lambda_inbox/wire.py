@@ -10,7 +10,7 @@ from lambda_inbox._dead_letter.batches import (
     sqs_batches,
 )
 from lambda_inbox._dead_letter.envelope import send_message_request
-from lambda_inbox._internal.limits import (
+from lambda_inbox._internal import (
     MAX_BATCH_ENTRIES,
     SQS_MAX_ATTRIBUTES,
     SQS_MAX_MESSAGE_BYTES,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from botocore.exceptions import ClientError
 
-from lambda_inbox._internal.limits import MAX_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES
+from lambda_inbox._internal import MAX_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

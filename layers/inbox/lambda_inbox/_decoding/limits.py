@@ -32,8 +32,8 @@ import zlib
 from typing import TYPE_CHECKING
 
 from lambda_inbox._errors import ConfigurationError, ErrorCode, UndecodableBody
+from lambda_inbox._internal import _Settings
 from lambda_inbox._internal.deadline import DECODING
-from lambda_inbox._internal.settings import _Settings
 
 if TYPE_CHECKING:
     from lambda_inbox._internal.deadline import Clock

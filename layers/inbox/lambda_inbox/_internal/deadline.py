@@ -28,7 +28,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from lambda_inbox._errors import DeadlineReached
-from lambda_inbox._internal.settings import RetryPolicy
+from lambda_inbox._internal import RetryPolicy
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ import math
 from datetime import timedelta
 
 from lambda_inbox._errors import ConfigurationError
-from lambda_inbox._internal.settings import _Settings
+from lambda_inbox._internal import _Settings
 
 
 class LeasePolicy(_Settings):

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lambda_inbox._internal.limits import EVENTBRIDGE_MAX_ENTRY_BYTES, MAX_BATCH_ENTRIES
+from lambda_inbox._internal import EVENTBRIDGE_MAX_ENTRY_BYTES, MAX_BATCH_ENTRIES
 from lambda_inbox._outbox.destinations import Destination
 from lambda_inbox._outbox.sending import Refusal
 from lambda_inbox._sources.identity import OUTBOX_RESOURCE_PREFIX, outbox_message_id_of

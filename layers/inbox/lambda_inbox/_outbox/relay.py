@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
+from lambda_inbox._internal import RetryPolicy
 from lambda_inbox._internal.aws_clients import CLIENT_CONFIG, bounded, bounded_sqs_client
 from lambda_inbox._internal.deadline import Deadline
-from lambda_inbox._internal.settings import RetryPolicy
 from lambda_inbox._outbox.destinations import Destination, resolve
 from lambda_inbox._outbox.metrics import RelayTally
 from lambda_inbox._outbox.sending import MESSAGE_ID_ATTRIBUTE, Sender, deliver

@@ -20,8 +20,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lambda_inbox._dead_letter.batches import chunks
 from lambda_inbox._errors import DeadlineReached
+from lambda_inbox._internal import RetryPolicy
 from lambda_inbox._internal.deadline import Deadline
-from lambda_inbox._internal.settings import RetryPolicy
 from lambda_inbox._outbox.destinations import Destination
 from lambda_inbox._sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE
 from lambda_inbox.store._outbox_item import OutboxMessage

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lambda_inbox._internal.limits import MAX_BATCH_ENTRIES, SNS_MAX_MESSAGE_BYTES
+from lambda_inbox._internal import MAX_BATCH_ENTRIES, SNS_MAX_MESSAGE_BYTES
 from lambda_inbox._outbox.destinations import Destination
 from lambda_inbox._outbox.sending import (
     Refusal,

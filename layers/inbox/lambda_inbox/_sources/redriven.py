@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox._internal.limits import SQS_MAX_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES
+from lambda_inbox._internal import SQS_MAX_ATTRIBUTES, SQS_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
     from lambda_inbox._errors import PoisonMessage

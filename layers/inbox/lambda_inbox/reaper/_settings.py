@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from lambda_inbox._config import FAILED_RETENTION
 from lambda_inbox._errors import ConfigurationError
-from lambda_inbox._internal.settings import _Settings
+from lambda_inbox._internal import _Settings
 
 
 class ReaperSettings(_Settings):

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from lambda_inbox._config import FAILED_RETENTION
-from lambda_inbox._internal.settings import RetryPolicy
+from lambda_inbox._internal import RetryPolicy
 from lambda_inbox.store._attribute_values import ItemIdentity, item_identity
 from lambda_inbox.store._record import (
     PARTITION_KEY,
