@@ -31,7 +31,7 @@ from lambda_inbox import (
     RetryPolicy,
     UnitOfWork,
 )
-from lambda_inbox._sources.envelopes import EnvelopeName
+from lambda_inbox._sources import EnvelopeName
 from lambda_inbox_tools.testing import payload, sns_notification, sqs_record
 
 from .zoo_ledger import RUN, Ledger

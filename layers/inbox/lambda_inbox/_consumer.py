@@ -26,6 +26,7 @@ from lambda_inbox._messages import InboundMessage
 from lambda_inbox._outcomes import MessageResult
 from lambda_inbox._pipeline import Pipeline
 from lambda_inbox._sources import (
+    ENVELOPES,
     DynamoDBStreamsSource,
     EventSource,
     KafkaSource,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from lambda_inbox._commit.creates import CreatedItems
     from lambda_inbox._leases.leased import Leases
     from lambda_inbox._options import Clients, CreatesItem, Decide, Leased, Observability
-    from lambda_inbox._sources.envelopes import EnvelopeName
+    from lambda_inbox._sources import EnvelopeName
 
 
 class InboxConsumer(Generic[M]):
@@ -116,7 +117,7 @@ class InboxConsumer(Generic[M]):
         """The worker threads of this consumer's bounded network calls, made once."""
         formats = config.sources.value_formats
         per_image = False
-        if envelope is not None and envelope not in ("sns", "eventbridge", "s3"):
+        if envelope is not None and envelope not in ENVELOPES:
             from lambda_inbox._sources.envelopes import envelope_setting  # Powertools' envelopes
 
             envelope, per_image = envelope_setting(envelope)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from lambda_inbox._config import InboxConfig
     from lambda_inbox._messages import InboundMessage
     from lambda_inbox._options import Clients, Observability
-    from lambda_inbox._sources.envelopes import EnvelopeName
+    from lambda_inbox._sources import EnvelopeName
     from lambda_inbox._sources.identity import KeyExtractor, KeyStrategy
 
 #: The first Powertools whose batch utility reads Kafka events (`EventType.Kafka`).

@@ -12,11 +12,15 @@ them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from lambda_inbox._errors import UnsupportedEvent
 from lambda_inbox._messages import InboundMessage
 from lambda_inbox._outcomes import MessageResult
+
+#: What `envelope=` names (docs/concepts.md, "What producers put in a queue"), spelled once.
+EnvelopeName = Literal["sns", "eventbridge", "s3"]
+ENVELOPES: tuple[EnvelopeName, ...] = get_args(EnvelopeName)
 
 if TYPE_CHECKING:
     from lambda_inbox._sources.kinesis import AggregateProgress, KinesisBatch

@@ -36,14 +36,13 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from lambda_inbox._errors import ErrorCode, PoisonMessage, UndecodableBody
 from lambda_inbox._messages import CURRENT_ENVELOPE, UNCHECKED_BYTES, InboundMessage
+from lambda_inbox._sources import ENVELOPES, EnvelopeName
 from lambda_inbox._sources.identity import OUTBOX_MESSAGE_ID_ATTRIBUTE, outbox_message_id_of
 
-EnvelopeName = Literal["sns", "eventbridge", "s3"]
-ENVELOPES: tuple[EnvelopeName, ...] = ("sns", "eventbridge", "s3")
 #: Left out of `Envelope.fields`: they are the payload.
 _PAYLOAD_FIELDS = {"sns": "Message", "eventbridge": "detail"}
 S3_TEST_EVENT = "s3:TestEvent"

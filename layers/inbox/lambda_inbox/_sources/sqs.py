@@ -18,7 +18,7 @@ from lambda_inbox._sources.redriven import body_bytes, original_attributes
 from lambda_inbox._sources.senders import sender_of
 
 if TYPE_CHECKING:
-    from lambda_inbox._sources.envelopes import EnvelopeName
+    from lambda_inbox._sources import EnvelopeName
     from lambda_inbox._sources.values import ValueFormats
 
 EVENT_SOURCE = "aws:sqs"
