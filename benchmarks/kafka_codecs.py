@@ -56,7 +56,7 @@ def _path(root: Path = REPO_ROOT) -> str:
 
 _PATH = _path()
 _DECODE = (
-    "from lambda_inbox.sources.values import ValueFormats\n"
+    "from lambda_inbox._sources.values import ValueFormats\n"
     "formats = app.VALUE_FORMATS\n"
     "value = {value!r}\n"
     "formats.decode(formats.classify(value))"

@@ -27,7 +27,7 @@ from devkit.demo.webhook import WebhookReceiver, running_webhook
 from devkit.meters import RequestMeter, computed_wcu
 from devkit.paths import REPO_ROOT
 from devkit.payloads import order
-from lambda_inbox.commit.unit_of_work import UnitOfWork
+from lambda_inbox._commit.unit_of_work import UnitOfWork
 from lambda_inbox_tools.local.invoker import boto_clients
 from lambda_inbox_tools.local.stack import running_stack
 from lambda_inbox_tools.services.offline import use_offline_aws

@@ -434,7 +434,7 @@ def profile_inbox(app: Any, inbox: Side, batches: range) -> AllThreadsProfile:
     """More inbox batches, after the measurement, under a profile of every thread (cProfile
     slows what it watches: never during the measured batches). The consumer's call workers are
     started anew inside the profile, where its per-thread profiles attach."""
-    from lambda_inbox.deadline import BoundedCalls  # (this code's; --profile needs it)
+    from lambda_inbox._internal.deadline import BoundedCalls  # (this code's; --profile needs it)
 
     profile = AllThreadsProfile()
     with inbox.unmetered(), profile:

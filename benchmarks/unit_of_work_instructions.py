@@ -34,7 +34,7 @@ from devkit.callgrind import (
 
 _SETUP = """
 import hashlib
-from lambda_inbox.commit.unit_of_work import UnitOfWork
+from lambda_inbox._commit.unit_of_work import UnitOfWork
 
 LINES = [{"sku": "SKU-1", "qty": 2}, {"sku": "SKU-7", "qty": 1}]
 TABLE = "domain"

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from devkit import items
 from devkit.tables import create_domain_table, create_inbox_table, seed_stock
-from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
+from lambda_inbox import (
+    Clients,
+    GroupCommit,
+    InboxConfig,
+    InboxConsumer,
+    Retention,
+    SourceSettings,
+    UnitOfWork,
+)
+from lambda_inbox.store import PARTITION_KEY, record_pk
 from lambda_inbox_tools.services import queues
 
 if TYPE_CHECKING:
@@ -24,6 +33,15 @@ REDRIVER = queues.MOTO_SENDER_ID
 #: The consumer names of the example functions (the prefix of their inbox keys).
 ORDER_EVENTS = "order-events"
 PAYMENT_EVENTS = "payment-events"
+
+
+#: `InboxConfig`'s groups, and the group each of their fields belongs to (`AppState.consumer`).
+_GROUPS: dict[str, type[Retention | GroupCommit | SourceSettings]] = {
+    "retention": Retention,
+    "commit": GroupCommit,
+    "sources": SourceSettings,
+}
+_GROUP_OF = {field: group for group, kind in _GROUPS.items() for field in kind.__slots__}
 
 
 @dataclass(frozen=True)
@@ -77,17 +95,27 @@ class AppState:
         self, name: str, *, config: Mapping[str, Any] | None = None, **options: Any
     ) -> InboxConsumer[Any]:
         """An `InboxConsumer` named `name` on these tables, this dead-letter queue and these
-        clients, trusting `REDRIVER`'s copies of dead letters. `config` overrides `InboxConfig`
-        fields (e.g. `retry`, `fifo_failure_mode`, `dead_letter_queue_url=None`,
-        `trusted_redrivers=()`); `options` are `InboxConsumer`'s (`model`, `decide`, `key`,
-        `leased`, `observability`)."""
+        clients, trusting `REDRIVER`'s copies of dead letters. `config` overrides `InboxConfig`'s
+        parameters (e.g. `retry`, `dead_letter_queue_url=None`) or a field of one of its groups
+        by the field's name (`Retention`, `GroupCommit`, `SourceSettings`: e.g.
+        `fifo_failure_mode`, `trusted_redrivers=()`); `options` are `InboxConsumer`'s (`model`,
+        `decide`, `key`, `leased`, `observability`)."""
         settings: dict[str, Any] = {
             "consumer": name,
             "inbox_table": self.inbox,
             "dead_letter_queue_url": self.dlq_url,
-            "trusted_redrivers": (REDRIVER,),
-            **(config or {}),
         }
+        fields: dict[str, Any] = {"trusted_redrivers": (REDRIVER,)}
+        for setting, value in (config or {}).items():
+            (fields if setting in _GROUP_OF else settings)[setting] = value
+        for group, kind in (
+            ("retention", Retention),
+            ("commit", GroupCommit),
+            ("sources", SourceSettings),
+        ):
+            chosen = {field: value for field, value in fields.items() if _GROUP_OF[field] == group}
+            if chosen:
+                settings[group] = settings.get(group, kind()).replace(**chosen)
         clients = Clients(dynamodb=self.dynamodb, sqs=self.sqs)
         return InboxConsumer(name, config=InboxConfig(**settings), clients=clients, **options)
 
@@ -151,7 +179,7 @@ class AppState:
 
     def inbox_record(self, consumer: str, key: str) -> dict[str, Any] | None:
         """The inbox record of `consumer` for message key `key` (attribute values)."""
-        return items.get_item(self.dynamodb, self.inbox, {"pk": f"{consumer}#{key}"})
+        return items.get_item(self.dynamodb, self.inbox, {PARTITION_KEY: record_pk(consumer, key)})
 
     def inbox_records(self, consumer: str | None = None) -> dict[str, dict[str, Any]]:
         """Every inbox record as plain values, by message key. With `consumer`, every record of

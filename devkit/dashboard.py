@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from devkit.paths import REPO_ROOT
-from lambda_inbox.outbox.destinations import KINDS
+from lambda_inbox._outbox.destinations import KINDS
 from lambda_inbox_tools.local.cfn import Resolver
 
 NAMESPACE = "LambdaInbox"

@@ -31,7 +31,7 @@ from types import CodeType
 import lambda_inbox
 
 #: Subpackages the API reference documents with an `__all__` of their own.
-PUBLIC_SUBPACKAGES = ("lambda_inbox.reaper",)
+PUBLIC_SUBPACKAGES = ("lambda_inbox.reaper", "lambda_inbox.store", "lambda_inbox.wire")
 
 _BLOCK = re.compile(
     r"^(?P<indent>[ \t]*)(?:<!--\s*snippet:(?P<note>[^\n]*?)-->\n(?P=indent))?"

@@ -10,7 +10,7 @@ from typing import Any
 
 from devkit.paths import EVENTS_DIR
 from lambda_inbox import InboundMessage
-from lambda_inbox.sources.sqs import parse_sqs_event
+from lambda_inbox._sources.sqs import parse_sqs_event
 from lambda_inbox_tools.services.offline import ACCOUNT, REGION
 from lambda_inbox_tools.testing import events
 from lambda_inbox_tools.testing.delivery import event_after, failed_ids, failed_offsets

@@ -12,7 +12,7 @@ from typing import Any
 
 from devkit.paths import FUNCTIONS_DIR
 from lambda_inbox import InboxConsumer, MessageResult
-from lambda_inbox.sources import detect
+from lambda_inbox._sources import detect
 from lambda_inbox_tools.local.invoker import import_fresh
 from lambda_inbox_tools.testing.delivery import (
     Handler,

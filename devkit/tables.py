@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from lambda_inbox import store as lambda_inbox_store
-from lambda_inbox.store import tables as lambda_inbox_tables
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -40,8 +39,8 @@ def _wait_active(client: DynamoDBClient, name: str) -> None:
 
 
 def create_inbox_table(client: DynamoDBClient, name: str) -> None:
-    """Create the inbox table exactly as the library defines it (see lambda_inbox.store.tables)."""
-    lambda_inbox_tables.create_inbox_table(client, name)
+    """Create the inbox table exactly as the library defines it (`store.create_inbox_table`)."""
+    lambda_inbox_store.create_inbox_table(client, name)
 
 
 def create_domain_table(client: DynamoDBClient, name: str, *, stream: bool = False) -> None:

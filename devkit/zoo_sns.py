@@ -24,13 +24,14 @@ from aws_lambda_powertools import Logger
 
 from lambda_inbox import (
     Clients,
+    GroupCommit,
     InboxConfig,
     InboxConsumer,
     Observability,
     RetryPolicy,
     UnitOfWork,
 )
-from lambda_inbox.sources.envelopes import EnvelopeName
+from lambda_inbox._sources import EnvelopeName
 from lambda_inbox_tools.testing import payload, sns_notification, sqs_record
 
 from .zoo_ledger import RUN, Ledger
@@ -65,7 +66,7 @@ def _consumer(ledger: Ledger, envelope: EnvelopeName | None, model: Any) -> Hand
         "zoo-sns",
         inbox_table=ledger.inbox,
         retry=RetryPolicy(base_delay=0.001, max_delay=0.002),
-        max_parallel_commits=1,
+        commit=GroupCommit(max_parallel_commits=1),
     )
     # Quiet: the zoo's table is what it prints (metrics off, read once at construction).
     with mock.patch.dict(os.environ, {"POWERTOOLS_METRICS_DISABLED": "true"}):

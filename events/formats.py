@@ -22,7 +22,7 @@ def _avro(record: dict[str, Any], schema_id: int | None) -> bytes:
 
 
 def _protobuf(record: dict[str, Any], schema_id: int | None) -> bytes:
-    from lambda_inbox.sources.values import generated_message
+    from lambda_inbox._sources.values import generated_message
     from lambda_inbox_tools.testing.values import protobuf_value
 
     return protobuf_value(

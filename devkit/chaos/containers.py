@@ -18,6 +18,7 @@ from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
+from lambda_inbox.store import claims_lease
 from lambda_inbox_tools.testing.faults import dynamodb_error
 
 from .meters import Stats, read_half_units, write_units
@@ -73,7 +74,7 @@ class Container:
             context["chaos_wcu"] = write_units(operation, params)
             context["chaos_rcu_halves"] = read_half_units(operation, params)
             item = params.get("Item", {}) if operation == "PutItem" else {}
-            context["chaos_claim"] = item.get("status") == {"S": "IN_PROGRESS"}
+            context["chaos_claim"] = claims_lease(item)
 
         def before_call(model: Any, context: dict[str, Any], **_: Any) -> None:
             with self._lock:

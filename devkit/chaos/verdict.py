@@ -18,7 +18,8 @@ from devkit.demo.invariants import (
     check_payments,
     shipment_notifications,
 )
-from lambda_inbox_tools.services.items import scan_plain
+from lambda_inbox.store import InboxRecord
+from lambda_inbox_tools.services.items import scan_items, scan_plain
 
 from .webhook import WebhookReceiver
 from .workload import CONSUMER_NAMES, NOTIFICATIONS, ORDERS, PAYMENTS, Event, Workload
@@ -82,12 +83,15 @@ def verify(
 ) -> Verdict:
     verdict = Verdict()
     lost, double = verdict.lost, verdict.double_applied
-    inbox = {tuple(str(item["pk"]).split("#", 1)): item for item in scan(admin, inbox_table)}
+    inbox = {
+        (record.consumer, record.message_key): record
+        for record in map(InboxRecord.from_item, scan_items(admin, inbox_table))
+    }
     domain = scan(admin, domain_table)
 
     def status(event: Event) -> str | None:
         item = inbox.get((CONSUMER_NAMES[event.workload], event.event_id))
-        return None if item is None else str(item["status"])
+        return None if item is None else item.status.value
 
     # the example application's effects, exactly once (one module for every checker)
     state = DomainState.read(domain)

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lambda_inbox.store._outbox_item import OutboxMessage
+
 
 @dataclass(frozen=True)
 class OrderExpectation:
@@ -70,15 +72,16 @@ class DomainState:
     balances: dict[str, tuple[int, int]] = field(default_factory=dict)
     notifications: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     #: Outbox items (notification requests) by message id.
-    outbox: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    outbox: dict[str, OutboxMessage] = field(default_factory=dict)
 
     @classmethod
     def read(cls, items: Iterable[Mapping[str, Any]]) -> DomainState:
         state = cls()
         for item in items:
             pk, sk = str(item["pk"]), str(item["sk"])
-            if pk.startswith("OUTBOX#"):
-                state.outbox[str(item.get("outbox_message_id", pk))] = item
+            message = OutboxMessage.from_item(item) if pk.startswith("OUTBOX#") else None
+            if message is not None:
+                state.outbox[message.message_id] = message
             elif pk.startswith("ORDER#"):
                 state.orders.setdefault(pk.removeprefix("ORDER#"), {})[sk] = item
             elif pk.startswith("SKU#") and sk == "STOCK":
@@ -200,8 +203,8 @@ def shipment_notifications(state: DomainState) -> tuple[Problems, dict[str, dict
     problems = Problems()
     requested: dict[str, list[str]] = {}
     wanted: dict[str, dict[str, Any]] = {}
-    for message_id, item in sorted(state.outbox.items()):
-        body = json.loads(str(item.get("outbox_body", "{}")))
+    for message_id, message in sorted(state.outbox.items()):
+        body = json.loads(message.body)
         order_id = str(body.get("order_id"))
         requested.setdefault(order_id, []).append(message_id)
         wanted[str(body.get("event_id", message_id))] = {

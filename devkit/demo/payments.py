@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lambda_inbox.sources.values import generated_message
+from lambda_inbox._sources.values import generated_message
 
 
 def payment_encoder(schemas: Path | None) -> Callable[[int, dict[str, Any]], bytes]:

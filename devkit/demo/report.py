@@ -11,8 +11,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from lambda_inbox.store import InboxRecord
 from lambda_inbox_tools.local.report import Check, Report, invocation_counts, run_facts
-from lambda_inbox_tools.services.items import scan_plain
+from lambda_inbox_tools.services.items import scan_items, scan_plain
 
 from .invariants import (
     DomainState,
@@ -30,10 +31,13 @@ from .workload import INITIAL_STOCK, SKUS, Workload
 def build_report(workload: Workload, elapsed: float) -> Report:
     local = workload.local
     published = workload.published
-    inbox = scan_plain(local.dynamodb, local.stack.table("InboxTable").name)
+    inbox = [
+        InboxRecord.from_item(item)
+        for item in scan_items(local.dynamodb, local.stack.table("InboxTable").name)
+    ]
     domain = scan_plain(local.dynamodb, local.stack.table("DomainTable").name)
     statuses: Counter[tuple[str, str]] = Counter(
-        (str(item.get("consumer", "")), str(item.get("status", ""))) for item in inbox
+        (record.consumer, record.status.value) for record in inbox
     )
     checks: list[Check] = []
 

@@ -208,10 +208,9 @@ class Workload:
 
     def stuck_lease(self) -> None:
         """A delivery claimed a notification an hour ago, then died; the message never returns."""
-        from lambda_inbox.leases.policy import LeasePolicy
-        from lambda_inbox.leases.store import LeaseStore
-        from lambda_inbox.messages import InboundMessage
-        from lambda_inbox.sources.identity import KeyStrategy, identify
+        from lambda_inbox._messages import InboundMessage
+        from lambda_inbox._sources.identity import KeyStrategy
+        from lambda_inbox.store._leases import LeaseWrites
 
         notification = {
             "event_id": "evt-ntf-stuck",
@@ -223,13 +222,13 @@ class Workload:
         message = InboundMessage(
             "m-stuck", "m-stuck", json.dumps(notification).encode(), "arn:local:notifications", 0
         )
-        leases = LeaseStore(
+        leases = LeaseWrites(
             self.local.dynamodb,
             table=self.local.stack.table("InboxTable").name,
             consumer="customer-notifications",
-            policy=LeasePolicy(),
         )
-        leases.claim(identify(message, KeyStrategy.from_body("event_id")), now=time.time() - 3600)
+        key = KeyStrategy.from_body("event_id").message_key(message)
+        leases.claim(message, key, "", now=time.time() - 3600)
 
     def publish(self) -> None:
         self.seed_stock()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from lambda_inbox.store import item_size as item_size
+
 if TYPE_CHECKING:
     pass
 
@@ -37,39 +39,6 @@ def _validation(message: str) -> MemoryAwsError:
 
 
 # ---- attribute values ---------------------------------------------------------------------------
-
-
-def _value_size(value: Mapping[str, Any]) -> int:
-    """DynamoDB's size of an attribute value, in bytes."""
-    ((kind, inner),) = value.items()
-    if kind == "S":
-        return len(str(inner).encode("utf-8", "surrogatepass"))
-    if kind == "N":
-        digits = str(inner).lstrip("-").replace(".", "").lstrip("0")
-        return len(digits) // 2 + 2
-    if kind == "B":
-        return len(inner)
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind == "SS":
-        return sum(len(s.encode("utf-8", "surrogatepass")) for s in inner)
-    if kind == "NS":
-        return sum(_value_size({"N": n}) for n in inner)
-    if kind == "BS":
-        return sum(len(b) for b in inner)
-    if kind == "L":
-        return 3 + sum(_value_size(v) + 1 for v in inner)
-    if kind == "M":
-        return 3 + sum(len(k.encode("utf-8")) + _value_size(v) + 1 for k, v in inner.items())
-    raise _validation(f"unknown attribute value type {kind}")
-
-
-def item_size(item: Mapping[str, Any]) -> int:
-    """DynamoDB's size of an item: attribute names and values, in bytes."""
-    return sum(
-        len(name.encode("utf-8", "surrogatepass")) + _value_size(value)
-        for name, value in item.items()
-    )
 
 
 def _texts(value: object) -> Iterator[str]:

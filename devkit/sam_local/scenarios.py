@@ -24,9 +24,12 @@ from devkit.demo.invariants import check_orders as check_orders_invariants
 from devkit.demo.invariants import check_payments as check_payments_invariants
 from devkit.handlers import load_function
 from devkit.tables import seed_stock
-from lambda_inbox.errors import PoisonMessage
-from lambda_inbox.sources import detect
-from lambda_inbox.store import InboxRecord, Status, utc_iso
+from lambda_inbox._errors import PoisonMessage
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._sources import detect
+from lambda_inbox.store import InboxRecord, Status
+from lambda_inbox.store._leases import LeaseWrites
+from lambda_inbox.store._outbox_item import outbox_message_of
 from lambda_inbox_tools.services.items import scan_items, scan_plain
 from lambda_inbox_tools.services.offline import patched_environ
 from lambda_inbox_tools.services.queues import queue_depth, receive_all
@@ -246,20 +249,17 @@ def seed_reaper(context: CheckContext) -> None:
     )
     expired = time.time() - grace - 3600
     body = json.dumps(STUCK_PAYLOAD, separators=(",", ":")).encode()
-    record = InboxRecord(
-        consumer=STUCK_CONSUMER,
-        message_key=STUCK_KEY,
-        status=Status.IN_PROGRESS,
-        source="arn:aws:sqs:us-east-1:123456789012:lambda-inbox-notifications",
-        delivery_id="00000000-0000-4000-8000-000000000900",
-        attempts=1,
-        lease_expires_at=expired,
-        owner="a-delivery-that-never-finished",
-        payload_snapshot=body,
-        open_since=utc_iso(expired),
+    message = InboundMessage(
+        "00000000-0000-4000-8000-000000000900",
+        "00000000-0000-4000-8000-000000000900",
+        body,
+        "arn:aws:sqs:us-east-1:123456789012:lambda-inbox-notifications",
+        0,
     )
     table = context.stack.variable(context.function, "INBOX_TABLE")
-    context.dynamodb.put_item(TableName=table, Item=record.to_item())
+    # A delivery claimed it, then never finished: its lease is claimed as leased mode claims it.
+    leases = LeaseWrites(context.dynamodb, table=table, consumer=STUCK_CONSUMER, lease_seconds=60)
+    leases.claim(message, STUCK_KEY, "", now=expired - 60)
     context.stack.extra_dead_letters[_reaper_queue(context, STUCK_CONSUMER)] += 1
 
 
@@ -350,11 +350,12 @@ def check_outbox_relay(context: CheckContext) -> list[str]:
     the item's body and its message id as `outbox-message-id`; updates and removals sent
     nothing, and every response reported no failure."""
     inserted = {
-        image["outbox_message_id"]["S"]: image["outbox_body"]["S"]
+        message.message_id: message.body
         for event in context.events
         for record in event["Records"]
         if record["eventName"] == "INSERT"
-        for image in [record["dynamodb"]["NewImage"]]
+        for message in [outbox_message_of(record["dynamodb"]["NewImage"])]
+        if message is not None
     }
     url = context.stack.variable(context.function, "NOTIFICATION_QUEUE_URL")
     sent = receive_all(context.sqs, url, delete=True)

@@ -20,6 +20,7 @@ from lambda_inbox import (
     Decide,
     InboxConfig,
     InboxConsumer,
+    SourceSettings,
     UnitOfWork,
     ValueFormats,
     generated_message,
@@ -82,7 +83,9 @@ consumer = InboxConsumer(
     model=PaymentCaptured,
     decide=Decide(record_payment, on_condition_failed=skip_logical_duplicate),
     key="event_id",
-    config=InboxConfig.from_env("payment-events", value_formats=VALUE_FORMATS),
+    config=InboxConfig.from_env(
+        "payment-events", sources=SourceSettings(value_formats=VALUE_FORMATS)
+    ),
 )
 
 

@@ -16,7 +16,7 @@ import pytest
 from devkit.events import sqs_event, sqs_record
 from devkit.tables import LocalTables
 from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
-from lambda_inbox.aws_clients import CLIENT_CONFIG
+from lambda_inbox._internal.aws_clients import CLIENT_CONFIG
 from lambda_inbox_tools.services.offline import local_client
 from lambda_inbox_tools.testing.context import FakeLambdaContext
 

@@ -30,8 +30,8 @@ from devkit.handlers import load_function
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
 from devkit.tables import create_domain_table
-from lambda_inbox.outbox.message import outbox_item
-from lambda_inbox.outbox.relay import MESSAGE_ID_ATTRIBUTE
+from lambda_inbox._outbox.relay import MESSAGE_ID_ATTRIBUTE
+from lambda_inbox.store._outbox_item import outbox_put
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
 from lambda_inbox_tools.replay import Clusters, Replay
 from lambda_inbox_tools.replay import cluster as cluster_module
@@ -294,7 +294,7 @@ def outbox_table(dynamodb: Any) -> tuple[str, str]:
 
 
 def put_outbox(dynamodb: Any, table: str, n: int, now: float) -> str:
-    message_id, item = outbox_item(
+    message_id, item, _, _ = outbox_put(
         destination="notifications",
         body={"event_id": f"ntf-{n}", "customer_id": "c-1", "order_id": f"o-{n}", "template": "t"},
         message_id=f"ntf-{n}",

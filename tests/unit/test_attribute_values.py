@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lambda_inbox import UnitOfWork, UnitOfWorkError
-from lambda_inbox.store.attribute_values import attribute_size, sized
+from lambda_inbox.store import item_size
+from lambda_inbox.store._attribute_values import attribute_size, number_size, sized
 
 SERIALIZER = TypeSerializer()
 
@@ -70,3 +71,15 @@ def test_values_boto3_takes_and_the_fast_path_does_not() -> None:
     assert sized(Binary(b"\x00")) == ({"B": Binary(b"\x00")}, 1)
     assert sized(Decimal("1.50")) == ({"N": "1.50"}, 4)
     assert sized(10**38 - 1) == ({"N": str(10**38 - 1)}, 21)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("1", 2), ("-1", 3), ("10", 3), ("100000", 5), ("12", 3), ("-12.5", 4), ("1E+5", 4)],
+)
+def test_a_numbers_size_is_an_upper_bound_of_dynamodbs(text: str, size: int) -> None:
+    """AWS's rule ("Item sizes and formats"): one byte per two significant digits, plus one;
+    the size counts every character of the text instead, so it never undercounts."""
+    significant = text.lstrip("-").partition("E")[0].replace(".", "").strip("0")
+    assert number_size(text) == size >= (len(significant) + 1) // 2 + 1
+    assert item_size({"n": {"N": text}}) == 1 + size

@@ -23,13 +23,13 @@ from devkit.app_state import AppState
 from devkit.aws_documents import AWS_FIXTURES, aws_document, shape_problems
 from devkit.handlers import load_function
 from lambda_inbox import OutboxRelay
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources import DynamoDBStreamsSource, KinesisSource, is_kafka_event
-from lambda_inbox.sources.kafka import kafka_response, parse_kafka_event
-from lambda_inbox.sources.kinesis import parse_kinesis_event
-from lambda_inbox.sources.senders import principal
-from lambda_inbox.sources.sqs import is_sqs_event, parse_sqs_event, sqs_response
-from lambda_inbox.sources.streams import parse_dynamodb_stream_event, stream_response
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources import DynamoDBStreamsSource, KinesisSource, is_kafka_event
+from lambda_inbox._sources.kafka import kafka_response, parse_kafka_event
+from lambda_inbox._sources.kinesis import parse_kinesis_event
+from lambda_inbox._sources.senders import principal
+from lambda_inbox._sources.sqs import is_sqs_event, parse_sqs_event, sqs_response
+from lambda_inbox._sources.streams import parse_dynamodb_stream_event, stream_response
 from lambda_inbox_tools.lambda_records import lambda_stream_record
 from lambda_inbox_tools.local.event_specs import ScheduleEventSpec
 from lambda_inbox_tools.local.invoker import Invocation

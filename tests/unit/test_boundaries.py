@@ -78,41 +78,42 @@ def test_the_command_line_needs_only_the_cli_extra(statement: str) -> None:
 
 #: What a transactional consumer loads only when it first needs it (docs/architecture.md).
 ON_FIRST_USE = (
-    "lambda_inbox.sources.kafka",  # the first Kafka event
-    "lambda_inbox.sources.values",  # the first Avro or Protobuf value
-    "lambda_inbox.sources.streams",  # the first Kinesis or DynamoDB Streams event
-    "lambda_inbox.sources.fields",  # the first Kafka or stream event
-    "lambda_inbox.leases.leased",  # leased mode
-    "lambda_inbox.leases.store",
-    "lambda_inbox.store.open_index",  # the reaper's and the command line's index reads
+    "lambda_inbox._sources.kafka",  # the first Kafka event
+    "lambda_inbox._sources.values",  # the first Avro or Protobuf value
+    "lambda_inbox._sources.streams",  # the first Kinesis or DynamoDB Streams event
+    "lambda_inbox._sources.fields",  # the first Kafka or stream event
+    "lambda_inbox._leases.leased",  # leased mode
+    "lambda_inbox.store._leases",
+    "lambda_inbox.store._reaper_claims",
+    "lambda_inbox.store._open_index",  # the reaper's and the command line's index reads
     "lambda_inbox.reaper",
-    "lambda_inbox.outbox.message",  # the first outbox request
-    "lambda_inbox.outbox.relay",
-    "lambda_inbox.outbox.sending",
-    "lambda_inbox.outbox.destinations",
-    "lambda_inbox.dead_letter.envelope",  # the first dead letter
+    "lambda_inbox.store._outbox_item",  # the first outbox request
+    "lambda_inbox._outbox.relay",
+    "lambda_inbox._outbox.sending",
+    "lambda_inbox._outbox.destinations",
+    "lambda_inbox._dead_letter.envelope",  # the first dead letter
     "boto3.dynamodb.types",  # a value the unit of work's own serializer does not take
-    "lambda_inbox.commit.creates",  # a CreatesItem consumer
-    "lambda_inbox.store.created_item",
+    "lambda_inbox._commit.creates",  # a CreatesItem consumer
+    "lambda_inbox.store._created_item",
 )
 #: What `import lambda_inbox` leaves to `InboxConsumer`: the consumer and the stages it assembles
 #: (the reaper, the relay, the command line and a test of a handler's writes never load them).
 #: A module added to `import lambda_inbox` is measured first: `benchmarks/cold_start.py
 #: --instructions` (at most 25 M instructions).
 CONSUMER_ONLY = (
-    "lambda_inbox.consumer",
-    "lambda_inbox.pipeline",
-    "lambda_inbox.commit.committer",
-    "lambda_inbox.commit.decision",
-    "lambda_inbox.commit.send",
-    "lambda_inbox.triage",
-    "lambda_inbox.deadline",
-    "lambda_inbox.telemetry",
-    "lambda_inbox.aws_clients",
-    "lambda_inbox.dead_letter.queue",
-    "lambda_inbox.sources.sqs",
-    "lambda_inbox.report",
-    "lambda_inbox.options",  # the checks of the callables it is given, and its parameter groups
+    "lambda_inbox._consumer",
+    "lambda_inbox._pipeline",
+    "lambda_inbox._commit.committer",
+    "lambda_inbox._commit.decision",
+    "lambda_inbox._commit.send",
+    "lambda_inbox._triage",
+    "lambda_inbox._internal.deadline",
+    "lambda_inbox._telemetry",
+    "lambda_inbox._internal.aws_clients",
+    "lambda_inbox._dead_letter.queue",
+    "lambda_inbox._sources.sqs",
+    "lambda_inbox._report",
+    "lambda_inbox._options",  # the checks of the callables it is given, and its parameter groups
 )
 
 
@@ -160,7 +161,8 @@ def test_library_named_tuples_have_evaluated_annotations() -> None:
     [
         "from lambda_inbox import LeasePolicy",
         "import lambda_inbox.reaper",
-        "import lambda_inbox.leases.store, lambda_inbox.reaper.claims, lambda_inbox.store.tables",
+        "import lambda_inbox.store._leases, lambda_inbox.store._reaper_claims, "
+        "lambda_inbox.store._open_index",
     ],
 )
 def test_no_library_module_loads_the_tooling(statement: str) -> None:
@@ -172,16 +174,17 @@ def test_the_layer_folder_holds_the_library_only() -> None:
     library = PACKAGES["lambda_inbox"]
     folders = sorted(p.name for p in library.iterdir() if p.is_dir() and p.name != "__pycache__")
     assert folders == [
-        "commit",
-        "dead_letter",
-        "decoding",
-        "leases",
-        "outbox",
-        "powertools",
+        "_commit",
+        "_dead_letter",
+        "_decoding",
+        "_internal",
+        "_leases",
+        "_outbox",
+        "_powertools",
+        "_sources",
+        "_telemetry",
         "reaper",
-        "sources",
         "store",
-        "telemetry",
     ]
     assert sorted(p.name for p in library.parent.iterdir() if not p.name.endswith(IGNORED)) == [
         "Makefile",

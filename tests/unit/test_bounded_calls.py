@@ -12,9 +12,9 @@ import pytest
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
 from devkit.payloads import order
-from lambda_inbox.config import RetryPolicy
-from lambda_inbox.deadline import BoundedCalls, Deadline
-from lambda_inbox.errors import DeadlineReached
+from lambda_inbox import RetryPolicy
+from lambda_inbox._errors import DeadlineReached
+from lambda_inbox._internal.deadline import BoundedCalls, Deadline
 from lambda_inbox_tools.testing.context import FakeLambdaContext
 
 

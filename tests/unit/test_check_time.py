@@ -19,7 +19,7 @@ from moto import mock_aws
 from devkit.zoo import BROKEN, CONTROLS, Ledger, records, run
 from devkit.zoo_ledger import OK, cancelled_by_condition, deliveries
 from devkit.zoo_time import inbox_kept_for
-from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
+from lambda_inbox import Clients, InboxConfig, InboxConsumer, Retention, UnitOfWork
 from lambda_inbox_tools.services.offline import REGION
 from lambda_inbox_tools.testing import (
     CheckClock,
@@ -139,7 +139,7 @@ def _library_handler(retention: timedelta | None, clock: CheckClock, client: Any
     library's inbox table has it)."""
     settings: dict[str, Any] = {"clock": clock, "key_attributes": ("pk",)}
     if retention is not None:
-        settings["retention"] = retention
+        settings["retention"] = Retention(completed=retention)
     config = InboxConfig("points", inbox_table="with_ttl", **settings)
 
     def apply(message: dict[str, Any], uow: UnitOfWork) -> None:

@@ -185,7 +185,7 @@ def test_redrive_to_the_queue_it_moves_from_is_refused(cli: Cli, aws: None) -> N
 
 
 def test_reap_sweeps_once_and_dry_run_changes_nothing(cli: Cli, aws: None) -> None:
-    from lambda_inbox.store.tables import create_inbox_table
+    from lambda_inbox.store import create_inbox_table
 
     dynamodb, sqs = boto3.client("dynamodb"), boto3.client("sqs")
     create_inbox_table(dynamodb, "inbox")

@@ -23,7 +23,7 @@ import boto3
 from moto import mock_aws
 
 from lambda_inbox import InboxConfig, InboxConsumer, OutboxRelay, UnitOfWork
-from lambda_inbox.aws_clients import on_first_use
+from lambda_inbox._internal.aws_clients import on_first_use
 
 HANDLER = """
 from pydantic import BaseModel

@@ -8,7 +8,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from lambda_inbox.commit.send import CommitStatus, PreparedTransaction, classify_client_error, send
+from lambda_inbox._commit.send import CommitStatus, PreparedTransaction, classify_client_error, send
 
 
 def client_error(code: str, **extra: Any) -> ClientError:

@@ -12,10 +12,13 @@ from lambda_inbox import (
     Clients,
     ConfigurationError,
     Decide,
+    GroupCommit,
     InboxConfig,
     InboxConsumer,
     Leased,
+    Retention,
     RetryPolicy,
+    SourceSettings,
 )
 
 
@@ -25,18 +28,32 @@ from lambda_inbox import (
         ({"consumer": ""}, "consumer must be"),
         ({"consumer": "a#b"}, "without '#'"),
         ({"inbox_table": ""}, "inbox_table is required"),
-        ({"retention": timedelta(0)}, "retention must be positive"),
-        ({"max_transaction_actions": 1}, "between 2 and 100"),
-        ({"max_transaction_actions": 101}, "between 2 and 100"),
-        ({"max_group_messages": 0}, ">= 1"),
-        ({"max_parallel_commits": 0}, ">= 1"),
-        ({"fifo_failure_mode": "pause"}, "'stop' or 'skip-group'"),
+        ({"retention": timedelta(days=1)}, "retention must be a Retention, not timedelta"),
+        ({"commit": 4}, "commit must be a GroupCommit, not int"),
     ],
 )
 def test_invalid_config_is_refused(overrides: dict[str, Any], message: str) -> None:
     values: dict[str, Any] = {"consumer": "c", "inbox_table": "t", **overrides}
     with pytest.raises(ConfigurationError, match=message):
         InboxConfig(**values)
+
+
+@pytest.mark.parametrize(
+    ("group", "values", "message"),
+    [
+        (Retention, {"completed": timedelta(0)}, "must be positive"),
+        (Retention, {"failed": timedelta(0)}, "must be positive"),
+        (Retention, {"snapshot_bytes": -1}, ">= 0"),
+        (GroupCommit, {"max_transaction_actions": 1}, "between 2 and 100"),
+        (GroupCommit, {"max_transaction_actions": 101}, "between 2 and 100"),
+        (GroupCommit, {"max_group_messages": 0}, ">= 1"),
+        (GroupCommit, {"max_parallel_commits": 0}, ">= 1"),
+        (SourceSettings, {"fifo_failure_mode": "pause"}, "one of stop, skip-group, not 'pause'"),
+    ],
+)
+def test_invalid_groups_are_refused(group: Any, values: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        group(**values)
 
 
 @pytest.mark.parametrize(
@@ -51,11 +68,11 @@ def test_invalid_retry_policy_is_refused(values: dict[str, Any]) -> None:
 def test_from_env_reads_table_and_queue(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INBOX_TABLE", "inbox-t")
     monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "https://sqs/dlq")
-    config = InboxConfig.from_env("c", max_group_messages=5)
+    config = InboxConfig.from_env("c", commit=GroupCommit(max_group_messages=5))
     assert (config.inbox_table, config.dead_letter_queue_url) == ("inbox-t", "https://sqs/dlq")
-    assert config.max_group_messages == 5
-    assert config.retention == timedelta(days=7)
-    assert config.fifo_failure_mode == "stop"
+    assert config.commit.max_group_messages == 5
+    assert config.retention.completed == timedelta(days=7)
+    assert config.sources.fifo_failure_mode == "stop"
     monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "")
     assert InboxConfig.from_env("c").dead_letter_queue_url is None
 
@@ -126,11 +143,11 @@ def test_retention_comes_from_the_environment_and_defaults_to_seven_days(
         monkeypatch.delenv("INBOX_RETENTION_DAYS", raising=False)
     else:
         monkeypatch.setenv("INBOX_RETENTION_DAYS", days)
-    assert InboxConfig.from_env("order-events").retention == retention
+    assert InboxConfig.from_env("order-events").retention.completed == retention
 
 
 @pytest.mark.parametrize(
-    ("days", "message"), [("a week", "INBOX_RETENTION_DAYS"), ("0", "retention must be positive")]
+    ("days", "message"), [("a week", "INBOX_RETENTION_DAYS"), ("0", "must be positive")]
 )
 def test_bad_retention_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, days: str, message: str
@@ -152,7 +169,7 @@ def test_the_failed_retention_comes_from_the_environment_and_defaults_to_fourtee
         monkeypatch.delenv("INBOX_FAILED_RETENTION_DAYS", raising=False)
     else:
         monkeypatch.setenv("INBOX_FAILED_RETENTION_DAYS", days)
-    assert InboxConfig.from_env("order-events").failed_retention == retention
+    assert InboxConfig.from_env("order-events").retention.failed == retention
 
 
 def test_a_bad_failed_retention_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -165,12 +182,17 @@ def test_a_bad_failed_retention_names_its_variable(monkeypatch: pytest.MonkeyPat
 def test_parallel_commits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INBOX_TABLE", "inbox")
     monkeypatch.setenv("INBOX_MAX_PARALLEL_COMMITS", "1")
-    assert InboxConfig.from_env("c").max_parallel_commits == 1
+    assert InboxConfig.from_env("c").commit.max_parallel_commits == 1
+    # A variable sets what a group given in code leaves at its default, and nothing else.
+    given = InboxConfig.from_env("c", commit=GroupCommit(max_group_messages=5))
+    assert (given.commit.max_group_messages, given.commit.max_parallel_commits) == (5, 1)
+    chosen = InboxConfig.from_env("c", commit=GroupCommit(max_parallel_commits=8))
+    assert chosen.commit.max_parallel_commits == 8
     monkeypatch.setenv("INBOX_MAX_PARALLEL_COMMITS", "two")
     with pytest.raises(ConfigurationError, match="whole number"):
         InboxConfig.from_env("c")
     monkeypatch.delenv("INBOX_MAX_PARALLEL_COMMITS")
-    assert InboxConfig.from_env("c").max_parallel_commits == 4
+    assert InboxConfig.from_env("c").commit.max_parallel_commits == 4
 
 
 def test_settings_compare_by_value_and_replace_checks_the_copy() -> None:
@@ -179,11 +201,53 @@ def test_settings_compare_by_value_and_replace_checks_the_copy() -> None:
     assert hash(config) == hash(InboxConfig("orders", "inbox", retry=RetryPolicy(max_attempts=3)))
     assert config != InboxConfig("orders", "inbox")
     assert "max_parallel_commits=4" in repr(config)
-    wider = config.replace(max_parallel_commits=8)
-    assert (wider.max_parallel_commits, wider.retry, config.max_parallel_commits) == (
+    wider = config.replace(commit=config.commit.replace(max_parallel_commits=8))
+    assert (wider.commit.max_parallel_commits, wider.retry, config.commit.max_parallel_commits) == (
         8,
         RetryPolicy(max_attempts=3),
         4,
     )
     with pytest.raises(ConfigurationError, match="max_parallel_commits"):
-        config.replace(max_parallel_commits=0)
+        config.commit.replace(max_parallel_commits=0)
+
+
+def not_in_the_settings_style(classes: list[type]) -> list[str]:
+    """The settings classes that do not share the one settings base (`_Settings`)."""
+    from lambda_inbox._internal import _Settings
+
+    return [kind.__name__ for kind in classes if not issubclass(kind, _Settings)]
+
+
+def test_every_settings_class_is_of_one_style_and_frozen() -> None:
+    import lambda_inbox
+    from lambda_inbox.reaper import ReaperSettings
+
+    names = [
+        "InboxConfig",
+        "Retention",
+        "GroupCommit",
+        "SourceSettings",
+        "RetryPolicy",
+        "LeasePolicy",
+        "DecodingLimits",
+        "Decide",
+        "Leased",
+        "Clients",
+        "Observability",
+    ]
+    classes = [getattr(lambda_inbox, name) for name in names] + [ReaperSettings]
+    assert not_in_the_settings_style(classes) == []
+    policy = RetryPolicy()
+    with pytest.raises(AttributeError, match="frozen"):
+        policy.max_attempts = 2
+    assert policy.replace(max_attempts=2).max_attempts == 2
+
+
+def test_a_settings_class_of_another_style_is_found() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Elsewhere:
+        size: int = 1
+
+    assert not_in_the_settings_style([Retention, Elsewhere]) == ["Elsewhere"]

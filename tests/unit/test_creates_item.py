@@ -1,4 +1,4 @@
-"""`CreatesItem`: the item is the record (lambda_inbox.commit.creates, store.created_item). One
+"""`CreatesItem`: the item is the record (lambda_inbox._commit.creates, store.created_item). One
 conditional `PutItem` per new message and no inbox record; a redelivery or a resend finds its
 item (a duplicate), another payload under the item's key is a conflict, an item not made by the
 consumer a business outcome; poison falls back to an inbox record (MemoryAws, which answers a
@@ -25,7 +25,7 @@ from lambda_inbox import (
     Leased,
     UnitOfWork,
 )
-from lambda_inbox.sources.sqs import parse_sqs_event
+from lambda_inbox._sources.sqs import parse_sqs_event
 
 SHIPMENTS = "domain"
 

@@ -24,8 +24,8 @@ from devkit.emf import emf_records
 from devkit.events import sqs_event, sqs_record
 from devkit.paths import REPO_ROOT
 from lambda_inbox import OutboxRelay, UnitOfWork
-from lambda_inbox.outbox.message import outbox_item
-from lambda_inbox.reaper.summary import ReapSummary, emit_metrics
+from lambda_inbox.reaper._summary import ReapSummary, emit_metrics
+from lambda_inbox.store._outbox_item import outbox_put
 from lambda_inbox_tools.local.cfn import load_template
 from lambda_inbox_tools.testing import (
     FakeLambdaContext,
@@ -73,7 +73,7 @@ def a_consumer_batch(aws: AppState) -> None:
 def a_relay_batch(aws: AppState) -> None:
     """One outbox item of the stream relayed to its queue."""
     url = aws.sqs.create_queue(QueueName="notifications")["QueueUrl"]
-    _, item = outbox_item(
+    _, item, _, _ = outbox_put(
         key_attributes=("pk", "sk"), destination="notifications", body="{}", message_id="m-1"
     )
     record = dynamodb_stream_record(1, {"pk": item["pk"], "sk": item["sk"]}, new_image=item)

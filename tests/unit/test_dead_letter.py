@@ -21,9 +21,9 @@ from devkit.events import (
     sqs_record_from,
     string_attribute,
 )
-from lambda_inbox.dead_letter.queue import DeadLetterQueue
-from lambda_inbox.sources.redriven import FOLDED_ATTRIBUTE
-from lambda_inbox.sources.sqs import parse_sqs_event
+from lambda_inbox._dead_letter.queue import DeadLetterQueue
+from lambda_inbox._sources.redriven import FOLDED_ATTRIBUTE
+from lambda_inbox._sources.sqs import parse_sqs_event
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef

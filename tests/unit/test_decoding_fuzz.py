@@ -1,4 +1,4 @@
-"""The decoders' bounds, generated (Hypothesis; lambda_inbox.decoding): each count is the
+"""The decoders' bounds, generated (Hypothesis; lambda_inbox._decoding): each count is the
 document's own, and a limit refuses exactly what passes it, both ways. `DECODING_FUZZ_EXAMPLES`
 examples per property (default 50; `make check` caps them at 30, `make soak` runs 1,000)."""
 
@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from devkit.hostile import holder_class
-from lambda_inbox.deadline import DECODING
-from lambda_inbox.decoding.avro_reader import _BoundedReader
-from lambda_inbox.decoding.limits import Budget, DecodingLimits, TooLarge, inflate, json_values
-from lambda_inbox.decoding.protobuf_count import count_values
+from lambda_inbox._decoding.avro_reader import _BoundedReader
+from lambda_inbox._decoding.limits import Budget, DecodingLimits, TooLarge, inflate, json_values
+from lambda_inbox._decoding.protobuf_count import count_values
+from lambda_inbox._internal.deadline import DECODING
 
 EXAMPLES = settings(max_examples=int(os.environ.get("DECODING_FUZZ_EXAMPLES", "50")))
 

@@ -1,4 +1,4 @@
-"""No record can exhaust the function (lambda_inbox.decoding): bombs in Avro, Protobuf, zlib
+"""No record can exhaust the function (lambda_inbox._decoding): bombs in Avro, Protobuf, zlib
 and JSON end as poison `too_large` with their bytes as delivered, before they cost more than a
 few MB, and the rest of their batch commits (moto). What ordinary documents of the same kinds
 read is unchanged."""
@@ -25,11 +25,11 @@ from devkit.hostile import (
     zlib_zeros,
 )
 from lambda_inbox import InboxConsumer, UnitOfWork, ValueFormats
-from lambda_inbox.decoding.limits import DecodingLimits, TooLarge, check_json
-from lambda_inbox.errors import ConfigurationError
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources.redriven import body_bytes
+from lambda_inbox._decoding.limits import DecodingLimits, TooLarge, check_json
+from lambda_inbox._errors import ConfigurationError
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources.redriven import body_bytes
 from lambda_inbox_tools.testing.limits import enforce_sqs_limits
 
 #: What reading one bomb may allocate, traced (a few MB: the limits' own 6 MiB are for bytes).
@@ -227,8 +227,8 @@ class TickingClock:
 def read_ints(count: int, *, budget: float, left: float) -> object:
     """An Avro array of `count` ints read with an invocation of `budget` seconds of which
     `left` remain, on a clock that moves 0.05 s each time it is read."""
-    from lambda_inbox.deadline import DECODING, Deadline
-    from lambda_inbox.decoding.avro_reader import read_avro
+    from lambda_inbox._decoding.avro_reader import read_avro
+    from lambda_inbox._internal.deadline import DECODING, Deadline
 
     clock = TickingClock(0.05)
     deadline = Deadline(clock.now + left, clock)
@@ -258,8 +258,8 @@ def test_a_record_begun_late_stops_at_the_deadline_for_redelivery() -> None:
 def test_a_document_that_is_never_checked_is_within_the_smallest_limits() -> None:
     """Bodies of `UNCHECKED_BYTES` are parsed unchecked: the smallest limits allowed must hold
     them (n bytes of JSON hold at most (n + 1) / 2 values)."""
-    from lambda_inbox.decoding.limits import MIN_BYTES, MIN_VALUES
-    from lambda_inbox.messages import UNCHECKED_BYTES
+    from lambda_inbox._decoding.limits import MIN_BYTES, MIN_VALUES
+    from lambda_inbox._messages import UNCHECKED_BYTES
 
     assert UNCHECKED_BYTES <= MIN_BYTES
     assert (UNCHECKED_BYTES + 1) // 2 <= MIN_VALUES

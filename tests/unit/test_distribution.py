@@ -168,8 +168,8 @@ def test_each_wheel_holds_its_own_package_and_marker() -> None:
         ),
         (
             TOOLS,
-            lambda names: names | {"lambda_inbox/consumer.py"},
-            "unexpected lambda_inbox/consumer.py",
+            lambda names: names | {"lambda_inbox/_consumer.py"},
+            "unexpected lambda_inbox/_consumer.py",
         ),
         (
             TOOLS,

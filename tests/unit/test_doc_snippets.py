@@ -701,7 +701,7 @@ def test_a_later_block_sees_the_earlier_blocks_and_the_preamble(tmp_path: Path) 
 
 def test_a_snippet_that_imports_a_private_name_fails(tmp_path: Path) -> None:
     blocks = _page(
-        tmp_path, "```python\nfrom lambda_inbox.commit.unit_of_work import UnitOfWork\n```\n"
+        tmp_path, "```python\nfrom lambda_inbox._commit.unit_of_work import UnitOfWork\n```\n"
     )
     with pytest.raises(SnippetFailed, match="imports private names"):
         run_session(blocks, {})

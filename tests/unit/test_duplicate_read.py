@@ -1,4 +1,4 @@
-"""When the inbox keys are read before the commit (lambda_inbox.triage), what the SQS and
+"""When the inbox keys are read before the commit (lambda_inbox._triage), what the SQS and
 Kafka adapters say was delivered before, and the setting. The request counts on the real engine
 are tests/integration/order_events/test_request_budget.py."""
 
@@ -12,11 +12,11 @@ import pytest
 from devkit.app_state import AppState
 from devkit.events import inbound_message, kafka_event, sqs_event, sqs_record
 from devkit.meters import RequestMeter
-from lambda_inbox import ConfigurationError, InboxConfig, Outcome, PoisonMessage
-from lambda_inbox.outcomes import MessageResult
-from lambda_inbox.sources import KafkaSource
-from lambda_inbox.sources.sqs import parse_sqs_event
-from lambda_inbox.triage import RECENT_DUPLICATE_THRESHOLD, ReadFirst
+from lambda_inbox import ConfigurationError, GroupCommit, InboxConfig, Outcome, PoisonMessage
+from lambda_inbox._outcomes import MessageResult
+from lambda_inbox._sources import KafkaSource
+from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox._triage import RECENT_DUPLICATE_THRESHOLD, ReadFirst
 from lambda_inbox_tools.testing.events import delivered_again, kafka_record
 
 
@@ -128,12 +128,12 @@ def test_kafka_offsets_seen_in_this_environment_were_delivered_before() -> None:
 def test_the_setting_is_checked_and_read_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert InboxConfig("c", "t").duplicate_read == "auto"
+    assert InboxConfig("c", "t").commit.duplicate_read == "auto"
     with pytest.raises(ConfigurationError, match="duplicate_read must be one of auto, always"):
-        InboxConfig("c", "t", duplicate_read="sometimes")  # type: ignore[arg-type]
+        GroupCommit(duplicate_read="sometimes")  # type: ignore[arg-type]
     monkeypatch.setenv("INBOX_TABLE", "t")
     monkeypatch.setenv("INBOX_DUPLICATE_READ", "always")
-    assert InboxConfig.from_env("c").duplicate_read == "always"
+    assert InboxConfig.from_env("c").commit.duplicate_read == "always"
     monkeypatch.setenv("INBOX_DUPLICATE_READ", "yes")
     with pytest.raises(ConfigurationError, match="INBOX_DUPLICATE_READ must be one of"):
         InboxConfig.from_env("c")

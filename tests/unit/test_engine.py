@@ -42,7 +42,7 @@ from lambda_inbox import (
     UnitOfWork,
     UnsupportedEvent,
 )
-from lambda_inbox.config import FifoFailureMode
+from lambda_inbox._config import FifoFailureMode
 
 CONSUMER = "unit-consumer"
 ORDER_EVENTS = "order-events"

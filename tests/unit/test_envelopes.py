@@ -1,4 +1,4 @@
-"""What producers put in a queue (lambda_inbox.sources.envelopes): SNS notifications, EventBridge
+"""What producers put in a queue (lambda_inbox._sources.envelopes): SNS notifications, EventBridge
 events and S3 event notifications read as what they are, pinned to AWS's samples both ways, each
 refusal proved by the body that must cause it (moto for the consumers)."""
 
@@ -16,10 +16,10 @@ from devkit.app_state import AppState
 from devkit.aws_documents import aws_document, shape_problems
 from devkit.paths import REPO_ROOT
 from lambda_inbox import ConfigurationError, KeyStrategy, UnitOfWork, current_envelope
-from lambda_inbox.errors import UndecodableBody
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources.identity import fallback_key
-from lambda_inbox.sources.sqs import parse_sqs_event, sqs_response
+from lambda_inbox._errors import UndecodableBody
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources.identity import fallback_key
+from lambda_inbox._sources.sqs import parse_sqs_event, sqs_response
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
 from lambda_inbox_tools.testing.events import SENDER_ID
 from lambda_inbox_tools.testing.producers import (
@@ -162,7 +162,7 @@ def test_key_extractors_read_the_notifications_attributes(aws: AppState) -> None
 def test_an_idempotency_key_among_the_notifications_attributes_is_the_key() -> None:
     body = sns_notification({"n": 1}, attributes={"idempotency-key": "k-1"})
     (message,) = parse_sqs_event(sqs_event(sqs_record(body)), envelope="sns")
-    assert KeyStrategy().identify(message) == (f"{SENDER_ID}/k-1", "idempotency-key")
+    assert KeyStrategy().message_key(message) == f"{SENDER_ID}/k-1"
     # The body's attributes are the envelope's, never the message's own.
     assert message.envelope.attributes == {"idempotency-key": "k-1"}
     assert message.attributes == {}
@@ -189,7 +189,7 @@ def test_an_events_outbox_message_id_in_its_resources_is_its_attribute() -> None
     )
     (message,) = parse_sqs_event(sqs_event(sqs_record(body)), envelope="eventbridge")
     assert message.envelope.attributes == {"outbox-message-id": "m-7"}
-    assert KeyStrategy().identify(message) == (f"{SENDER_ID}/m-7", "outbox-message-id")
+    assert KeyStrategy().message_key(message) == f"{SENDER_ID}/m-7"
 
 
 @pytest.mark.parametrize(
@@ -200,14 +200,14 @@ def test_an_event_without_an_outbox_message_id_adds_no_attribute(resources: Any)
         sqs_event(sqs_record(_relayed_event(resources))), envelope="eventbridge"
     )
     assert message.envelope is None or "outbox-message-id" not in message.envelope.attributes
-    assert KeyStrategy().identify(message).strategy != "outbox-message-id"
+    assert KeyStrategy().message_key(message) == f"{SENDER_ID}/{message.delivery_id}"
 
 
 def test_the_sqs_messages_own_attribute_wins_over_the_events() -> None:
     own = {"outbox-message-id": {"stringValue": "own", "dataType": "String"}}
     record = sqs_record(_relayed_event(["outbox-message-id:m-7"]), message_attributes=own)
     (message,) = parse_sqs_event(sqs_event(record), envelope="eventbridge")
-    assert KeyStrategy().identify(message).key == f"{SENDER_ID}/own"
+    assert KeyStrategy().message_key(message) == f"{SENDER_ID}/own"
 
 
 def test_two_deliveries_of_a_relayed_event_under_two_ids_commit_once(aws: AppState) -> None:
@@ -354,7 +354,7 @@ def test_an_unknown_envelope_is_a_configuration_error(aws: AppState) -> None:
 
 def test_a_consumer_without_an_envelope_loads_none_of_it() -> None:
     program = (
-        "import sys, lambda_inbox; from lambda_inbox.sources.sqs import parse_sqs_event; "
+        "import sys, lambda_inbox; from lambda_inbox._sources.sqs import parse_sqs_event; "
         "parse_sqs_event({'Records': [{'messageId': 'm', 'body': '{}'}]}); "
         "print(sorted(m for m in sys.modules if 'envelopes' in m or 'parser.models' in m))"
     )

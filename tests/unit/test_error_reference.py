@@ -9,7 +9,7 @@ import inspect
 import re
 from pathlib import Path
 
-from lambda_inbox import errors
+from lambda_inbox import _errors as errors
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 REFERENCE = (DOCS / "errors.md").read_text()

@@ -12,8 +12,8 @@ import pytest
 
 from devkit.app_state import AppState
 from devkit.events import load_event, sqs_event, sqs_record
-from lambda_inbox.sources import is_kafka_event
-from lambda_inbox.sources.sqs import is_sqs_event
+from lambda_inbox._sources import is_kafka_event
+from lambda_inbox._sources.sqs import is_sqs_event
 
 
 def test_a_minimal_sqs_event_without_event_source_is_processed(

@@ -14,7 +14,7 @@ from devkit.app_state import AppState
 from devkit.events import replayed
 from devkit.memory_aws import MemoryAws
 from lambda_inbox import ConditionFailures, Decide, InboxConsumer, MessageResult, UnitOfWork
-from lambda_inbox.sources import detect
+from lambda_inbox._sources import detect
 from lambda_inbox_tools.testing.events import kafka_event, kafka_record, sqs_event, sqs_record
 from lambda_inbox_tools.testing.stream_events import kinesis_event, kinesis_record
 from lambda_inbox_tools.testing.values import json_value

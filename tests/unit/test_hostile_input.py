@@ -22,8 +22,8 @@ from devkit.events import (
 )
 from devkit.events import kafka_record as record
 from lambda_inbox import InboxConsumer, UnitOfWork
-from lambda_inbox.errors import MalformedRecord, UnsupportedEvent
-from lambda_inbox.sources.identity import MAX_KEY_BYTES
+from lambda_inbox._errors import MalformedRecord, UnsupportedEvent
+from lambda_inbox._sources.identity import MAX_KEY_BYTES
 from lambda_inbox_tools.testing.limits import enforce_dynamodb_key_limits, enforce_sqs_limits
 
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from devkit.events import inbound_message
 from lambda_inbox import KeyStrategy
-from lambda_inbox.errors import MissingMessageKey, UndecodableBody
-from lambda_inbox.sources.identity import (
+from lambda_inbox._errors import MissingMessageKey, UndecodableBody
+from lambda_inbox._sources.identity import (
     MAX_KEY_BYTES,
     fingerprint,
     is_field_path,
@@ -22,23 +22,20 @@ from lambda_inbox.sources.identity import (
 
 def test_jmespath_expression_reads_the_body() -> None:
     strategy = KeyStrategy.from_body("meta.id")
-    identity = strategy.identify(inbound_message('{"meta": {"id": "evt-1"}}'))
-    assert identity.key == "evt-1"
-    assert identity.strategy == "jmespath:meta.id"
+    assert strategy.message_key(inbound_message('{"meta": {"id": "evt-1"}}')) == "evt-1"
     assert strategy.has_extractor
 
 
 def test_numeric_key_becomes_text() -> None:
-    assert KeyStrategy.from_body("n").identify(inbound_message('{"n": 42}')).key == "42"
+    assert KeyStrategy.from_body("n").message_key(inbound_message('{"n": 42}')) == "42"
 
 
 def test_callable_extractor() -> None:
     def extract(body: Any) -> object:
         return f"{body['order']}:{body['seq']}"
 
-    identity = KeyStrategy.from_body(extract).identify(inbound_message('{"order": "o1", "seq": 3}'))
-    assert identity.key == "o1:3"
-    assert identity.strategy == "callable"
+    key = KeyStrategy.from_body(extract).message_key(inbound_message('{"order": "o1", "seq": 3}'))
+    assert key == "o1:3"
 
 
 @pytest.mark.parametrize(
@@ -54,15 +51,15 @@ def test_callable_extractor() -> None:
 )
 def test_missing_or_unusable_key_raises_missing_message_key(body: str) -> None:
     with pytest.raises(MissingMessageKey, match="jmespath:event_id found no message key"):
-        KeyStrategy.from_body("event_id").identify(inbound_message(body))
+        KeyStrategy.from_body("event_id").message_key(inbound_message(body))
 
 
 def test_extractor_on_a_non_json_body_raises_undecodable_body() -> None:
     with pytest.raises(UndecodableBody) as raised:
-        KeyStrategy.from_body("event_id").identify(inbound_message("{not json"))
+        KeyStrategy.from_body("event_id").message_key(inbound_message("{not json"))
     assert raised.value.code == "malformed_json"
     with pytest.raises(UndecodableBody) as raised:
-        KeyStrategy.from_body("event_id").identify(inbound_message(b"\xff\xfe"))
+        KeyStrategy.from_body("event_id").message_key(inbound_message(b"\xff\xfe"))
     assert raised.value.code == "undecodable_body"
 
 
@@ -73,45 +70,42 @@ def test_idempotency_key_attribute_comes_before_dedup_and_delivery_id() -> None:
         deduplication_id="dedup-1",
         delivery_id="mid-1",
     )
-    identity = KeyStrategy().identify(msg)
-    assert (identity.key, identity.strategy) == ("idem-1", "idempotency-key")
+    assert KeyStrategy().message_key(msg) == "idem-1"
 
 
 def test_explicit_extractor_wins_over_the_attribute() -> None:
     msg = inbound_message('{"event_id": "evt-9"}', attributes={"idempotency-key": "idem-1"})
-    assert KeyStrategy.from_body("event_id").identify(msg).key == "evt-9"
+    assert KeyStrategy.from_body("event_id").message_key(msg) == "evt-9"
 
 
 def test_fifo_deduplication_id_then_delivery_id() -> None:
-    fifo = KeyStrategy().identify(
-        inbound_message("x", deduplication_id="dedup-1", delivery_id="mid-1")
-    )
-    assert (fifo.key, fifo.strategy) == ("dedup-1", "deduplication-id")
-    plain = KeyStrategy().identify(inbound_message("not json at all", delivery_id="mid-2"))
-    assert (plain.key, plain.strategy) == ("mid-2", "delivery-id")
+    fifo = inbound_message("x", deduplication_id="dedup-1", delivery_id="mid-1")
+    assert KeyStrategy().message_key(fifo) == "dedup-1"
+    plain = inbound_message("not json at all", delivery_id="mid-2")
+    assert KeyStrategy().message_key(plain) == "mid-2"
     assert not KeyStrategy().has_extractor
 
 
 def test_empty_idempotency_key_attribute_is_ignored() -> None:
     msg = inbound_message("{}", attributes={"idempotency-key": ""}, delivery_id="mid-3")
-    assert KeyStrategy().identify(msg).key == "mid-3"
+    assert KeyStrategy().message_key(msg) == "mid-3"
 
 
 def test_very_long_keys_are_hashed_and_stable() -> None:
     long_key = "k" * (MAX_KEY_BYTES + 1)
     strategy = KeyStrategy.from_body("id")
-    first = strategy.identify(inbound_message(f'{{"id": "{long_key}"}}')).key
-    again = strategy.identify(inbound_message(f'{{"id": "{long_key}"}}')).key
-    other = strategy.identify(inbound_message(f'{{"id": "{long_key}x"}}')).key
+    first = strategy.message_key(inbound_message(f'{{"id": "{long_key}"}}'))
+    again = strategy.message_key(inbound_message(f'{{"id": "{long_key}"}}'))
+    other = strategy.message_key(inbound_message(f'{{"id": "{long_key}x"}}'))
     assert first.startswith("sha256:") and len(first) == len("sha256:") + 64
     assert first == again != other
     at_limit = "k" * MAX_KEY_BYTES
-    assert strategy.identify(inbound_message(f'{{"id": "{at_limit}"}}')).key == at_limit
+    assert strategy.message_key(inbound_message(f'{{"id": "{at_limit}"}}')) == at_limit
     # Byte length counts, not characters: 512 two-byte characters + 1 is over the limit.
     wide = "é" * (MAX_KEY_BYTES // 2 + 1)
-    assert strategy.identify(inbound_message(f'{{"id": "{wide}"}}')).key.startswith("sha256:")
-    header = KeyStrategy().identify(inbound_message("{}", attributes={"idempotency-key": long_key}))
-    assert header.key == first
+    assert strategy.message_key(inbound_message(f'{{"id": "{wide}"}}')).startswith("sha256:")
+    header = inbound_message("{}", attributes={"idempotency-key": long_key})
+    assert KeyStrategy().message_key(header) == first
 
 
 def test_fingerprint_ignores_key_order_and_whitespace() -> None:
@@ -147,12 +141,14 @@ def test_fingerprint_of_a_non_json_body_hashes_the_bytes() -> None:
 )
 def test_an_extractor_that_raises_is_a_missing_key(extractor: Any) -> None:
     with pytest.raises(MissingMessageKey, match="callable found no message key"):
-        KeyStrategy.from_body(extractor).identify(inbound_message('{"other": 1}'))
+        KeyStrategy.from_body(extractor).message_key(inbound_message('{"other": 1}'))
 
 
 def test_an_extractor_never_hides_an_undecodable_body() -> None:
     with pytest.raises(UndecodableBody):
-        KeyStrategy.from_body(lambda body: body["event_id"]).identify(inbound_message("{not json"))
+        KeyStrategy.from_body(lambda body: body["event_id"]).message_key(
+            inbound_message("{not json")
+        )
 
 
 JSON_VALUES = st.recursive(
@@ -195,47 +191,23 @@ def test_only_an_expression_beyond_field_names_is_evaluated_by_jmespath() -> Non
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="aZ_09.é-[ ", max_size=8))
 def test_a_field_path_is_ascii_field_names_joined_by_dots(expression: str) -> None:
-    import re
 
     expected = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", expression)
     assert is_field_path(expression) is (expected is not None)
-
-
-@pytest.mark.parametrize(
-    "body",
-    ['{"id": "e-1"}', '{"id": 42}', '{"id": "' + "k" * 2000 + '"}', '{"id": "ключ"}'],
-)
-@pytest.mark.parametrize("key", ["id", lambda payload: payload["id"], None])
-def test_the_message_key_is_the_identified_key(body: str, key: Any) -> None:
-    """`message_key` (what every message asks) is `identify(...).key` (what tests and tools ask),
-    for every strategy and key type."""
-    strategy = KeyStrategy() if key is None else KeyStrategy.from_body(key)
-    message = inbound_message(body)
-    assert strategy.message_key(message) == strategy.identify(message).key
-
-
-@pytest.mark.parametrize("body", ['{"id": ""}', '{"id": null}', '{"id": [1]}', '{"other": 1}', "{"])
-def test_the_message_key_refuses_what_identify_refuses(body: str) -> None:
-    strategy = KeyStrategy.from_body("id")
-    with pytest.raises((MissingMessageKey, UndecodableBody)) as refused:
-        strategy.identify(inbound_message(body))
-    with pytest.raises(type(refused.value), match=re.escape(str(refused.value))):
-        strategy.message_key(inbound_message(body))
 
 
 def test_an_outbox_message_id_keys_a_message_with_no_key_configured() -> None:
     relayed = inbound_message(
         "{}", attributes={"outbox-message-id": "ntf-1"}, deduplication_id="d", delivery_id="m"
     )
-    identity = KeyStrategy().identify(relayed)
-    assert (identity.key, identity.strategy) == ("ntf-1", "outbox-message-id")
+    assert KeyStrategy().message_key(relayed) == "ntf-1"
     # The producer's own idempotency key, and a configured key, win over it.
     both = inbound_message("{}", attributes={"idempotency-key": "k", "outbox-message-id": "o"})
-    assert KeyStrategy().identify(both).key == "k"
+    assert KeyStrategy().message_key(both) == "k"
     keyed = inbound_message('{"event_id": "e"}', attributes={"outbox-message-id": "o"})
-    assert KeyStrategy.from_body("event_id").identify(keyed).key == "e"
+    assert KeyStrategy.from_body("event_id").message_key(keyed) == "e"
     empty = inbound_message("{}", attributes={"outbox-message-id": ""}, delivery_id="m-4")
-    assert KeyStrategy().identify(empty).key == "m-4"
+    assert KeyStrategy().message_key(empty) == "m-4"
 
 
 @pytest.mark.parametrize(

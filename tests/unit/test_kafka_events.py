@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from devkit.events import load_event
-from lambda_inbox.errors import MalformedRecord, UndecodableBody
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources import is_kafka_event
-from lambda_inbox.sources.identity import KeyStrategy
-from lambda_inbox.sources.kafka import kafka_response, parse_kafka_event
+from lambda_inbox._errors import MalformedRecord, UndecodableBody
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources import is_kafka_event
+from lambda_inbox._sources.identity import KeyStrategy
+from lambda_inbox._sources.kafka import kafka_response, parse_kafka_event
 
 
 def b64(data: bytes) -> str:
@@ -64,7 +64,7 @@ def test_item_identifier_and_delivery_id_are_kafka_coordinates() -> None:
     assert third.delivery_id == "payments-0-12"
     assert third.source == "payments-0-12"
     # Without an extractor, the delivery id is the key (topic-partition-offset).
-    assert KeyStrategy().identify(third).key == "payments-0-12"
+    assert KeyStrategy().message_key(third) == "payments-0-12"
 
 
 def test_headers_are_decoded_from_byte_lists_and_idempotency_key_is_the_key() -> None:
@@ -73,11 +73,10 @@ def test_headers_are_decoded_from_byte_lists_and_idempotency_key_is_the_key() ->
     assert with_content_type.attributes == {"content-type": "application/json"}
     with_key = next(m for m in messages if m.delivery_id == "payments-2-8")
     assert with_key.attributes["idempotency-key"] == "evt-pay-0108"
-    assert KeyStrategy().identify(with_key).key == "evt-pay-0108"
-    assert KeyStrategy().identify(with_key).strategy == "idempotency-key"
+    assert KeyStrategy().message_key(with_key) == "evt-pay-0108"
     # An explicit extractor wins over the header.
     custom = KeyStrategy.from_body("payment_id")
-    assert custom.identify(with_key).key == "pay-0108"
+    assert custom.message_key(with_key) == "pay-0108"
     # Headers are carried onto the dead-letter attributes as JSON.
     assert json.loads(with_key.dead_letter_attributes["kafka-headers"]["StringValue"]) == {
         "idempotency-key": "evt-pay-0108"
@@ -152,9 +151,9 @@ def test_bad_values_parse_and_only_fail_when_read(fields: dict[str, Any], code: 
         _ = message.json
     assert info.value.code == code
     # Identity falls back to the coordinates; the extractor itself reports the poison.
-    assert KeyStrategy().identify(message).key == "payments-0-5"
+    assert KeyStrategy().message_key(message) == "payments-0-5"
     with pytest.raises(UndecodableBody):
-        KeyStrategy.from_body("event_id").identify(message)
+        KeyStrategy.from_body("event_id").message_key(message)
 
 
 def test_value_not_base64_keeps_the_raw_text_for_the_dead_letter_queue() -> None:

@@ -20,8 +20,8 @@ from devkit.events import (
 )
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
-from lambda_inbox import InboxConfig, InboxConsumer, PoisonMessage, ValueFormats
-from lambda_inbox.errors import ConfigurationError
+from lambda_inbox import InboxConfig, InboxConsumer, PoisonMessage, SourceSettings, ValueFormats
+from lambda_inbox._errors import ConfigurationError
 from lambda_inbox_tools.testing.values import avro_value, json_value, protobuf_value
 
 SCHEMAS = FUNCTIONS_DIR / "payment_events" / "schemas"
@@ -136,7 +136,9 @@ def test_a_dead_lettered_avro_value_replays_through_sqs_and_commits_once(
         model=payment_events.PaymentCaptured,
         decide=reject,
         key="event_id",
-        config=InboxConfig.from_env("payment-events", value_formats=payment_events.VALUE_FORMATS),
+        config=InboxConfig.from_env(
+            "payment-events", sources=SourceSettings(value_formats=payment_events.VALUE_FORMATS)
+        ),
     )
     assert buggy.handle(kafka_event([record])) == {"batchItemFailures": []}
     (letter,) = aws.dead_letters()

@@ -1,4 +1,4 @@
-"""Kinesis records aggregated by the Kinesis Producer Library (lambda_inbox.sources.aggregation):
+"""Kinesis records aggregated by the Kinesis Producer Library (lambda_inbox._sources.aggregation):
 each user record a message under `"<eventID>/<index>"` with its own partition key, reported by
 its parent's sequence number; a bad aggregate poison with its bytes (moto for the consumer)."""
 
@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from devkit.app_state import AppState
-from lambda_inbox.errors import UndecodableBody
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources.aggregation import BadAggregate, aggregated_record_class, deaggregate
-from lambda_inbox.sources.fields import KPL_MAGIC
-from lambda_inbox.sources.kinesis import parse_kinesis_event
-from lambda_inbox.sources.streams import stream_response
+from lambda_inbox._errors import UndecodableBody
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources.aggregation import BadAggregate, aggregated_record_class, deaggregate
+from lambda_inbox._sources.fields import KPL_MAGIC
+from lambda_inbox._sources.kinesis import parse_kinesis_event
+from lambda_inbox._sources.streams import stream_response
 from lambda_inbox_tools.testing import aggregated_kinesis_record, kinesis_event, kinesis_record
 from lambda_inbox_tools.testing.stream_events import aggregated_data, sequence_number
 
@@ -110,7 +110,7 @@ def test_a_kinesis_consumer_without_aggregated_records_loads_none_of_it() -> Non
 
     event = kinesis_event([kinesis_record(0, {"n": 1})])
     program = (
-        "import json, sys; from lambda_inbox.sources.kinesis import parse_kinesis_event; "
+        "import json, sys; from lambda_inbox._sources.kinesis import parse_kinesis_event; "
         "parse_kinesis_event(json.load(sys.stdin)); "
         "print(sorted(m for m in sys.modules if m.endswith('aggregation') or 'protobuf' in m))"
     )

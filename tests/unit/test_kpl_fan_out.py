@@ -1,5 +1,5 @@
 """A Kinesis record aggregating any number of user records finishes across invocations
-(lambda_inbox.sources.kinesis, its process_in_chunks, store.progress), in memory
+(lambda_inbox._sources.kinesis, its process_in_chunks, store.progress), in memory
 (devkit.memory_aws): each invocation answers before its deadline having committed at least one
 more chunk, Lambda's retry from the aggregate's own sequence number starts where the last one
 stopped (also in another execution environment), and every user record is applied once.
@@ -24,8 +24,8 @@ from devkit.hostile import kpl_bomb, kpl_fan_out
 from devkit.memory_aws import MemoryAws
 from devkit.resident import peak_above, peak_reset
 from lambda_inbox import InboxConsumer, RetryPolicy, UnitOfWork
-from lambda_inbox.deadline import SystemClock, stop_past_deadline
-from lambda_inbox.sources import kinesis
+from lambda_inbox._internal.deadline import SystemClock, stop_past_deadline
+from lambda_inbox._sources import kinesis
 from lambda_inbox_tools.testing import event_after, kinesis_event
 from lambda_inbox_tools.testing.context import FakeLambdaContext
 

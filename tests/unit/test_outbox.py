@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from lambda_inbox import OutboxRelay, UnitOfWork, UnitOfWorkError
-from lambda_inbox.outbox.message import OutboxMessage
+from lambda_inbox.store._outbox_item import OutboxMessage
 from lambda_inbox_tools.testing import FakeLambdaContext
 
 SERIALIZER = TypeSerializer()

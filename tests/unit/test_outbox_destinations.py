@@ -18,10 +18,10 @@ from moto import mock_aws
 
 from devkit.aws_documents import aws_document, shape_problems
 from lambda_inbox import OutboxRelay, UnitOfWork, UnitOfWorkError
-from lambda_inbox.outbox.destinations import destination_of, resolve
-from lambda_inbox.outbox.eventbridge import EventBridgeSender, event_entry
-from lambda_inbox.outbox.message import OutboxMessage
-from lambda_inbox.sources.identity import outbox_message_id_of
+from lambda_inbox._outbox.destinations import destination_of, resolve
+from lambda_inbox._outbox.eventbridge import EventBridgeSender, event_entry
+from lambda_inbox._sources.identity import outbox_message_id_of
+from lambda_inbox.store._outbox_item import OutboxMessage
 from lambda_inbox_tools.testing import FakeLambdaContext
 
 REGION = "us-east-1"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lambda_inbox import ErrorCode
-from lambda_inbox.outcomes import Outcome
+from lambda_inbox._outcomes import Outcome
 from tests.outcome_model import NONE, RULES, Rule
 
 CONCEPTS = Path(__file__).resolve().parents[2] / "docs" / "concepts.md"

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
 from lambda_inbox import UnitOfWork
-from lambda_inbox.options import parser
+from lambda_inbox._options import parser
 
 
 class Plain(BaseModel):

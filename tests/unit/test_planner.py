@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lambda_inbox.commit.planner import chunk_wave, plan_waves
+from lambda_inbox._commit.planner import chunk_wave, plan_waves
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Poison costs what good traffic costs (lambda_inbox.dead_letter): the poison of a batch goes to
+"""Poison costs what good traffic costs (lambda_inbox._dead_letter): the poison of a batch goes to
 the DLQ ten `SendMessageBatch` entries a call (within 256 KiB), an entry a call refuses alone,
 and the FAILED records are written together, each expiring after the failed-record retention
 (moto)."""
@@ -19,8 +19,8 @@ from devkit.events import ORDER_FIFO_QUEUE_ARN, sqs_event, sqs_record
 from devkit.memory_aws import MemoryAws
 from devkit.meters import RequestMeter
 from lambda_inbox import InboxConsumer, UnitOfWork
-from lambda_inbox.outcomes import Outcome
-from lambda_inbox.sources.sqs import parse_sqs_event
+from lambda_inbox._outcomes import Outcome
+from lambda_inbox._sources.sqs import parse_sqs_event
 from lambda_inbox_tools.testing.limits import enforce_sqs_limits
 
 DAY = 86_400
@@ -70,7 +70,7 @@ def test_a_hundred_poison_messages_in_ten_batches_cost_ten_sends_and_ten_writes(
 
 
 def test_the_failed_retention_is_the_consumers_setting(aws: AppState) -> None:
-    inbox = consumer(aws, failed_retention=timedelta(days=3))
+    inbox = consumer(aws, failed=timedelta(days=3))
     inbox.handle(sqs_event(poison(1)))
     (record,) = aws.scan(aws.inbox)
     assert int(record["expires_at"]["N"]) <= time.time() + 3 * DAY

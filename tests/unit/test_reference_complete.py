@@ -140,14 +140,6 @@ SUBMODULES = sorted(module.name for module in pkgutil.iter_modules(lambda_inbox.
 #: A backticked dotted name in the library's name space: `lambda_inbox.x.y`, or `x.y` where `x`
 #: is one of its modules (as docstrings write them).
 DOTTED = re.compile(rf"`((?:lambda_inbox|{'|'.join(SUBMODULES)})(?:\.\w+)+)")
-#: Docstrings that still name a module path; the library's restructuring removes them (each entry
-#: must still be found: a fixed one leaves this list).
-KNOWN_IN_DOCSTRINGS = {
-    ("InboundMessage", "sources.envelopes.Envelope"),
-    ("InboundMessage", "sources.senders"),
-    ("InboxConsumer", "sources.kinesis"),
-    ("UnitOfWork", "outbox.OutboxRequest"),
-}
 #: Pages whose subject is the library's inside (its modules are what they describe).
 INSIDE_PAGES = {"docs/architecture.md", "docs/PERFORMANCE.md"}
 
@@ -195,7 +187,7 @@ def docstring_names() -> set[tuple[str, str]]:
 
 
 def test_no_docstring_names_a_module_path_that_is_not_public() -> None:
-    assert docstring_names() == KNOWN_IN_DOCSTRINGS
+    assert docstring_names() == set()
 
 
 def page_names(page: Path) -> list[str]:
@@ -221,7 +213,7 @@ def test_the_dotted_name_check_knows_public_from_private(tmp_path: Path) -> None
     assert is_public("lambda_inbox.InboxConsumer.handle")
     assert is_public("lambda_inbox.reaper.Reaper.reap_once")
     assert is_public("lambda_inbox.__all__")
-    assert not is_public("lambda_inbox.errors")
+    assert not is_public("lambda_inbox._errors")
     assert not is_public("lambda_inbox.InboxConsumer._pipeline")
     assert not is_public("outbox.OutboxRequest")
     page = tmp_path / "page.md"

@@ -25,8 +25,8 @@ from devkit.events import (
     string_attribute,
 )
 from lambda_inbox import InboxConsumer, KeyStrategy, PoisonMessage, UnitOfWork
-from lambda_inbox.sources.identity import fingerprint
-from lambda_inbox.sources.sqs import parse_sqs_event
+from lambda_inbox._sources.identity import fingerprint
+from lambda_inbox._sources.sqs import parse_sqs_event
 from lambda_inbox_tools.testing.producers import sns_notification
 
 #: A producer's role, as SQS names it: its unique id, then the session after the `:`.
@@ -314,4 +314,4 @@ def test_a_record_without_a_sender_id_keeps_its_keys_as_they_are() -> None:
     del record["attributes"]["SenderId"]
     (message,) = parse_sqs_event(sqs_event(record))
     assert message.sender is None
-    assert KeyStrategy().identify(message).key == "id-1"
+    assert KeyStrategy().message_key(message) == "id-1"

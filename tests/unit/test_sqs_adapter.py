@@ -16,9 +16,9 @@ from devkit.events import (
     sqs_record,
     string_attribute,
 )
-from lambda_inbox.errors import MalformedRecord
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources.sqs import is_sqs_event, parse_sqs_event, sqs_response
+from lambda_inbox._errors import MalformedRecord
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources.sqs import is_sqs_event, parse_sqs_event, sqs_response
 
 
 @pytest.mark.parametrize("name", sample_event_names("sqs-"))

@@ -12,7 +12,7 @@ import pytest
 from devkit.app_state import AppState
 from devkit.events import inbound_message
 from devkit.meters import RequestMeter
-from lambda_inbox import InboxConfig
+from lambda_inbox import InboxConfig, Retention
 from lambda_inbox.store import (
     OPEN_INDEX_SHARDS,
     InboxRecord,
@@ -21,9 +21,8 @@ from lambda_inbox.store import (
     open_index_shard,
     open_records,
 )
-from lambda_inbox.store.attribute_values import item_identity
-from lambda_inbox.store.inbox import result_text
-from lambda_inbox.store.record import utc_iso
+from lambda_inbox.store._inbox import result_text
+from lambda_inbox.store._record import utc_iso
 
 CONSUMER = "store-test"
 
@@ -102,7 +101,7 @@ def test_completion_put_shape(aws: AppState, store: InboxStore) -> None:
 
 
 def test_retention_sets_expires_at(aws: AppState) -> None:
-    config = InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox, retention=timedelta(hours=1))
+    config = InboxConfig(CONSUMER, aws.inbox, retention=Retention(completed=timedelta(hours=1)))
     put = InboxStore.from_config(aws.dynamodb, config).completion_put(
         inbound_message(), "k", "fp", {}, now=100
     )
@@ -239,7 +238,7 @@ def test_the_completion_puts_item_is_the_completed_records_item(
 
 
 def test_mark_failed_truncates_the_snapshot_and_handles_empty_bodies(aws: AppState) -> None:
-    config = InboxConfig(consumer=CONSUMER, inbox_table=aws.inbox, failed_payload_snapshot_bytes=4)
+    config = InboxConfig(CONSUMER, aws.inbox, retention=Retention(snapshot_bytes=4))
     store = InboxStore.from_config(aws.dynamodb, config)
     store.mark_failed(inbound_message(b"0123456789"), "long", "fp", error_code="c", error="", now=1)
     store.mark_failed(inbound_message(b""), "empty", "fp", error_code="c", error="e", now=1)
@@ -300,17 +299,6 @@ def test_open_records_are_bounded_by_since_and_until(aws: AppState, store: Inbox
     assert keys(since=times[1], until=times[2]) == ["k2", "k1"]
 
 
-@pytest.mark.parametrize("message_key", ["evt-1", "ключ-2", "a#b"])
-def test_the_inbox_item_is_named_as_the_planner_names_any_item(
-    store: InboxStore, message_key: str
-) -> None:
-    """The planner's rule of one action per item compares these names: the inbox item's,
-    built directly for every message, is the one `item_identity` gives its key."""
-    expected = item_identity(store.table, {"pk": store.pk(message_key)})
-    assert store.item_identity(message_key) == expected
-    assert store.item_identity(message_key) != store.item_identity(message_key + "x")
-
-
 @pytest.mark.parametrize(
     "result",
     [
@@ -349,3 +337,57 @@ def test_each_completion_put_carries_its_own_time_and_owner(store: InboxStore) -
     assert leased["ConditionExpression"] == "#status = :in_progress AND #owner = :owner"
     assert leased["ExpressionAttributeValues"][":owner"] == {"S": "owner-1"}
     assert put(2000.25)["ConditionExpression"] == later["ConditionExpression"]
+
+
+def test_a_lease_expiring_at_now_gets_one_verdict_everywhere(aws: AppState) -> None:
+    """The claim, the reaper and the command line read a lease through one rule: held at the
+    instant it expires, over a moment later."""
+    from lambda_inbox.store import attention_records
+    from lambda_inbox.store._leases import ClaimState, LeaseWrites
+    from lambda_inbox_tools.cli.records import summarize_open
+
+    leases = LeaseWrites(aws.dynamodb, table=aws.inbox, consumer=CONSUMER, lease_seconds=60)
+    claimed_at = 1_700_000_000.0
+    message = inbound_message(b'{"id": 1}')
+    assert leases.claim(message, "edge", "fp", now=claimed_at).state is ClaimState.CLAIMED
+    expiry = claimed_at + 60
+    for now, expired in ((expiry, False), (expiry + 0.001, True)):
+        [record] = open_records(aws.dynamodb, aws.inbox)
+        assert record.lease_expired(now) is expired
+        assert record.needs_attention(now) is expired
+        assert record.lease_expired(now + 1, grace=1.0) is expired  # the reaper's grace
+        counts = summarize_open(aws.dynamodb, aws.inbox, now=now).consumers[CONSUMER]
+        assert counts.lease_expired == int(expired)
+        attention = list(attention_records(aws.dynamodb, aws.inbox, now=now))
+        assert [r.message_key for r in attention] == (["edge"] if expired else [])
+        state = leases.claim(message, "edge", "fp", now=now).state
+        assert state is (ClaimState.CLAIMED if expired else ClaimState.HELD)
+
+
+def test_unprocessed_keys_wait_the_retry_policys_backoff_and_stop_at_the_deadline() -> None:
+    """The batch read's rounds wait `RetryPolicy.backoff` (jittered, capped), through `pause`,
+    and stop as soon as `pause` says the deadline leaves no room."""
+    from lambda_inbox import RetryPolicy
+
+    class Unprocessing:
+        calls = 0
+
+        def batch_get_item(self, RequestItems: dict[str, Any]) -> dict[str, Any]:
+            self.calls += 1
+            return {"Responses": {}, "UnprocessedKeys": RequestItems}
+
+    client = Unprocessing()
+    retry = RetryPolicy(base_delay=0.01, max_delay=0.02)
+    store = InboxStore(client, table="t", consumer="c", retention_seconds=60, retry=retry)  # type: ignore[arg-type]
+    waits: list[float] = []
+
+    def pause(seconds: float) -> bool:
+        waits.append(seconds)
+        return True
+
+    assert store.fetch(["k"], now=0, pause=pause) == {}
+    assert client.calls == len(waits) + 1 and len(waits) >= 2
+    assert all(0 <= wait <= 0.02 for wait in waits)
+    client.calls = 0
+    assert store.fetch(["k"], now=0, pause=lambda s: False) == {}
+    assert client.calls == 1

@@ -1,4 +1,4 @@
-"""The Kinesis and DynamoDB Streams adapters (lambda_inbox.sources.streams): records to messages, what
+"""The Kinesis and DynamoDB Streams adapters (lambda_inbox._sources.streams): records to messages, what
 cannot be read becomes poison and never an exception, the partial batch response names the first
 record to redeliver, and a sequence number seen before marks a redelivery (moto for the consumer
 tests)."""
@@ -18,12 +18,12 @@ import pytest
 from devkit.app_state import AppState
 from devkit.paths import FUNCTIONS_DIR, REPO_ROOT
 from devkit.payloads import payment
-from lambda_inbox.errors import MalformedRecord, UndecodableBody
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources import DynamoDBStreamsSource, KinesisSource
-from lambda_inbox.sources.identity import fingerprint
-from lambda_inbox.sources.kinesis import parse_kinesis_event
-from lambda_inbox.sources.streams import parse_dynamodb_stream_event, stream_response
+from lambda_inbox._errors import MalformedRecord, UndecodableBody
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources import DynamoDBStreamsSource, KinesisSource
+from lambda_inbox._sources.identity import fingerprint
+from lambda_inbox._sources.kinesis import parse_kinesis_event
+from lambda_inbox._sources.streams import parse_dynamodb_stream_event, stream_response
 from lambda_inbox_tools.testing import (
     dynamodb_stream_event,
     dynamodb_stream_record,
@@ -121,8 +121,8 @@ def test_a_stream_document_has_plain_values_and_a_stable_fingerprint() -> None:
     }
     # The set's order does not depend on the interpreter's hash seed.
     program = (
-        "import json, sys; from lambda_inbox.sources.streams import parse_dynamodb_stream_event; "
-        "from lambda_inbox.sources.identity import fingerprint; "
+        "import json, sys; from lambda_inbox._sources.streams import parse_dynamodb_stream_event; "
+        "from lambda_inbox._sources.identity import fingerprint; "
         "print(fingerprint(parse_dynamodb_stream_event(json.load(sys.stdin))[0]))"
     )
     digests = {
@@ -199,7 +199,7 @@ def test_the_kits_stream_records_keep_the_samples_shapes() -> None:
 
 
 def test_an_sqs_message_carrying_a_stream_record_is_read_as_the_stream_consumer_reads_it() -> None:
-    from lambda_inbox.sources.sqs import parse_sqs_event
+    from lambda_inbox._sources.sqs import parse_sqs_event
     from lambda_inbox_tools.testing import sqs_event, sqs_record
     from lambda_inbox_tools.testing.events import string_attribute
 

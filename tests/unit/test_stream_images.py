@@ -1,4 +1,4 @@
-"""DynamoDB stream images read strictly (lambda_inbox.store.attribute_values.read_attribute_value):
+"""DynamoDB stream images read strictly (lambda_inbox.store._attribute_values.read_attribute_value):
 binary as bytes, every attribute value that is not valid DynamoDB JSON poison `malformed_json`
 with its original record, and `userIdentity` in the document (moto for the consumer test)."""
 
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from devkit.app_state import AppState
-from lambda_inbox.errors import UndecodableBody
-from lambda_inbox.sources.streams import parse_dynamodb_stream_event
-from lambda_inbox.store.attribute_values import MalformedAttributeValue, read_attribute_value
+from lambda_inbox._errors import UndecodableBody
+from lambda_inbox._sources.streams import parse_dynamodb_stream_event
+from lambda_inbox.store._attribute_values import MalformedAttributeValue, read_attribute_value
 from lambda_inbox_tools.testing import dynamodb_stream_event, dynamodb_stream_record
 
 #: Each attribute value that is not DynamoDB JSON, and why.

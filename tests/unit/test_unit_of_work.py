@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from lambda_inbox import ConditionFailures, FailedCondition, UnitOfWork, UnitOfWorkError
-from lambda_inbox.commit.actions import WriteAction
-from lambda_inbox.commit.unit_of_work import MAX_HANDLER_ACTIONS
-from lambda_inbox.store.attribute_values import item_identity
+from lambda_inbox._commit.actions import WriteAction
+from lambda_inbox._commit.unit_of_work import MAX_HANDLER_ACTIONS
+from lambda_inbox.store._attribute_values import item_identity
 
 KEY = {"pk": "SKU#A", "sk": "STOCK"}
 

@@ -17,7 +17,7 @@ import pytest
 from devkit.app_state import AppState
 from devkit.handlers import load_function
 from lambda_inbox import LeaseContext, PoisonMessage
-from lambda_inbox.deadline import Deadline
+from lambda_inbox._internal.deadline import Deadline
 
 
 @contextmanager

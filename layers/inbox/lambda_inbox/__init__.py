@@ -6,10 +6,10 @@ it causes, so a redelivered message finds its record and becomes a cheap no-op.
 
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.commit.actions import ConditionFailures, FailedCondition
-from lambda_inbox.commit.unit_of_work import UnitOfWork
-from lambda_inbox.config import InboxConfig, RetryPolicy
-from lambda_inbox.errors import (
+from lambda_inbox._commit.actions import ConditionFailures, FailedCondition
+from lambda_inbox._commit.unit_of_work import UnitOfWork
+from lambda_inbox._config import GroupCommit, InboxConfig, Retention, SourceSettings
+from lambda_inbox._errors import (
     ConfigurationError,
     ErrorCode,
     InboxError,
@@ -17,9 +17,10 @@ from lambda_inbox.errors import (
     UnitOfWorkError,
     UnsupportedEvent,
 )
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outcomes import MessageResult, Outcome
-from lambda_inbox.sources.identity import KeyStrategy
+from lambda_inbox._internal import RetryPolicy
+from lambda_inbox._messages import InboundMessage
+from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox._sources.identity import KeyStrategy
 
 __all__ = [
     "Clients",
@@ -31,6 +32,7 @@ __all__ = [
     "Envelope",
     "ErrorCode",
     "FailedCondition",
+    "GroupCommit",
     "InboundMessage",
     "InboxBatchProcessor",
     "InboxConfig",
@@ -47,7 +49,9 @@ __all__ = [
     "Outcome",
     "PoisonMessage",
     "PowertoolsIdempotency",
+    "Retention",
     "RetryPolicy",
+    "SourceSettings",
     "UnitOfWork",
     "UnitOfWorkError",
     "UnsupportedEvent",
@@ -58,16 +62,16 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from lambda_inbox.consumer import InboxConsumer
-    from lambda_inbox.decoding.limits import DecodingLimits
-    from lambda_inbox.leases.leased import LeaseContext, LeasePolicy
-    from lambda_inbox.options import Clients, CreatesItem, Decide, Leased, Observability
-    from lambda_inbox.outbox.message import OutboxMessage
-    from lambda_inbox.outbox.relay import OutboxRelay
-    from lambda_inbox.powertools.batch import InboxBatchProcessor
-    from lambda_inbox.powertools.idempotency import PowertoolsIdempotency
-    from lambda_inbox.sources.envelopes import Envelope, current_envelope
-    from lambda_inbox.sources.values import ValueFormats, generated_message
+    from lambda_inbox._consumer import InboxConsumer
+    from lambda_inbox._decoding.limits import DecodingLimits
+    from lambda_inbox._leases.leased import LeaseContext, LeasePolicy
+    from lambda_inbox._options import Clients, CreatesItem, Decide, Leased, Observability
+    from lambda_inbox._outbox.relay import OutboxRelay
+    from lambda_inbox._powertools.batch import InboxBatchProcessor
+    from lambda_inbox._powertools.idempotency import PowertoolsIdempotency
+    from lambda_inbox._sources.envelopes import Envelope, current_envelope
+    from lambda_inbox._sources.values import ValueFormats, generated_message
+    from lambda_inbox.store._outbox_item import OutboxMessage
 
 #: Names loaded on first use: a transactional consumer never imports leased mode or the relay, a
 #: JSON consumer never imports the Kafka value formats, and a consumer that names no parameter
@@ -75,23 +79,23 @@ if TYPE_CHECKING:
 #: which the reaper, the outbox relay, the command line and a test of a handler's writes never
 #: name.
 _LAZY = {
-    "InboxConsumer": "consumer",
-    "Clients": "options",
-    "CreatesItem": "options",
-    "Decide": "options",
-    "Leased": "options",
-    "Observability": "options",
-    "DecodingLimits": "decoding.limits",
-    "LeaseContext": "leases.leased",
-    "LeasePolicy": "leases.policy",
-    "OutboxMessage": "outbox.message",
-    "OutboxRelay": "outbox.relay",
-    "InboxBatchProcessor": "powertools.batch",
-    "PowertoolsIdempotency": "powertools.idempotency",
-    "ValueFormats": "sources.values",
-    "Envelope": "sources.envelopes",
-    "current_envelope": "sources.envelopes",
-    "generated_message": "sources.values",
+    "InboxConsumer": "_consumer",
+    "Clients": "_options",
+    "CreatesItem": "_options",
+    "Decide": "_options",
+    "Leased": "_options",
+    "Observability": "_options",
+    "DecodingLimits": "_decoding.limits",
+    "LeaseContext": "_leases.leased",
+    "LeasePolicy": "_leases.policy",
+    "OutboxMessage": "store._outbox_item",
+    "OutboxRelay": "_outbox.relay",
+    "InboxBatchProcessor": "_powertools.batch",
+    "PowertoolsIdempotency": "_powertools.idempotency",
+    "ValueFormats": "_sources.values",
+    "Envelope": "_sources.envelopes",
+    "current_envelope": "_sources.envelopes",
+    "generated_message": "_sources.values",
 }
 
 

@@ -18,10 +18,10 @@ from devkit.events import delivered_again, failed_ids, sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
 from lambda_inbox import InboxConfig, InboxConsumer, LeaseContext, Leased, LeasePolicy, Outcome
-from lambda_inbox.leases.store import ClaimState, LeaseStore
-from lambda_inbox.sources.identity import KeyStrategy, identify
-from lambda_inbox.sources.sqs import SqsSource
+from lambda_inbox._sources.identity import KeyStrategy, identify
+from lambda_inbox._sources.sqs import SqsSource
 from lambda_inbox.store import Status, get_record
+from lambda_inbox.store._leases import ClaimState, LeaseWrites
 from lambda_inbox_tools.services.offline import local_client
 from tests.integration.leased.helpers import attribute, drain, scan
 from tests.integration.leased.webhook import Webhook, running_webhook
@@ -90,12 +90,12 @@ def test_lease_takeover_after_expiry(leased_env: LocalTables) -> None:
     consumer = leased_consumer(tables, side_effect, lease=1.0)
     record = sqs_record(notification("evt-1"))
     # A first delivery claimed the message, then its process died (no side effect, no commit).
-    crashed = LeaseStore(
-        consumer.dynamodb, table=tables.inbox, consumer=CONSUMER, policy=LeasePolicy()
-    )
+    crashed = LeaseWrites(consumer.dynamodb, table=tables.inbox, consumer=CONSUMER)
     message = SqsSource("stop").messages(sqs_event(record))[0]
     delivery = identify(message, KeyStrategy.from_body("event_id"))
-    claim = crashed.claim(delivery, now=time.time() - 30)  # a 60 s lease, 30 s left
+    claim = crashed.claim(
+        delivery.message, delivery.key, delivery.fingerprint, now=time.time() - 30
+    )  # a 60 s lease, 30 s left
     assert claim.state is ClaimState.CLAIMED
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-1")
     assert stored is not None and stored.status is Status.IN_PROGRESS and stored.attempts == 1

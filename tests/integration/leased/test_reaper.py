@@ -17,11 +17,9 @@ from devkit.emf import emf_records, metric_value
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
 from devkit.tables import LocalTables
-from lambda_inbox.leases.policy import LeasePolicy
-from lambda_inbox.leases.store import ClaimState, LeaseStore
+from lambda_inbox._sources.identity import KeyStrategy, identify
+from lambda_inbox._sources.sqs import SqsSource
 from lambda_inbox.reaper import Reaper, ReaperSettings, ReapSummary
-from lambda_inbox.sources.identity import KeyStrategy, identify
-from lambda_inbox.sources.sqs import SqsSource
 from lambda_inbox.store import (
     OPEN_INDEX_SHARDS,
     OPEN_RECORDS_INDEX,
@@ -32,6 +30,7 @@ from lambda_inbox.store import (
     open_index_pk,
     utc_iso,
 )
+from lambda_inbox.store._leases import ClaimState, LeaseWrites
 from lambda_inbox_tools.services.offline import local_client
 from tests.integration.leased.helpers import attribute, drain
 
@@ -50,8 +49,11 @@ def delivery_of(key: str) -> Any:
 
 def stuck_lease(tables: LocalTables, key: str, *, expired_ago: float = HOUR) -> None:
     """A claim whose process died: IN_PROGRESS with a lease that expired `expired_ago` ago."""
-    leases = LeaseStore(tables.client, table=tables.inbox, consumer=CONSUMER, policy=LeasePolicy())
-    claim = leases.claim(delivery_of(key), now=time.time() - 60 - expired_ago)
+    leases = LeaseWrites(tables.client, table=tables.inbox, consumer=CONSUMER)
+    delivery = delivery_of(key)
+    claim = leases.claim(
+        delivery.message, delivery.key, delivery.fingerprint, now=time.time() - 60 - expired_ago
+    )
     assert claim.state is ClaimState.CLAIMED
 
 
@@ -81,8 +83,9 @@ def test_reaper_transitions(
     leased_env: LocalTables, dlq_url: str, moto_server_endpoint: str
 ) -> None:
     tables = leased_env
-    LeaseStore(tables.client, table=tables.inbox, consumer=CONSUMER, policy=LeasePolicy()).claim(
-        delivery_of("live"), now=time.time()
+    live = delivery_of("live")
+    LeaseWrites(tables.client, table=tables.inbox, consumer=CONSUMER).claim(
+        live.message, live.key, live.fingerprint, now=time.time()
     )
     stuck_lease(tables, "recent", expired_ago=10)  # within the grace: the redelivery claims it
     stuck_lease(tables, "stuck")

@@ -425,10 +425,9 @@ def test_schedule_invokes_the_reaper_which_reaps_a_stuck_lease(
     dynamodb_local_endpoint: str, sqs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from devkit.tables import create_inbox_table
-    from lambda_inbox.leases.policy import LeasePolicy
-    from lambda_inbox.leases.store import LeaseStore
-    from lambda_inbox.messages import InboundMessage
-    from lambda_inbox.sources.identity import KeyStrategy, identify
+    from lambda_inbox._messages import InboundMessage
+    from lambda_inbox._sources.identity import KeyStrategy
+    from lambda_inbox.store._leases import LeaseWrites
 
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
     table = f"inbox-{uuid.uuid4().hex[:8]}"
@@ -436,10 +435,9 @@ def test_schedule_invokes_the_reaper_which_reaps_a_stuck_lease(
     dlq = sqs.create_queue(QueueName=f"ntf-dlq-{uuid.uuid4().hex[:6]}")["QueueUrl"]
     body = json.dumps({"event_id": "evt-1", "customer_id": "c", "order_id": "o", "template": "t"})
     message = InboundMessage("m-1", "m-1", body.encode(), "arn:aws:sqs:local:ntf", 0)
-    leases = LeaseStore(
-        dynamodb, table=table, consumer="customer-notifications", policy=LeasePolicy()
-    )
-    leases.claim(identify(message, KeyStrategy.from_body("event_id")), now=time.time() - 3600)
+    leases = LeaseWrites(dynamodb, table=table, consumer="customer-notifications")
+    key = KeyStrategy.from_body("event_id").message_key(message)
+    leases.claim(message, key, "", now=time.time() - 3600)
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_endpoint)
     monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqs.meta.endpoint_url)

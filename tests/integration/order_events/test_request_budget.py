@@ -24,7 +24,7 @@ from devkit.handlers import load_function
 from devkit.meters import WRITE_OPERATIONS, RequestMeter
 from devkit.payloads import order
 from lambda_inbox import Outcome
-from lambda_inbox.sources.sqs import parse_sqs_event
+from lambda_inbox._sources.sqs import parse_sqs_event
 from lambda_inbox_tools.testing.events import delivered_again
 
 pytestmark = pytest.mark.integration
@@ -146,7 +146,7 @@ def test_orders_under_new_ids_cancel_one_transaction_then_the_next_batch_reads_f
 def test_the_read_can_be_forced(aws: AppState, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INBOX_DUPLICATE_READ", "always")
     module = load_function("order_events")
-    assert module.consumer.config.duplicate_read == "always"
+    assert module.consumer.config.commit.duplicate_read == "always"
     calls, response = run(module, sqs_event(*(sqs_record(b) for b in orders(aws, "forced"))))
     assert response == {"batchItemFailures": []}
     assert calls == ["BatchGetItem", "TransactWriteItems"]

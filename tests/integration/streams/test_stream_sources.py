@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field
 from devkit.app_state import AppState
 from devkit.meters import RequestMeter
 from lambda_inbox import InboxConsumer, UnitOfWork
-from lambda_inbox.sources.kinesis import parse_kinesis_event
-from lambda_inbox.sources.redriven import body_bytes
+from lambda_inbox._sources.kinesis import parse_kinesis_event
+from lambda_inbox._sources.redriven import body_bytes
 from lambda_inbox_tools.testing import (
     deliver_until_acknowledged,
     dynamodb_stream_event,

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from lambda_inbox.config import RetryPolicy
-from lambda_inbox.deadline import Deadline
-from lambda_inbox.outcomes import Outcome
-from lambda_inbox.report import settled, skipped
+from lambda_inbox import RetryPolicy
+from lambda_inbox._internal.deadline import Deadline
+from lambda_inbox._outcomes import Outcome
+from lambda_inbox._report import settled, skipped
 from tests.unit.stages.fakes import FakeClock, delivery, msg, report_for
 
 

@@ -7,20 +7,20 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from lambda_inbox.commit.actions import ConditionFailures
-from lambda_inbox.commit.decision import Decider, Decision
-from lambda_inbox.commit.send import CancellationReason, CommitAttempt, CommitStatus
-from lambda_inbox.commit.settle import INBOX_ACTION, VerdictKind, settle
-from lambda_inbox.commit.unit_of_work import UnitOfWork
-from lambda_inbox.errors import (
+from lambda_inbox._commit.actions import ConditionFailures
+from lambda_inbox._commit.decision import Decider, Decision
+from lambda_inbox._commit.send import CancellationReason, CommitAttempt, CommitStatus
+from lambda_inbox._commit.settle import INBOX_ACTION, VerdictKind, settle
+from lambda_inbox._commit.unit_of_work import UnitOfWork
+from lambda_inbox._errors import (
     ErrorCode,
     HandlerFailed,
     InvalidPayload,
     PoisonMessage,
     UndecodableBody,
 )
-from lambda_inbox.sources.identity import Delivery
-from lambda_inbox.store.attribute_values import item_identity
+from lambda_inbox._sources.identity import Delivery
+from lambda_inbox.store._attribute_values import item_identity
 from tests.unit.stages.fakes import delivery, msg
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import cast
 
-from lambda_inbox.dead_letter.queue import DeadLettering
-from lambda_inbox.errors import ErrorCode, MissingMessageKey
-from lambda_inbox.outcomes import Outcome
-from lambda_inbox.report import BatchReport, settled
-from lambda_inbox.sources.identity import Delivery
+from lambda_inbox._dead_letter.queue import DeadLettering
+from lambda_inbox._errors import ErrorCode, MissingMessageKey
+from lambda_inbox._outcomes import Outcome
+from lambda_inbox._report import BatchReport, settled
+from lambda_inbox._sources.identity import Delivery
+from lambda_inbox._triage import Triage
 from lambda_inbox.store import InboxRecord, Status
-from lambda_inbox.triage import Triage
 from tests.unit.stages.fakes import FakeDeadLettering, delivery, report_for
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from lambda_inbox.store import get_record
+from lambda_inbox.store import attention_records, get_record
 
 from ..aws import Failure, Queue, queue_depth, resolve_queue
 from .common import (
@@ -22,7 +22,6 @@ from .common import (
 )
 from .records import (
     approximate_item_count,
-    attention_records,
     summarize_open,
     take,
 )

@@ -244,7 +244,7 @@ def create_table(
     """Create an inbox table (local stacks and tests)."""
     from botocore.exceptions import ClientError
 
-    from lambda_inbox.store.tables import create_inbox_table
+    from lambda_inbox.store import create_inbox_table
 
     with session(json_output=json_output, endpoint_url=endpoint_url, region=region) as (out, aws):
         name = require_table(table)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Annotated
 
@@ -66,7 +65,7 @@ def reap(
             where = aws.where("sqs")
             resolved = resolve_queue(aws.sqs(), queue, option="--dlq", where=where)
             queues[consumer.strip()] = resolved.url
-        settings = dataclasses.replace(settings, dead_letter_queues=queues)
+        settings = settings.replace(dead_letter_queues=queues)
         summary = Reaper(aws.dynamodb(), settings, sqs=aws.sqs()).reap_once(dry_run=dry_run)
         if json_output:
             output.emit(summary.to_dict())

@@ -20,10 +20,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from lambda_inbox.store import InboxRecord, Status, utc_iso
+from lambda_inbox.store import InboxRecord, Status, epoch_of, utc_iso
 
 from ..redrive import MoveReport
-from .records import OpenSummary, lease_expired
+from .records import OpenSummary
 
 if TYPE_CHECKING:
     from lambda_inbox.reaper import ReapSummary
@@ -83,18 +83,6 @@ def span(seconds: float) -> str:
         return f"{hours}h {minutes:02d}m"
     days, hours = divmod(hours, 24)
     return f"{days}d {hours:02d}h"
-
-
-def epoch_of(iso: str | None) -> float | None:
-    if not iso:
-        return None
-    try:
-        parsed = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
 
 
 def relative(epoch: float | None, now: float) -> str:
@@ -171,7 +159,7 @@ def record_document(record: InboxRecord, now: float) -> dict[str, Any]:
         "open_since": record.open_since,
         "lease_expires_at": utc_iso(lease) if lease is not None else None,
         "lease_expired": (
-            lease_expired(record, now) if record.status is Status.IN_PROGRESS else None
+            record.lease_expired(now) if record.status is Status.IN_PROGRESS else None
         ),
         "expires_at": record.expires_at,
         "expired": not record.is_live(now),
@@ -184,7 +172,7 @@ def record_document(record: InboxRecord, now: float) -> dict[str, Any]:
 
 
 def state_label(record: InboxRecord, now: float) -> Text:
-    if record.status is Status.IN_PROGRESS and lease_expired(record, now):
+    if record.status is Status.IN_PROGRESS and record.lease_expired(now):
         return Text("LEASE EXPIRED", style="bold magenta")
     return Text(record.status.value, style=STATUS_STYLES[record.status])
 
@@ -211,7 +199,7 @@ def record_view(record: InboxRecord, now: float) -> RenderableType:
     row("completed", moment(record.completed_at, now))
     if record.lease_expires_at is not None:
         lease = moment(utc_iso(record.lease_expires_at), now)
-        if record.status is Status.IN_PROGRESS and lease_expired(record, now):
+        if record.status is Status.IN_PROGRESS and record.lease_expired(now):
             lease += "  expired: the next delivery may claim it"
         row("lease expires", lease)
     row("owner", record.owner)

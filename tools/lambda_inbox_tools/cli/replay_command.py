@@ -8,9 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from lambda_inbox.outbox.destinations import destination_of
-from lambda_inbox.outbox.relay import sender_for
-from lambda_inbox.outbox.sending import Sender
+from lambda_inbox.wire import Sender, destination_of, sender_for
 
 from ..aws import Aws, Failure, Queue, UsageProblem, resolve_queue
 from ..replay import (

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lambda_inbox.store import OPEN_RECORDS_INDEX
+
 from .stack import LocalStack
 from .template import FunctionSpec, KafkaEventSpec, KinesisEventSpec, StreamEventSpec, TableSpec
 
@@ -34,7 +36,7 @@ def keep_running_hints(local: LocalStack, samples: Mapping[str, str] | None = No
             lines.append(f"lambda-inbox send --sns-topic {sns_topic.arn} --body '{{}}'")
         for rule in stack.routes.rules:
             lines.append(f"lambda-inbox send --event-bus {rule.bus} --body '{{}}'")
-    inbox = next((t for t in stack.tables if "open-records" in _indexes(t)), None)
+    inbox = next((t for t in stack.tables if OPEN_RECORDS_INDEX in _indexes(t)), None)
     if inbox is not None:
         lines.append(f"export INBOX_TABLE={inbox.name}")
     polled = {poller.queue.logical_id for poller in local.sqs_pollers}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from lambda_inbox.config import RETENTION
+from lambda_inbox import Retention
 
 from .cfn import TemplateError
 from .template import FunctionSpec, QueueSpec, SqsEventSpec, Stack
@@ -62,7 +62,7 @@ def inbox_retention(function: FunctionSpec) -> timedelta:
     """How long the function's inbox keeps a completed record."""
     days = function.environment.get("INBOX_RETENTION_DAYS")
     try:
-        return timedelta(days=float(days)) if days else RETENTION
+        return timedelta(days=float(days)) if days else Retention().completed
     except ValueError:
         raise TemplateError(
             f"{function.logical_id}: INBOX_RETENTION_DAYS must be a number of days, not {days!r}"

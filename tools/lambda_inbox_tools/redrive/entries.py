@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lambda_inbox.dead_letter.batches import SQS_BATCH_BYTES, SQS_BATCH_ENTRIES, sqs_batches
+from lambda_inbox.wire import SQS_BATCH_BYTES, SQS_BATCH_ENTRIES, sqs_batches
 
 from .dead_letters import MESSAGE_KEY_ATTRIBUTE, string_attribute
 

@@ -3,10 +3,10 @@ objects), each batch they name read again and sent to a queue that feeds the sam
 
 - A Kafka batch's records (kept by the destination, else read from the cluster the record names
   or `--bootstrap-servers`) go in the library's dead-letter envelope
-  (`lambda_inbox.dead_letter.envelope`): the consumer reads them exactly as from Kafka, and its
+  (`lambda_inbox.wire.send_message_request`): the consumer reads them exactly as from Kafka, and its
   inbox makes a record that committed before a no-op.
 - A DynamoDB stream batch's outbox items (`streams`) go as the outbox relay sends them (its
-  senders, `lambda_inbox.outbox.relay.sender_for`: body, attributes, their fixed message id) to
+  senders, `lambda_inbox.wire.sender_for`: body, attributes, their fixed message id) to
   the destination queue, or to the SNS topic or EventBridge bus `outbox_to` names; the
   receiver's inbox dedupes them. Only outbox items can go to a topic or a bus. With `stream_records`, for an inbox consumer of the stream, its records
   go instead, in the dead-letter envelope: the record's JSON, its coordinates and its `eventID`
@@ -32,15 +32,18 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from lambda_inbox.dead_letter.envelope import send_message_request
-from lambda_inbox.messages import InboundMessage
-from lambda_inbox.outbox.destinations import Destination
-from lambda_inbox.outbox.relay import sender_for
-from lambda_inbox.outbox.sending import Sender, chunks
-from lambda_inbox.sources.identity import IDEMPOTENCY_KEY_ATTRIBUTE
-from lambda_inbox.sources.kafka import parse_kafka_event
-from lambda_inbox.sources.kinesis import parse_kinesis_event
-from lambda_inbox.sources.streams import parse_dynamodb_stream_event
+from lambda_inbox import InboundMessage
+from lambda_inbox.wire import (
+    IDEMPOTENCY_KEY_ATTRIBUTE,
+    Destination,
+    Sender,
+    chunks,
+    parse_dynamodb_stream_event,
+    parse_kafka_event,
+    parse_kinesis_event,
+    send_message_request,
+    sender_for,
+)
 
 from ..lambda_records import lambda_stream_record
 from .cluster import Auth, ClusterError, ClusterReader

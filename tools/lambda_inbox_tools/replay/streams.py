@@ -4,7 +4,7 @@ relay), or its records (an inbox consumer of the stream, `StreamReader.records`)
 An on-failure record of a stream (`DDBStreamBatchInfo`) holds no records: they are read again
 from the stream, from the first sequence number to the last, while the stream still holds them
 (24 hours). Only `INSERT` records of outbox items count, as for the relay itself
-(`lambda_inbox.outbox.relay`). Past that, the items themselves may still be in their table (until
+(`lambda_inbox.OutboxRelay`). Past that, the items themselves may still be in their table (until
 their TTL): every outbox item written while the batch's records arrived (the record's
 `approximateArrivalOf...` times, widened by `ARRIVAL_SLACK_SECONDS`), a superset at worst,
 which the receiver's inbox absorbs.
@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from lambda_inbox.outbox.message import CREATED_AT, MESSAGE_ID, OutboxMessage
+from lambda_inbox.store import (
+    OutboxMessage,
+    epoch_of,
+    outbox_message_of,
+    outbox_messages_written,
+)
 
 from .failures import StreamBatch
 
@@ -32,7 +35,6 @@ from .failures import StreamBatch
 ARRIVAL_SLACK_SECONDS = 60
 PAGE = 1000
 _GONE = ("TrimmedDataAccessException", "ResourceNotFoundException", "ExpiredIteratorException")
-_DESERIALIZER = TypeDeserializer()
 
 
 @dataclass
@@ -46,10 +48,6 @@ class StreamRead:
     ignored: int = 0
     #: Why the batch could not be read whole (None: it was).
     problem: str | None = None
-
-
-def plain(image: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _DESERIALIZER.deserialize(value) for name, value in image.items()}
 
 
 class StreamReader:
@@ -140,43 +138,26 @@ class StreamReader:
         if record.get("eventName") != "INSERT" or not isinstance(image, Mapping):
             found.ignored += 1
             return None
-        message = OutboxMessage.from_item(plain(image))
+        message = outbox_message_of(image)
         if message is None:
             found.ignored += 1
         return message
 
     def _from_table(self, batch: StreamBatch, why: str) -> StreamRead:
         found = StreamRead(found_in="table")
-        first, last = _epoch(batch.first_arrival), _epoch(batch.last_arrival)
+        first, last = epoch_of(batch.first_arrival), epoch_of(batch.last_arrival)
         if first is None or last is None:
             found.problem = f"{why}, and the record has no arrival times to find them in the table"
             return found
-        paginator = self.dynamodb.get_paginator("scan")
-        pages = paginator.paginate(
-            TableName=batch.table,
-            FilterExpression="attribute_exists(#id) AND #at BETWEEN :from AND :to",
-            ExpressionAttributeNames={"#id": MESSAGE_ID, "#at": CREATED_AT},
-            ExpressionAttributeValues={
-                ":from": {"N": str(first - ARRIVAL_SLACK_SECONDS)},
-                ":to": {"N": str(last + ARRIVAL_SLACK_SECONDS)},
-            },
-            ConsistentRead=True,
+        found.messages.extend(
+            outbox_messages_written(
+                self.dynamodb,
+                batch.table,
+                since=first - ARRIVAL_SLACK_SECONDS,
+                until=last + ARRIVAL_SLACK_SECONDS,
+            )
         )
-        for page in pages:
-            for item in page.get("Items", []):
-                message = OutboxMessage.from_item(plain(item))
-                if message is not None:
-                    found.messages.append(message)
         found.messages.sort(key=lambda m: (m.created_at, m.message_id))
         if not found.messages:
             found.problem = f"{why}, and the table holds no outbox item written then"
         return found
-
-
-def _epoch(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None

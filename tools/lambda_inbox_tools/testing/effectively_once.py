@@ -56,7 +56,7 @@ from .check.mapping import played_settings
 from .check.report import NotEffectivelyOnce, Report, judge
 from .check.sources.draws import Draws
 from .check.sources.lanes import play_kafka, play_stream
-from .check.sources.late import DEFAULT_REDRIVE_WINDOW, play_late, played_window
+from .check.sources.late import play_late, played_window
 from .check.sources.owed import play_what_is_owed
 from .check.sources.queues import play_fifo, play_sqs
 from .crashes import CrashSwitch, UncoveredWrite, uncovered_writes
@@ -83,7 +83,7 @@ def check_effectively_once(
     crash_rate: float = 0.25,
     max_invocations: int | None = None,
     clock: CheckClock | None = None,
-    redrive_window: timedelta = DEFAULT_REDRIVE_WINDOW,
+    redrive_window: timedelta | None = None,
 ) -> Report:
     """Drive `handler` through `records` (all SQS, Kafka, Kinesis or DynamoDB stream records, as
     the kit's `events` and `stream_events` build them) with what the event source and Lambda do
@@ -95,7 +95,8 @@ def check_effectively_once(
     as "sent_at"), changed in a message delivered under a new id (`check.sources.retries`).
     `clock`: the check's clock (`check.clock.CheckClock`; pass the one the consumer's
     `InboxConfig(clock=...)` holds); `redrive_window`: how late a message may come again (a
-    dead-letter redrive, a replay), which the inbox's retention must cover
+    dead-letter redrive, a replay; the inbox's default retention unless given), which the
+    inbox's retention must cover
     (`check.sources.late`). Returns the report; raises `NotEffectivelyOnce` (its `report` names
     the keys lost, applied twice or unexpected) and `ValueError` for records or clients it
     cannot play."""
@@ -170,7 +171,7 @@ def check_effectively_once(
                 expiry=expiry,
                 clock=clock,
                 began=began,
-                window=redrive_window,
+                window=report.redrive_window,
             )
             report.stale_reads = stale.served if stale is not None else 0
     except UncoveredWrite as uncovered:

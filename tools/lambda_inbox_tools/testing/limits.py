@@ -16,15 +16,21 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from lambda_inbox.wire import (
+    MAX_BATCH_ENTRIES,
+    SQS_MAX_ATTRIBUTES,
+    SQS_MAX_MESSAGE_BYTES,
+)
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
 
 #: SQS: the largest message (body, attribute names, data types and values), in bytes.
-MAX_SQS_MESSAGE_BYTES = 256 * 1024
+MAX_SQS_MESSAGE_BYTES = SQS_MAX_MESSAGE_BYTES
 #: SQS: message attributes per message; entries per SendMessageBatch.
-MAX_SQS_ATTRIBUTES = 10
-MAX_SQS_BATCH_ENTRIES = 10
+MAX_SQS_ATTRIBUTES = SQS_MAX_ATTRIBUTES
+MAX_SQS_BATCH_ENTRIES = MAX_BATCH_ENTRIES
 #: DynamoDB: the largest partition key value, in UTF-8 bytes.
 MAX_PARTITION_KEY_BYTES = 2048
 

@@ -74,8 +74,7 @@ def aggregated_data(records: Sequence[tuple[str, Mapping[str, Any] | bytes]]) ->
     """The data of a Kinesis record the Kinesis Producer Library aggregated from `records`
     (`(partition_key, data)`, a mapping sent as compact JSON): the magic bytes, the
     `AggregatedRecord` protobuf and its MD5 digest (needs the `protobuf` package)."""
-    from lambda_inbox.sources.aggregation import aggregated_record_class
-    from lambda_inbox.sources.fields import KPL_MAGIC
+    from lambda_inbox.wire import KPL_MAGIC, aggregated_record_class
 
     aggregate = aggregated_record_class()()
     keys: list[str] = []
@@ -156,7 +155,7 @@ def dynamodb_stream_record(
 def stream_image(record: Mapping[str, Any]) -> dict[str, Any]:
     """A DynamoDB stream record's new image, else its old one, as plain values (as the inbox
     reads them: `lambda_inbox.streams.stream_document`)."""
-    from lambda_inbox.sources.streams import stream_document
+    from lambda_inbox.wire import stream_document
 
     document = stream_document(record)
     image: dict[str, Any] = document["NewImage"] or document["OldImage"] or {}

@@ -26,10 +26,10 @@ what is left (done records no longer qualify).
 with a client and settings of your own (the `lambda-inbox reap` command does).
 """
 
-from lambda_inbox.reaper.handler import handler
-from lambda_inbox.reaper.settings import ReaperSettings
-from lambda_inbox.reaper.summary import ConsumerCounts, ReapSummary, emit_metrics
-from lambda_inbox.reaper.sweep import LEASE_EXPIRED_REASON, Reaper, message_of
+from lambda_inbox.reaper._handler import handler
+from lambda_inbox.reaper._settings import ReaperSettings
+from lambda_inbox.reaper._summary import ConsumerCounts, ReapSummary, emit_metrics
+from lambda_inbox.reaper._sweep import LEASE_EXPIRED_REASON, Reaper, message_of
 
 __all__ = [
     "LEASE_EXPIRED_REASON",

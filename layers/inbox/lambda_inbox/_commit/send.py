@@ -1,0 +1,161 @@
+"""Commit one group of messages in a single `TransactWriteItems` and classify what happened.
+
+Each prepared request gets a random `ClientRequestToken` of its own: re-sending the same request
+after a timeout cannot apply it twice (DynamoDB answers success for a token it has already
+committed in the last 10 minutes), while a redelivery builds a new request, with a new token,
+and meets the inbox condition.
+"""
+
+# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
+# compiles each string annotation into a ForwardRef, which costs more at cold start.
+import os
+import time
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+#: Cancellation reason codes that clear up on their own.
+TRANSIENT_REASONS = frozenset(
+    {
+        "TransactionConflict",
+        "ThrottlingError",
+        "ProvisionedThroughputExceeded",
+        "RequestLimitExceeded",
+        "InternalServerError",
+    }
+)
+#: Cancellation reason codes that say this message's writes are invalid, whatever the timing.
+REJECTED_REASONS = frozenset({"ValidationError", "ItemCollectionSizeLimitExceeded"})
+#: Error codes for a whole request that retrying inside the invocation will not fix.
+UNAVAILABLE_ERRORS = frozenset(
+    {
+        "ResourceNotFoundException",
+        "AccessDeniedException",
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "ExpiredTokenException",
+        "MissingAuthenticationTokenException",
+    }
+)
+
+
+class CommitStatus(StrEnum):
+    COMMITTED = "committed"
+    #: DynamoDB cancelled the transaction; `reasons` has one entry per action.
+    CANCELLED = "cancelled"
+    #: Throttled, 5xx, timeout or connection error: the same request may be sent again.
+    TRANSIENT = "transient"
+    #: Missing table, missing permission: report for redelivery, do not retry now.
+    UNAVAILABLE = "unavailable"
+    #: The request itself is invalid (ValidationException).
+    REJECTED = "rejected"
+
+
+class CancellationReason(NamedTuple):
+    code: str
+    message: str = ""
+    item: dict[str, Any] | None = None
+
+
+class CommitAttempt(NamedTuple):
+    status: CommitStatus
+    reasons: tuple[CancellationReason, ...] = ()
+    error: str = ""
+    latency_ms: float = 0.0
+
+
+class PreparedTransaction:
+    """A request ready to send; kept intact so a retry after a timeout reuses its token.
+
+    The token is random (36 hex characters, the most DynamoDB takes): it must be the same for
+    every sending of this request and differ from every other request's, which a digest of the
+    request also gives, at the cost of encoding the whole request once more."""
+
+    def __init__(self, transact_items: list[dict[str, Any]]) -> None:
+        self.transact_items = transact_items
+        self.token = os.urandom(18).hex()
+
+
+class PreparedPut:
+    """A `CreatesItem` put sent alone. It has no request token: a put sent again after a
+    timeout that had landed finds its own item, the same consumer's with the same fingerprint,
+    and is a duplicate."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: Mapping[str, Any]) -> None:
+        self.request = request
+
+
+def send(client: "DynamoDBClient", prepared: PreparedTransaction | PreparedPut) -> CommitAttempt:
+    """Send one transaction (or one put); never raises for DynamoDB or network errors."""
+    started = time.perf_counter()
+
+    def elapsed() -> float:
+        return (time.perf_counter() - started) * 1000
+
+    try:
+        if isinstance(prepared, PreparedPut):
+            client.put_item(**prepared.request)
+        else:
+            client.transact_write_items(
+                TransactItems=prepared.transact_items,  # type: ignore[arg-type]
+                ClientRequestToken=prepared.token,
+            )
+    except ClientError as error:
+        attempt = classify_client_error(error, elapsed())
+        if attempt.status is CommitStatus.UNAVAILABLE:  # name the tables of a missing one
+            from lambda_inbox._internal.table_names import described, tables_of
+
+            tables = (
+                [str(prepared.request["TableName"])]
+                if isinstance(prepared, PreparedPut)
+                else tables_of(prepared.transact_items)
+            )
+            attempt = attempt._replace(error=described(error, tables))
+        return attempt
+    except ParamValidationError as error:  # refused before sending: resending cannot help
+        return CommitAttempt(CommitStatus.REJECTED, error=str(error), latency_ms=elapsed())
+    except BotoCoreError as error:  # timeouts, connection resets: the outcome is unknown
+        return CommitAttempt(
+            CommitStatus.TRANSIENT, error=f"{type(error).__name__}: {error}", latency_ms=elapsed()
+        )
+    return CommitAttempt(CommitStatus.COMMITTED, latency_ms=elapsed())
+
+
+def classify_client_error(error: ClientError, latency_ms: float = 0.0) -> CommitAttempt:
+    details = error.response.get("Error", {})
+    code = str(details.get("Code", ""))
+    message = f"{code}: {details.get('Message', '')}"
+    if code == "TransactionCanceledException":
+        reasons = _reasons(dict(error.response))
+        return CommitAttempt(CommitStatus.CANCELLED, reasons, message, latency_ms)
+    if (
+        code == "ConditionalCheckFailedException"
+    ):  # a put sent alone: one reason, as a transaction's
+        stored: dict[str, Any] | None = dict(error.response).get("Item")  # type: ignore[assignment]
+        reason = CancellationReason("ConditionalCheckFailed", message, stored)
+        return CommitAttempt(CommitStatus.CANCELLED, (reason,), message, latency_ms)
+    if code in UNAVAILABLE_ERRORS:
+        return CommitAttempt(CommitStatus.UNAVAILABLE, error=message, latency_ms=latency_ms)
+    if code == "ValidationException":
+        return CommitAttempt(CommitStatus.REJECTED, error=message, latency_ms=latency_ms)
+    # Throttling, 5xx, TransactionInProgress (our own token still running), anything unknown.
+    return CommitAttempt(CommitStatus.TRANSIENT, error=message, latency_ms=latency_ms)
+
+
+def _reasons(response: dict[str, Any]) -> tuple[CancellationReason, ...]:
+    raw: Sequence[dict[str, Any]] = response.get("CancellationReasons") or []
+    return tuple(
+        CancellationReason(
+            code=str(reason.get("Code") or "None"),
+            message=str(reason.get("Message") or ""),
+            item=reason.get("Item"),
+        )
+        for reason in raw
+    )
