@@ -167,7 +167,7 @@ class InboundMessage:
 
             check_json(body)
         fast = _fast_json_reader()
-        if fast is not None:
+        if fast is not None and len(body) <= FAST_JSON_BYTES:
             try:
                 return fast(body)  # the bytes: no text decoded first
             except (ValueError, TypeError):  # refused: `json.loads` reads it, or words why not
@@ -212,6 +212,11 @@ def _poison(decode_error: str | PoisonMessage) -> PoisonMessage:
 #: Bodies of at most this many bytes are within any `DecodingLimits` (the smallest allowed hold
 #: them, `decoding.limits`): only larger ones are checked before they are parsed.
 UNCHECKED_BYTES = 8 * 1024
+
+#: Bodies longer than Python's integer-string limit (4,300 digits unless changed) may hold a
+#: number `json.loads` refuses and pydantic-core before 2.18 reads: they go to `json.loads`
+#: alone, so that their fate does not depend on pydantic's version (0: no limit, no such body).
+FAST_JSON_BYTES = sys.get_int_max_str_digits() or sys.maxsize
 
 #: The envelope of the message whose key or decision is being computed (`current_envelope`).
 CURRENT_ENVELOPE: ContextVar[Any] = ContextVar("lambda_inbox_envelope", default=None)
