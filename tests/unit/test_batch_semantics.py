@@ -5,7 +5,7 @@ docs/concepts.md, "Every record's fate" (tests/outcome_model.py), batch after ba
 A Hypothesis state machine produces messages on SQS (standard and FIFO), Kafka, Kinesis and
 DynamoDB Streams (tests/batch_feeds.py): new ones of every kind of body (valid, rejected by a
 domain condition, refused by the model, undecodable, hostile: a number of 4,301 digits, nesting
-3,000 deep, 39 digits in a stream image), resends under new delivery ids, conflicting payloads
+20,000 deep, 39 digits in a stream image), resends under new delivery ids, conflicting payloads
 under a known key, and payloads for which the key extractor, the model or `decide` raises one of
 `RAISING` (the errors the standard library raises while parsing, `MemoryError` simulated) in the
 first batch that holds them, and again in a batch with the fault "raising callbacks". It
