@@ -181,7 +181,7 @@ build: venv
 # The inner loop: lint beside the tests that start no process (moto, fakes, in-memory AWS), on
 # both cores. Hypothesis's "check" profile (tests/conftest.py) caps every property at 30
 # examples; fuzzing runs 20 examples per source in memory, 3 on moto; the zoo of broken
-# consumers plays seed 0 (tests/unit/test_effectively_once_zoo.py; 2 seeds in `make test`, 50 in
+# consumers plays seed 0 (tests/unit/tools/testing/test_effectively_once_zoo.py; 2 seeds in `make test`, 50 in
 # `make soak`).
 check: venv
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint check-tests
@@ -259,10 +259,10 @@ soak: venv dynamodb-local
 		BATCH_SEMANTICS_EXAMPLES=$(SOAK_SEMANTICS_EXAMPLES) \
 		ZOO_SEEDS=$(SOAK_ZOO_SEEDS) DECODING_FUZZ_EXAMPLES=$(SOAK_DECODING_EXAMPLES) \
 		$(BIN)/pytest -q -n 4 --dist worksteal \
-		tests/integration/test_chaos.py tests/unit/test_fuzz_events.py \
-		tests/integration/test_stateful_model.py tests/unit/test_deadline.py \
-		tests/unit/test_effectively_once_zoo.py tests/unit/test_batch_semantics.py \
-		tests/unit/test_decoding_fuzz.py tests/unit/test_kpl_fan_out.py \
+		tests/integration/test_chaos.py tests/unit/consumer/test_fuzz_events.py \
+		tests/integration/test_stateful_model.py tests/unit/consumer/test_deadline.py \
+		tests/unit/tools/testing/test_effectively_once_zoo.py tests/unit/fates/test_batch_semantics.py \
+		tests/unit/decoding/test_decoding_fuzz.py tests/unit/sources/test_kpl_fan_out.py \
 		tests/integration/kit/test_effectively_once_check.py::test_the_invoices_example_passes_every_seed \
 		tests/integration/kit/test_effectively_once_check.py::test_the_zoo_is_caught_on_dynamodb_local_too
 
@@ -291,7 +291,7 @@ clean:
 # payment_captured_pb2.py(i) from payment_captured.proto, by the protoc of grpcio-tools 1.72.0 in
 # a throwaway environment: it writes gencode 6.30.0, which the oldest Protobuf runtime the
 # kafka-codecs extra allows (6.31.0) and every newer one load; a newer protoc's gencode would be
-# refused by older runtimes. tests/unit/test_payment_schemas.py fails when the module differs
+# refused by older runtimes. tests/unit/app/test_payment_schemas.py fails when the module differs
 # from the .proto, or its gencode is newer than that floor.
 PROTOC := grpcio-tools==1.72.0
 protobuf: venv
@@ -304,6 +304,6 @@ protobuf: venv
 # each lock names its moment, so `make locks LOCKS_AS_OF=<it>` makes the same file), then
 # downloaded with --require-hashes for arm64 and x86_64, Python 3.12 and 3.13; template.yaml's
 # ManagedPowertoolsVersion follows the locked Powertools (scripts/update_locks.py). Needs PyPI;
-# `make check` fails while a lock is stale (tests/unit/test_layer_locks.py).
+# `make check` fails while a lock is stale (tests/unit/project/test_layer_locks.py).
 locks: venv
 	$(BIN)/python scripts/update_locks.py $(if $(LOCKS_AS_OF),--as-of $(LOCKS_AS_OF))

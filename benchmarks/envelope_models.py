@@ -9,7 +9,7 @@ Instruction counts of fresh interpreters (valgrind's callgrind), each importing 
 envelopes read, one of them validating a document. The hand-written models are the alternative
 to Powertools': what building any first pydantic model costs is in both. A consumer with an
 envelope loads one of Powertools' models on its first batch (`lambda_inbox._sources.envelopes`);
-a consumer without one loads none (tests/unit/test_envelopes.py).
+a consumer without one loads none (tests/unit/sources/test_envelopes.py).
 """
 
 from __future__ import annotations

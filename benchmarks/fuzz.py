@@ -1,4 +1,4 @@
-"""Long fuzzing runs of `handle()` (the properties of tests/unit/test_fuzz_events.py, which the
+"""Long fuzzing runs of `handle()` (the properties of tests/unit/consumer/test_fuzz_events.py, which the
 suite runs at 500 examples per event source).
 
 .venv/bin/python benchmarks/fuzz.py [--examples 2000] [--moto-examples 10] [-k kafka]
@@ -28,7 +28,7 @@ def main() -> int:
     if args.keyword:
         options += ["-k", args.keyword]
     os.chdir(REPO_ROOT)
-    return int(pytest.main([*options, "tests/unit/test_fuzz_events.py"]))
+    return int(pytest.main([*options, "tests/unit/consumer/test_fuzz_events.py"]))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ parameter set per template variant), parses it as CloudWatch reads it (JSON), an
 - the relay's oldest item, its counts per destination kind (relayed, failed, sent again), the
   reaper's runs and reaped leases, when missing;
 - a widget off the 24-column grid or on top of another.
-tests/unit/test_dashboard.py runs it on both variants and on broken bodies it must catch.
+tests/unit/app/test_dashboard.py runs it on both variants and on broken bodies it must catch.
 """
 
 from __future__ import annotations

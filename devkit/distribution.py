@@ -8,7 +8,7 @@
 `make dist` builds both with `python -m build`, runs `twine check --strict`, then
 `scripts/check_dist.py`, which reads the archives' file lists and metadata and reports every rule
 broken here. The rules are kept apart from the archive reading so that tests prove each one with
-a broken list (tests/unit/test_distribution.py); the metadata rule also reads the pyproject files
+a broken list (tests/unit/project/test_distribution.py); the metadata rule also reads the pyproject files
 themselves, so `make check` catches a wrong extra or pin before anything is built.
 """
 

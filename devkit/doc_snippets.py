@@ -13,7 +13,7 @@ goes unread. An HTML comment on the line just before its fence
   account, a deploy); the reason is required.
 
 Every other block runs in its page's session: the page's blocks in order, in one namespace, like
-a doctest session, after the page's preamble (kept in tests/unit/test_doc_snippets.py). Before it
+a doctest session, after the page's preamble (kept in tests/unit/docs/test_doc_snippets.py). Before it
 runs, a block is checked to import public names only (`lambda_inbox.__all__` and the documented
 subpackages' `__all__`s).
 """

@@ -7,7 +7,7 @@ the moment of the package index it was resolved against (`# resolved:`), and the
 on (`# builds on:`, for a layer whose functions also have InboxLayer). `lock_problems` reads a
 lock without the network: its inputs are pyproject.toml's of today (else it is stale), every
 requirement is pinned with hashes, every input is pinned inside its range here or in the lock it
-builds on. tests/unit/test_layer_locks.py runs it on both locks (`make check`), and proves each
+builds on. tests/unit/project/test_layer_locks.py runs it on both locks (`make check`), and proves each
 rule with a broken lock.
 """
 

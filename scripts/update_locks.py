@@ -11,7 +11,7 @@ of them, or a hash that does not match, fails here rather than in `sam build`. t
 ManagedPowertoolsVersion follows the Powertools InboxLayer's lock pins.
 
 Usage: .venv/bin/python scripts/update_locks.py [--as-of 2026-12-01T00:00:00Z] [--no-verify]
-Needs the package index (PyPI); `make check` reads the locks without it (tests/unit/test_layer_locks.py).
+Needs the package index (PyPI); `make check` reads the locks without it (tests/unit/project/test_layer_locks.py).
 """
 
 from __future__ import annotations

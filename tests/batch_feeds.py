@@ -1,4 +1,4 @@
-"""The event sources of tests/unit/test_batch_semantics.py: what a producer puts on each source,
+"""The event sources of tests/unit/fates/test_batch_semantics.py: what a producer puts on each source,
 the events Lambda builds from it (with the testing kit's builders), and what Lambda delivers
 next after a response, a crash or an at-least-once repeat.
 

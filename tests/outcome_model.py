@@ -10,8 +10,8 @@ and code), the inbox records after the batch, the dead letters and the domain ef
 The model knows a consumer in transactional mode with a dead-letter queue whose decision writes
 one commuting `ADD` to the item a message names (`valid`), or checks a condition that fails on
 that item's gate (`rejected`: the alternative writes are one commuting `ADD` to its rejections,
-or, without `on_condition_failed`, nothing: dead-lettered). tests/unit/test_batch_semantics.py
-plays it against the real pipeline; tests/unit/test_outcome_table.py reads the docs' table and
+or, without `on_condition_failed`, nothing: dead-lettered). tests/unit/fates/test_batch_semantics.py
+plays it against the real pipeline; tests/unit/fates/test_outcome_table.py reads the docs' table and
 compares it with `RULES`, line by line.
 """
 

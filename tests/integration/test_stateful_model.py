@@ -3,7 +3,7 @@
 Its job is what needs the real engine: crashes around the commit with `ClientRequestToken`
 honoured, and leases claimed, expired and taken over while a webhook call is in flight, checked
 by their effects (each exactly once). What each record's outcome is, on every source, against
-the documented rules, is tests/unit/test_batch_semantics.py's job (in memory, many more
+the documented rules, is tests/unit/fates/test_batch_semantics.py's job (in memory, many more
 examples).
 
 Rules produce payments (MSK records, transactional) and notifications (SQS, leased mode, a webhook

@@ -160,7 +160,7 @@ def test_the_keep_running_commands_reach_both_endpoints(
 ) -> None:
     """DynamoDB and SQS listen on different endpoints: the printed exports set one per service,
     and the printed commands work with them as they are (run through `main` with no AWS setting
-    but the exports; `lambda-inbox` as a process: tests/unit/test_cli.py)."""
+    but the exports; `lambda-inbox` as a process: tests/unit/tools/cli/test_cli.py)."""
     stack_name = f"kr-{uuid.uuid4().hex[:6]}"
     with running_stack(
         TEMPLATE,

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 #: The smallest limits allowed: they hold every document of `messages.UNCHECKED_BYTES` (8 KiB
 #: hold 4,096 values at most), which is therefore never checked
-#: (tests/unit/test_decoding_limits.py holds the two together).
+#: (tests/unit/decoding/test_decoding_limits.py holds the two together).
 MIN_BYTES = 64 * 1024
 MIN_VALUES = 4 * 1024
 #: Values read between two looks at the clock.

@@ -192,7 +192,7 @@ class InboxStore:
         # `InboxRecord(..., Status.COMPLETED, ...).to_item()`, built directly: one goes into
         # every transaction for every message, and the direct build saves 1.1% of a batch's
         # work, measured beside `to_item` (docs/PERFORMANCE.md, "One persistence layer");
-        # tests/unit/test_store.py holds the two equal. Its values of one consumer and time
+        # tests/unit/store/test_store.py holds the two equal. Its values of one consumer and time
         # are shared: requests are only read once made.
         item = {
             PARTITION_KEY: {"S": record_pk(self.consumer, message_key)},
