@@ -23,6 +23,7 @@ from lambda_inbox._sources.fields import KPL_MAGIC
 from lambda_inbox._sources.identity import IDEMPOTENCY_KEY_ATTRIBUTE, MESSAGE_KEY_ATTRIBUTE
 from lambda_inbox._sources.kafka import parse_kafka_event
 from lambda_inbox._sources.kinesis import parse_kinesis_event
+from lambda_inbox._sources.sqs import parse_sqs_event
 from lambda_inbox._sources.streams import parse_dynamodb_stream_event, stream_document
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "parse_dynamodb_stream_event",
     "parse_kafka_event",
     "parse_kinesis_event",
+    "parse_sqs_event",
     "send_message_request",
     "send_sqs_batch",
     "sender_for",

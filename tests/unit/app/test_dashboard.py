@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from boto3.dynamodb.types import TypeDeserializer
 from pydantic import BaseModel
 
 from devkit.app_state import AppState
@@ -24,14 +25,14 @@ from devkit.emf import emf_records
 from devkit.events import sqs_event, sqs_record
 from devkit.paths import REPO_ROOT
 from lambda_inbox import OutboxRelay, UnitOfWork
-from lambda_inbox.reaper._summary import ReapSummary, emit_metrics
-from lambda_inbox.store._outbox_item import outbox_put
+from lambda_inbox.reaper import ReapSummary, emit_metrics
 from lambda_inbox_tools.local.cfn import load_template
 from lambda_inbox_tools.testing import (
     FakeLambdaContext,
     dynamodb_stream_event,
     dynamodb_stream_record,
 )
+from tests.unit.outbox.images import outbox_image
 
 TEMPLATE = load_template(REPO_ROOT / "template.yaml")
 DEFAULTS: dict[str, str] = {}
@@ -73,9 +74,9 @@ def a_consumer_batch(aws: AppState) -> None:
 def a_relay_batch(aws: AppState) -> None:
     """One outbox item of the stream relayed to its queue."""
     url = aws.sqs.create_queue(QueueName="notifications")["QueueUrl"]
-    _, item, _, _ = outbox_put(
-        key_attributes=("pk", "sk"), destination="notifications", body="{}", message_id="m-1"
-    )
+    deserializer = TypeDeserializer()
+    stored = outbox_image("m-1", "notifications", body="{}")
+    item = {name: deserializer.deserialize(value) for name, value in stored.items()}
     record = dynamodb_stream_record(1, {"pk": item["pk"], "sk": item["sk"]}, new_image=item)
     OutboxRelay(destinations={"notifications": url}, sqs=aws.sqs).handle(
         dynamodb_stream_event([record]), FakeLambdaContext()

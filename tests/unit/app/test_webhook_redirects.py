@@ -17,7 +17,6 @@ import pytest
 from devkit.app_state import AppState
 from devkit.handlers import load_function
 from lambda_inbox import LeaseContext, PoisonMessage
-from lambda_inbox._internal.deadline import Deadline
 
 
 @contextmanager
@@ -59,7 +58,7 @@ def _post(
     notification = notifications.CustomerNotification(
         event_id="evt-1", customer_id="c-1", order_id="o-1", template="shipped"
     )
-    lease = LeaseContext("evt-1", "owner", 1, time.time() + 30, Deadline(None))
+    lease = LeaseContext("evt-1", "owner", 1, time.time() + 30)
     try:
         notifications.post_webhook(notification, lease)
     except Exception as error:

@@ -8,12 +8,12 @@ from decimal import Decimal
 
 import pytest
 
+from lambda_inbox import UnitOfWorkError
 from lambda_inbox._commit.actions import WriteAction, merge_commuting
 from lambda_inbox._commit.planner import chunk_wave, plan_waves
 from lambda_inbox._commit.send import CancellationReason, CommitAttempt, CommitStatus
 from lambda_inbox._commit.settle import INBOX_ACTION, VerdictKind, settle
 from lambda_inbox._commit.unit_of_work import UnitOfWork
-from lambda_inbox._errors import UnitOfWorkError
 
 KEY = {"pk": "CUSTOMER#c", "sk": "BALANCE"}
 ADD = "ADD balance_cents :amount, payments :one"

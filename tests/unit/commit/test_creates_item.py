@@ -25,7 +25,7 @@ from lambda_inbox import (
     Leased,
     UnitOfWork,
 )
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox.wire import parse_sqs_event
 
 SHIPMENTS = "domain"
 

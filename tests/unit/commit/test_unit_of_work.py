@@ -11,7 +11,6 @@ import pytest
 from lambda_inbox import ConditionFailures, FailedCondition, UnitOfWork, UnitOfWorkError
 from lambda_inbox._commit.actions import WriteAction
 from lambda_inbox._commit.unit_of_work import MAX_HANDLER_ACTIONS
-from lambda_inbox.store._attribute_values import item_identity
 
 KEY = {"pk": "SKU#A", "sk": "STOCK"}
 
@@ -348,11 +347,19 @@ def test_condition_failures_helpers() -> None:
         {"pk": "a", "sk": "b", "lsi": "c"},
     ],
 )
-def test_an_actions_item_identity_is_item_identitys(key: dict[str, Any]) -> None:
-    """The identity an action makes for itself (inlined for a key of two attributes) is the one
-    `item_identity` gives its table and key, whatever the attributes' order."""
-    uow = UnitOfWork()
-    uow.condition_check("domain", key, "attribute_exists(pk)")
-    (action,) = uow.actions
-    assert action.item_identity == item_identity("domain", key)
-    assert action.item_identity == item_identity("domain", dict(reversed(list(key.items()))))
+def test_an_actions_item_identity_is_its_table_and_key_whatever_the_order(
+    key: dict[str, Any],
+) -> None:
+    """An action's identity (inlined for a key of two attributes) names its table and key,
+    whatever the attributes' order: the same item in any order is one item, another table or
+    another value is another."""
+
+    def identity(table: str, key: dict[str, Any]) -> object:
+        uow = UnitOfWork()
+        uow.condition_check(table, key, "attribute_exists(pk)")
+        (action,) = uow.actions
+        return action.item_identity
+
+    assert identity("domain", key) == identity("domain", dict(reversed(list(key.items()))))
+    assert identity("domain", key) != identity("other", key)
+    assert identity("domain", key) != identity("domain", {**key, "pk": "another"})

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from lambda_inbox._errors import PoisonMessage
-from lambda_inbox._messages import InboundMessage
-from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox import InboundMessage, MessageResult, Outcome, PoisonMessage
 from lambda_inbox._report import BatchReport, settled
 from lambda_inbox._sources.identity import Delivery
 from lambda_inbox._telemetry import Telemetry

@@ -25,8 +25,7 @@ from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, sqs_event, sqs_record
 from lambda_inbox import InboxConsumer, Outcome, RetryPolicy, UnitOfWork
 from lambda_inbox._internal.deadline import SystemClock
-from lambda_inbox._sources.identity import MESSAGE_KEY_ATTRIBUTE
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox.wire import MESSAGE_KEY_ATTRIBUTE, parse_sqs_event
 from lambda_inbox_tools.testing.context import FakeLambdaContext
 from lambda_inbox_tools.testing.faults import slow_sends
 

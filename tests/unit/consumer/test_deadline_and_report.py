@@ -6,9 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from lambda_inbox import RetryPolicy
+from lambda_inbox import Outcome, RetryPolicy
 from lambda_inbox._internal.deadline import Deadline
-from lambda_inbox._outcomes import Outcome
 from lambda_inbox._report import settled, skipped
 from tests.unit.consumer.fakes import FakeClock, delivery, msg, report_for
 

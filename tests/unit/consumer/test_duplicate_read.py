@@ -12,11 +12,17 @@ import pytest
 from devkit.app_state import AppState
 from devkit.events import inbound_message, kafka_event, sqs_event, sqs_record
 from devkit.meters import RequestMeter
-from lambda_inbox import ConfigurationError, GroupCommit, InboxConfig, Outcome, PoisonMessage
-from lambda_inbox._outcomes import MessageResult
+from lambda_inbox import (
+    ConfigurationError,
+    GroupCommit,
+    InboxConfig,
+    MessageResult,
+    Outcome,
+    PoisonMessage,
+)
 from lambda_inbox._sources import KafkaSource
-from lambda_inbox._sources.sqs import parse_sqs_event
 from lambda_inbox._triage import RECENT_DUPLICATE_THRESHOLD, ReadFirst
+from lambda_inbox.wire import parse_sqs_event
 from lambda_inbox_tools.testing.events import delivered_again, kafka_record
 
 

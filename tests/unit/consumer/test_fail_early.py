@@ -12,7 +12,7 @@ import pytest
 
 from devkit.app_state import AppState
 from lambda_inbox import ConfigurationError, CreatesItem, Decide, Leased, Outcome, UnitOfWork
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox.wire import parse_sqs_event
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
 from lambda_inbox_tools.testing.producers import eventbridge_event, sns_notification
 

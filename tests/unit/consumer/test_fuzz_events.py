@@ -35,8 +35,7 @@ from hypothesis import strategies as st
 from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, ORDER_QUEUE_ARN, replayed
 from devkit.memory_aws import MemoryAws
-from lambda_inbox import InboxConsumer, UnitOfWork, ValueFormats
-from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox import InboxConsumer, MessageResult, Outcome, UnitOfWork, ValueFormats
 from lambda_inbox_tools.services.queues import receive_all
 from lambda_inbox_tools.testing.limits import (
     enforce_dynamodb_key_limits,

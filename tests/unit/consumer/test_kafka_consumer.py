@@ -27,11 +27,8 @@ from devkit.events import (
     string_attribute,
 )
 from devkit.payloads import payment
-from lambda_inbox import Decide, InboxConsumer, UnitOfWork
-from lambda_inbox._errors import PoisonMessage
-from lambda_inbox._outcomes import Outcome
-from lambda_inbox._sources.kafka import parse_kafka_event
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox import Decide, InboxConsumer, Outcome, PoisonMessage, UnitOfWork
+from lambda_inbox.wire import parse_kafka_event, parse_sqs_event
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef

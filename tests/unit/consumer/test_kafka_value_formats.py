@@ -20,8 +20,14 @@ from devkit.events import (
 )
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
-from lambda_inbox import InboxConfig, InboxConsumer, PoisonMessage, SourceSettings, ValueFormats
-from lambda_inbox._errors import ConfigurationError
+from lambda_inbox import (
+    ConfigurationError,
+    InboxConfig,
+    InboxConsumer,
+    PoisonMessage,
+    SourceSettings,
+    ValueFormats,
+)
 from lambda_inbox_tools.testing.values import avro_value, json_value, protobuf_value
 
 SCHEMAS = FUNCTIONS_DIR / "payment_events" / "schemas"

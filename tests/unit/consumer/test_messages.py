@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lambda_inbox import ErrorCode, InboundMessage
 from lambda_inbox import _messages as messages
-from lambda_inbox._errors import ErrorCode, UndecodableBody
-from lambda_inbox._messages import InboundMessage
+from lambda_inbox._errors import UndecodableBody
 
 LEAVES = (
     st.none()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import cast
 
+from lambda_inbox import ErrorCode, Outcome
 from lambda_inbox._dead_letter.queue import DeadLettering
-from lambda_inbox._errors import ErrorCode, MissingMessageKey
-from lambda_inbox._outcomes import Outcome
+from lambda_inbox._errors import MissingMessageKey
 from lambda_inbox._report import BatchReport, settled
 from lambda_inbox._sources.identity import Delivery
 from lambda_inbox._triage import Triage

@@ -22,11 +22,13 @@ from devkit.events import (
     string_attribute,
 )
 from lambda_inbox._dead_letter.queue import DeadLetterQueue
-from lambda_inbox._sources.redriven import FOLDED_ATTRIBUTE
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox.wire import parse_sqs_event
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
+
+#: The attribute a dead letter folds its original attributes into: a wire contract, so spelled here.
+FOLDED_ATTRIBUTE = "inbox-original-attributes"
 
 
 def _only(aws: AppState) -> MessageTypeDef:

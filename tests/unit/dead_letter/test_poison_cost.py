@@ -18,9 +18,8 @@ from devkit.app_state import AppState
 from devkit.events import ORDER_FIFO_QUEUE_ARN, sqs_event, sqs_record
 from devkit.memory_aws import MemoryAws
 from devkit.meters import RequestMeter
-from lambda_inbox import InboxConsumer, UnitOfWork
-from lambda_inbox._outcomes import Outcome
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox import InboxConsumer, Outcome, UnitOfWork
+from lambda_inbox.wire import parse_sqs_event
 from lambda_inbox_tools.testing.limits import enforce_sqs_limits
 
 DAY = 86_400

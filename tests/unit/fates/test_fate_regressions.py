@@ -12,9 +12,7 @@ import pytest
 
 from devkit.app_state import AppState
 from devkit.events import replayed
-from devkit.memory_aws import MemoryAws
 from lambda_inbox import ConditionFailures, Decide, InboxConsumer, MessageResult, UnitOfWork
-from lambda_inbox._sources import detect
 from lambda_inbox_tools.testing.events import kafka_event, kafka_record, sqs_event, sqs_record
 from lambda_inbox_tools.testing.stream_events import kinesis_event, kinesis_record
 from lambda_inbox_tools.testing.values import json_value
@@ -24,19 +22,23 @@ LONG_NUMBER = b'{"id": "long", "n": ' + b"9" * 4301 + b"}"
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> AppState:
+def aws(monkeypatch: pytest.MonkeyPatch, in_memory_aws: AppState) -> AppState:
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "CRITICAL")
-    memory = MemoryAws()
-    return AppState.created(memory.client("dynamodb"), memory.client("sqs"))
+    return in_memory_aws
 
 
 def put(body: dict[str, Any], uow: UnitOfWork) -> None:
     uow.put("domain", {"pk": f"ITEM#{body['id']}", "sk": "V", "v": int(body.get("v", 0))})
 
 
+def source_of(event: dict[str, Any], consumer: InboxConsumer[Any]) -> Any:
+    """The consumer's source for `event`, as `handle` picks it."""
+    return next(source for source in consumer.sources if source.matches(event))
+
+
 def run(consumer: InboxConsumer[Any], event: dict[str, Any]) -> list[tuple[str, str | None]]:
     """Each record's outcome and code, as `handle` would leave them."""
-    results: list[MessageResult] = consumer.process(detect(event, consumer.sources).messages(event))
+    results: list[MessageResult] = consumer.process(source_of(event, consumer).messages(event))
     return [(result.outcome.value, result.error_code) for result in results]
 
 

@@ -10,8 +10,7 @@ from dataclasses import replace
 import pytest
 
 from devkit.paths import REPO_ROOT
-from lambda_inbox import ErrorCode
-from lambda_inbox._outcomes import Outcome
+from lambda_inbox import ErrorCode, Outcome
 from tests.outcome_model import NONE, RULES, Rule
 
 CONCEPTS = REPO_ROOT / "docs" / "concepts.md"

@@ -13,9 +13,9 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from lambda_inbox import OutboxRelay, UnitOfWork, UnitOfWorkError
-from lambda_inbox.store._outbox_item import OutboxMessage
+from lambda_inbox import OutboxMessage, OutboxRelay, UnitOfWork, UnitOfWorkError
 from lambda_inbox_tools.testing import FakeLambdaContext
+from tests.unit.outbox.images import outbox_image
 
 SERIALIZER = TypeSerializer()
 DESERIALIZER = TypeDeserializer()
@@ -98,13 +98,6 @@ def queues() -> Iterator[dict[str, Any]]:
         yield {"sqs": sqs, **urls}
 
 
-def image(message_id: str, destination: str, body: str = '{"n":1}') -> dict[str, Any]:
-    uow = UnitOfWork()
-    uow.outbox("domain", destination=destination, body=body, message_id=message_id)
-    item: dict[str, Any] = uow.actions[0].request["Item"]
-    return item
-
-
 def record(sequence: int, name: str, new_image: dict[str, Any] | None) -> dict[str, Any]:
     change: dict[str, Any] = {"SequenceNumber": str(sequence), "Keys": {}}
     if new_image is not None:
@@ -125,11 +118,11 @@ def test_inserts_are_sent_once_each_and_the_rest_ignored(queues: dict[str, Any])
     plain = {"pk": SERIALIZER.serialize("ORDER#1"), "sk": SERIALIZER.serialize("SHIPMENT")}
     event = {
         "Records": [
-            record(1, "INSERT", image("m-1", "notifications", '{"a":1}')),
-            record(2, "MODIFY", image("m-1", "notifications")),
+            record(1, "INSERT", outbox_image("m-1", "notifications", '{"a":1}')),
+            record(2, "MODIFY", outbox_image("m-1", "notifications")),
             record(3, "REMOVE", None),
             record(4, "INSERT", plain),  # not an outbox item
-            record(5, "INSERT", image("m-2", queues["ordered.fifo"])),  # a URL, FIFO
+            record(5, "INSERT", outbox_image("m-2", queues["ordered.fifo"])),  # a URL, FIFO
         ]
     }
 
@@ -145,12 +138,12 @@ def test_inserts_are_sent_once_each_and_the_rest_ignored(queues: dict[str, Any])
 
 def test_what_cannot_be_sent_is_reported_for_the_stream_to_retry(queues: dict[str, Any]) -> None:
     relay = OutboxRelay(destinations={"notifications": queues["notifications"]}, sqs=queues["sqs"])
-    broken = image("m-3", "notifications")
+    broken = outbox_image("m-3", "notifications")
     del broken["outbox_body"]
     event = {
         "Records": [
-            record(1, "INSERT", image("m-1", "notifications")),
-            record(2, "INSERT", image("m-2", "nowhere")),  # an unknown destination name
+            record(1, "INSERT", outbox_image("m-1", "notifications")),
+            record(2, "INSERT", outbox_image("m-2", "nowhere")),  # an unknown destination name
             record(3, "INSERT", broken),
             record(4, "INSERT", None),  # a stream without images
         ]
@@ -170,7 +163,9 @@ def test_a_send_that_fails_reports_its_records(queues: dict[str, Any]) -> None:
         raise ClientError({"Error": {"Code": "AWS.SimpleQueueService.NonExistentQueue"}}, "Send")
 
     sqs.meta.events.register("before-call.sqs.SendMessageBatch", refuse)
-    event = {"Records": [record(n, "INSERT", image(f"m-{n}", "notifications")) for n in (1, 2)]}
+    event = {
+        "Records": [record(n, "INSERT", outbox_image(f"m-{n}", "notifications")) for n in (1, 2)]
+    }
 
     assert relay.handle(event, FakeLambdaContext()) == {
         "batchItemFailures": [{"itemIdentifier": "1"}, {"itemIdentifier": "2"}]
@@ -179,7 +174,7 @@ def test_a_send_that_fails_reports_its_records(queues: dict[str, Any]) -> None:
 
 def test_no_time_left_sends_nothing_and_reports_everything(queues: dict[str, Any]) -> None:
     relay = OutboxRelay(destinations={"notifications": queues["notifications"]}, sqs=queues["sqs"])
-    event = {"Records": [record(1, "INSERT", image("m-1", "notifications"))]}
+    event = {"Records": [record(1, "INSERT", outbox_image("m-1", "notifications"))]}
 
     response = relay.handle(event, FakeLambdaContext(remaining_millis=0))
 

@@ -17,21 +17,21 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from devkit.aws_documents import aws_document, shape_problems
-from lambda_inbox import OutboxRelay, UnitOfWork, UnitOfWorkError
+from lambda_inbox import OutboxMessage, OutboxRelay, UnitOfWork, UnitOfWorkError
 from lambda_inbox._outbox.destinations import destination_of, resolve
 from lambda_inbox._outbox.eventbridge import EventBridgeSender, event_entry
-from lambda_inbox._sources.identity import outbox_message_id_of
-from lambda_inbox.store._outbox_item import OutboxMessage
 from lambda_inbox_tools.testing import FakeLambdaContext
+from tests.unit.outbox.images import outbox_image
 
 REGION = "us-east-1"
 DESERIALIZER = TypeDeserializer()
 
 
-def image(message_id: str, destination: str, body: str = '{"n":1}', **fields: Any) -> Any:
-    uow = UnitOfWork()
-    uow.outbox("domain", destination=destination, body=body, message_id=message_id, **fields)
-    return uow.actions[0].request["Item"]
+def message_id_of(resources: list[str]) -> str:
+    """The outbox message id an EventBridge event names among its `resources` (the wire
+    contract of docs/concepts.md, "The outbox": `outbox-message-id:<id>`)."""
+    (named,) = [r for r in resources if r.startswith("outbox-message-id:")]
+    return named.removeprefix("outbox-message-id:")
 
 
 def insert(sequence: int, new_image: dict[str, Any]) -> dict[str, Any]:
@@ -138,10 +138,10 @@ def test_an_item_its_destination_would_refuse_is_refused_when_written(
 
 
 def test_an_event_names_its_source_and_detail_type_or_takes_the_defaults() -> None:
-    item = image("m-1", "events", event_source="shop.orders", detail_type="OrderShipped")
+    item = outbox_image("m-1", "events", event_source="shop.orders", detail_type="OrderShipped")
     assert item["outbox_event_source"] == {"S": "shop.orders"}
     assert item["outbox_detail_type"] == {"S": "OrderShipped"}
-    assert "outbox_event_source" not in image("m-2", "events")
+    assert "outbox_event_source" not in outbox_image("m-2", "events")
 
 
 # ---------------------------------------------------------------------- SNS
@@ -177,7 +177,9 @@ def test_a_topic_gets_each_message_with_its_id_as_a_message_attribute(
     raw = subscribed_queue(aws, topic, "raw")
     wrapped = subscribed_queue(aws, topic, "wrapped", raw=False)
     relay = OutboxRelay(destinations={"shipments": topic}, sqs=aws["sqs"], sns=aws["sns"])
-    event = {"Records": [insert(1, image("m-1", "shipments", '{"a":1}', attributes={"k": "v"}))]}
+    event = {
+        "Records": [insert(1, outbox_image("m-1", "shipments", '{"a":1}', attributes={"k": "v"}))]
+    }
 
     assert relay.handle(event, FakeLambdaContext()) == {"batchItemFailures": []}
 
@@ -202,8 +204,8 @@ def test_a_fifo_topic_gets_the_id_as_deduplication_id_and_the_group_of_the_item(
     relay = OutboxRelay(destinations={"shipments": topic}, sqs=aws["sqs"], sns=aws["sns"])
     event = {
         "Records": [
-            insert(1, image("m-1", "shipments", group_id="order-7")),
-            insert(2, image("m-2", "shipments")),
+            insert(1, outbox_image("m-1", "shipments", group_id="order-7")),
+            insert(2, outbox_image("m-2", "shipments")),
         ]
     }
 
@@ -224,9 +226,9 @@ def test_publish_batches_hold_ten_entries_and_256_kb_at_most(aws: dict[str, Any]
     queue = subscribed_queue(aws, topic, "bulk")
     calls = calls_of(aws["sns"], "sns.PublishBatch")
     relay = OutboxRelay(destinations={"bulk": topic}, sqs=aws["sqs"], sns=aws["sns"])
-    small = [insert(n, image(f"s-{n}", "bulk")) for n in range(23)]
+    small = [insert(n, outbox_image(f"s-{n}", "bulk")) for n in range(23)]
     large_body = json.dumps({"pad": "x" * 100_000})
-    large = [insert(100 + n, image(f"l-{n}", "bulk", large_body)) for n in range(5)]
+    large = [insert(100 + n, outbox_image(f"l-{n}", "bulk", large_body)) for n in range(5)]
 
     assert relay.handle({"Records": small + large}, FakeLambdaContext()) == {
         "batchItemFailures": []
@@ -257,8 +259,8 @@ def test_a_message_too_large_for_a_topic_fails_its_record_alone(aws: dict[str, A
     calls = calls_of(aws["sns"], "sns.PublishBatch")
     event = {
         "Records": [
-            insert(1, image("big", "small", json.dumps({"pad": "x" * 300_000}))),
-            insert(2, image("fine", "small")),
+            insert(1, outbox_image("big", "small", json.dumps({"pad": "x" * 300_000}))),
+            insert(2, outbox_image("fine", "small")),
         ]
     }
 
@@ -301,7 +303,7 @@ def test_a_bus_gets_the_body_as_detail_and_the_id_in_resources(
         "Records": [
             insert(
                 1,
-                image(
+                outbox_image(
                     "m-1",
                     "orders",
                     '{"order_id":"o-1"}',
@@ -309,14 +311,14 @@ def test_a_bus_gets_the_body_as_detail_and_the_id_in_resources(
                     detail_type="OrderShipped",
                 ),
             ),
-            insert(2, image("m-2", "orders")),
+            insert(2, outbox_image("m-2", "orders")),
         ]
     }
 
     assert relay.handle(event, FakeLambdaContext()) == {"batchItemFailures": []}
 
     delivered = {
-        outbox_message_id_of(document["resources"]): document
+        message_id_of(document["resources"]): document
         for document in (json.loads(m["Body"]) for m in received(aws["sqs"], queue))
     }
     assert set(delivered) == {"m-1", "m-2"}
@@ -337,8 +339,8 @@ def test_put_events_batches_count_bytes_as_eventbridge_does(aws: dict[str, Any])
     calls = calls_of(aws["events"], "events.PutEvents")
     relay = OutboxRelay(destinations={"bulk": "bulk"}, sqs=aws["sqs"], events=aws["events"])
     body = json.dumps({"pad": "x" * 80_000})
-    event = {"Records": [insert(n, image(f"m-{n}", "bulk", body)) for n in range(7)]}
-    event["Records"] += [insert(10 + n, image(f"s-{n}", "bulk")) for n in range(12)]
+    event = {"Records": [insert(n, outbox_image(f"m-{n}", "bulk", body)) for n in range(7)]}
+    event["Records"] += [insert(10 + n, outbox_image(f"s-{n}", "bulk")) for n in range(12)]
 
     assert relay.handle(event, FakeLambdaContext()) == {"batchItemFailures": []}
 
@@ -364,7 +366,7 @@ def test_what_a_bus_cannot_take_fails_its_record_without_a_call(
     bus_with_queue(aws, "orders")
     calls = calls_of(aws["events"], "events.PutEvents")
     relay = OutboxRelay(destinations={"orders": "orders"}, sqs=aws["sqs"], events=aws["events"])
-    event = {"Records": [insert(1, image("m-1", "orders", body, **fields))]}
+    event = {"Records": [insert(1, outbox_image("m-1", "orders", body, **fields))]}
 
     assert relay.handle(event, FakeLambdaContext()) == {
         "batchItemFailures": [{"itemIdentifier": "1"}]
@@ -377,7 +379,7 @@ def test_what_a_bus_cannot_take_fails_its_record_without_a_call(
 
 def test_an_event_entry_has_the_shape_of_aws_sample_request() -> None:
     sample = aws_document("eventbridge-put-events-request.json")
-    item = image("m-1", "orders", '{"a":1}', event_source="shop", detail_type="Shipped")
+    item = outbox_image("m-1", "orders", '{"a":1}', event_source="shop", detail_type="Shipped")
     message = OutboxMessage.from_item({k: DESERIALIZER.deserialize(v) for k, v in item.items()})
     assert message is not None
     ours = {"Entries": [event_entry(message, "orders")]}

@@ -15,11 +15,10 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.stub import Stubber
 
-from lambda_inbox import OutboxRelay, RetryPolicy, UnitOfWork
+from lambda_inbox import OutboxMessage, OutboxRelay, RetryPolicy, UnitOfWork
 from lambda_inbox._outbox.eventbridge import event_entry
 from lambda_inbox._outbox.sending import chunks
 from lambda_inbox._outbox.sns import sns_entry
-from lambda_inbox.store._outbox_item import OutboxMessage
 from lambda_inbox_tools.testing import FakeLambdaContext
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:shipments"

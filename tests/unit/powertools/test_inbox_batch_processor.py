@@ -32,11 +32,6 @@ from lambda_inbox_tools.testing import (
 )
 
 
-@pytest.fixture
-def aws(in_memory_aws: AppState) -> AppState:
-    return in_memory_aws
-
-
 def processor_for(aws: AppState, event_type: Any = EventType.SQS, **options: Any) -> Any:
     config = InboxConfig(
         consumer="orders", inbox_table=aws.inbox, dead_letter_queue_url=aws.dlq_url

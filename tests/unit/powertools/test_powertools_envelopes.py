@@ -27,11 +27,6 @@ from lambda_inbox_tools.testing import (
 from lambda_inbox_tools.testing.producers import eventbridge_event, sns_notification
 
 
-@pytest.fixture
-def aws(in_memory_aws: AppState) -> AppState:
-    return in_memory_aws
-
-
 def _counting(aws: AppState, seen: list[Any]) -> Any:
     def apply(order: Any, uow: UnitOfWork) -> None:
         seen.append(order)

@@ -30,6 +30,7 @@ IDEMPOTENCY = "idempotency"
 
 @pytest.fixture
 def aws(in_memory_aws: AppState) -> AppState:
+    """In memory, with the Powertools idempotency table too."""
     state = in_memory_aws
     state.dynamodb.create_table(
         TableName=IDEMPOTENCY,

@@ -18,7 +18,7 @@ from packaging.specifiers import SpecifierSet
 
 from devkit.locks import INBOX, pins
 from devkit.paths import REPO_ROOT
-from lambda_inbox._sources.aggregation import aggregated_record_class
+from lambda_inbox.wire import aggregated_record_class
 
 PIN = SpecifierSet(">=3.15.1,<4")
 GLUE_SCHEMA_ID = "1ccd1b6c-2b5a-4a0f-9d3f-4f1a0c4b6f7e"

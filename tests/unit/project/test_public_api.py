@@ -108,6 +108,7 @@ PINNED = {
         "parse_dynamodb_stream_event",
         "parse_kafka_event",
         "parse_kinesis_event",
+        "parse_sqs_event",
         "send_message_request",
         "send_sqs_batch",
         "sender_for",

@@ -11,7 +11,7 @@ from devkit.app_state import AppState
 from devkit.events import inbound_message, kafka_event, kafka_record
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
-from lambda_inbox._outcomes import Outcome
+from lambda_inbox import Outcome
 from lambda_inbox._sources.identity import fingerprint
 from lambda_inbox_tools.testing.values import avro_value, json_value, protobuf_value
 

@@ -15,9 +15,15 @@ import pytest
 from devkit.app_state import AppState
 from devkit.aws_documents import aws_document, shape_problems
 from devkit.paths import REPO_ROOT
-from lambda_inbox import ConfigurationError, KeyStrategy, UnitOfWork, current_envelope
-from lambda_inbox._errors import UndecodableBody
-from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox import (
+    ConfigurationError,
+    KeyStrategy,
+    MessageResult,
+    Outcome,
+    PoisonMessage,
+    UnitOfWork,
+    current_envelope,
+)
 from lambda_inbox._sources.identity import fallback_key
 from lambda_inbox._sources.sqs import parse_sqs_event, sqs_response
 from lambda_inbox_tools.testing import delivered_again, sqs_event, sqs_record
@@ -46,7 +52,7 @@ def test_the_sns_sample_is_read_under_its_message_id_with_its_fields() -> None:
     assert message.envelope.fields["Subject"] == "Testing publish to subscribed queues"
     assert "Message" not in message.envelope.fields
     # The sample's Message is "Hello world!", text, not JSON: the payload is refused as such.
-    with pytest.raises(UndecodableBody, match="Message is not JSON") as caught:
+    with pytest.raises(PoisonMessage, match="Message is not JSON") as caught:
         _ = message.json
     assert caught.value.code == "malformed_json"
 

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from devkit.events import inbound_message
-from lambda_inbox import KeyStrategy
-from lambda_inbox._errors import MissingMessageKey, UndecodableBody
+from lambda_inbox import KeyStrategy, PoisonMessage
 from lambda_inbox._sources.identity import (
     MAX_KEY_BYTES,
     fingerprint,
@@ -50,15 +49,15 @@ def test_callable_extractor() -> None:
     ],
 )
 def test_missing_or_unusable_key_raises_missing_message_key(body: str) -> None:
-    with pytest.raises(MissingMessageKey, match="jmespath:event_id found no message key"):
+    with pytest.raises(PoisonMessage, match="jmespath:event_id found no message key"):
         KeyStrategy.from_body("event_id").message_key(inbound_message(body))
 
 
 def test_extractor_on_a_non_json_body_raises_undecodable_body() -> None:
-    with pytest.raises(UndecodableBody) as raised:
+    with pytest.raises(PoisonMessage) as raised:
         KeyStrategy.from_body("event_id").message_key(inbound_message("{not json"))
     assert raised.value.code == "malformed_json"
-    with pytest.raises(UndecodableBody) as raised:
+    with pytest.raises(PoisonMessage) as raised:
         KeyStrategy.from_body("event_id").message_key(inbound_message(b"\xff\xfe"))
     assert raised.value.code == "undecodable_body"
 
@@ -140,12 +139,12 @@ def test_fingerprint_of_a_non_json_body_hashes_the_bytes() -> None:
     ],
 )
 def test_an_extractor_that_raises_is_a_missing_key(extractor: Any) -> None:
-    with pytest.raises(MissingMessageKey, match="callable found no message key"):
+    with pytest.raises(PoisonMessage, match="callable found no message key"):
         KeyStrategy.from_body(extractor).message_key(inbound_message('{"other": 1}'))
 
 
 def test_an_extractor_never_hides_an_undecodable_body() -> None:
-    with pytest.raises(UndecodableBody):
+    with pytest.raises(PoisonMessage):
         KeyStrategy.from_body(lambda body: body["event_id"]).message_key(
             inbound_message("{not json")
         )

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from devkit.events import load_event
-from lambda_inbox._errors import MalformedRecord, UndecodableBody
-from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox import InboxError, MessageResult, Outcome, PoisonMessage
 from lambda_inbox._sources import is_kafka_event
 from lambda_inbox._sources.identity import KeyStrategy
 from lambda_inbox._sources.kafka import kafka_response, parse_kafka_event
@@ -147,12 +146,12 @@ def test_dead_letter_attributes_carry_topic_partition_offset_and_key() -> None:
 def test_bad_values_parse_and_only_fail_when_read(fields: dict[str, Any], code: str) -> None:
     (message,) = parse_kafka_event(event_of({"payments-0": [raw_record(5, **fields)]}))
     assert message.item_identifier == {"topic-partition": "payments-0", "offset": 5}
-    with pytest.raises(UndecodableBody) as info:
+    with pytest.raises(PoisonMessage) as info:
         _ = message.json
     assert info.value.code == code
     # Identity falls back to the coordinates; the extractor itself reports the poison.
     assert KeyStrategy().message_key(message) == "payments-0-5"
-    with pytest.raises(UndecodableBody):
+    with pytest.raises(PoisonMessage):
         KeyStrategy.from_body("event_id").message_key(message)
 
 
@@ -197,7 +196,7 @@ def test_malformed_records_raise_malformed_kafka_event(records: object) -> None:
     event: dict[str, Any] = {"eventSource": "aws:kafka"}
     if records is not None:
         event["records"] = records
-    with pytest.raises(MalformedRecord):
+    with pytest.raises(InboxError):
         parse_kafka_event(event)
 
 

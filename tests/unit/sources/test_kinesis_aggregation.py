@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from devkit.app_state import AppState
-from lambda_inbox._errors import UndecodableBody
-from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox import MessageResult, Outcome, PoisonMessage
 from lambda_inbox._sources.aggregation import BadAggregate, aggregated_record_class, deaggregate
 from lambda_inbox._sources.fields import KPL_MAGIC
 from lambda_inbox._sources.kinesis import parse_kinesis_event
@@ -81,7 +80,7 @@ def test_a_bad_aggregate_is_refused_saying_why(data: bytes, why: str) -> None:
 def test_a_bad_aggregate_is_one_poison_message_with_its_bytes(data: bytes, why: str) -> None:
     (message,) = parse_kinesis_event(kinesis_event([kinesis_record(0, data)]))
     assert message.body == data
-    with pytest.raises(UndecodableBody, match=why):
+    with pytest.raises(PoisonMessage, match=why):
         _ = message.json
 
 

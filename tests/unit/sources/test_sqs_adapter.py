@@ -16,8 +16,7 @@ from devkit.events import (
     sqs_record,
     string_attribute,
 )
-from lambda_inbox._errors import MalformedRecord
-from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox import InboxError, MessageResult, Outcome
 from lambda_inbox._sources.sqs import is_sqs_event, parse_sqs_event, sqs_response
 
 
@@ -130,12 +129,12 @@ def test_record_without_message_id_is_malformed(message_id: object) -> None:
         del record["messageId"]
     else:
         record["messageId"] = message_id
-    with pytest.raises(MalformedRecord, match="record 1 has no messageId"):
+    with pytest.raises(InboxError, match="record 1 has no messageId"):
         parse_sqs_event(sqs_event(sqs_record("{}"), record))
 
 
 def test_event_without_records_list_is_malformed() -> None:
-    with pytest.raises(MalformedRecord, match="'Records' list"):
+    with pytest.raises(InboxError, match="'Records' list"):
         parse_sqs_event({"Records": {"not": "a list"}})
 
 

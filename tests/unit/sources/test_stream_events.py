@@ -18,8 +18,7 @@ import pytest
 from devkit.app_state import AppState
 from devkit.paths import FUNCTIONS_DIR, REPO_ROOT
 from devkit.payloads import payment
-from lambda_inbox._errors import MalformedRecord, UndecodableBody
-from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox import InboxError, MessageResult, Outcome, PoisonMessage
 from lambda_inbox._sources import DynamoDBStreamsSource, KinesisSource
 from lambda_inbox._sources.identity import fingerprint
 from lambda_inbox._sources.kinesis import parse_kinesis_event
@@ -42,7 +41,7 @@ def test_kinesis_data_that_is_not_base64_is_poison_with_its_text_kept() -> None:
     (message,) = parse_kinesis_event(kinesis_event([record]))
     assert message.decode_error == "data is not valid base64"
     assert message.body == b"not base64!"
-    with pytest.raises(UndecodableBody):
+    with pytest.raises(PoisonMessage):
         _ = message.text
 
 
@@ -57,14 +56,14 @@ def test_kinesis_data_that_is_not_base64_is_poison_with_its_text_kept() -> None:
 def test_a_kinesis_record_no_response_could_name_fails_the_invocation(break_it: Any) -> None:
     record = kinesis_record(0, {"a": 1})
     break_it(record)
-    with pytest.raises(MalformedRecord, match="Kinesis record 0"):
+    with pytest.raises(InboxError, match="Kinesis record 0"):
         parse_kinesis_event({"Records": [record]})
 
 
 def test_a_stream_record_without_a_sequence_number_fails_the_invocation() -> None:
     record = dynamodb_stream_record(0, {"pk": "a"}, new_image={"pk": "a"})
     del record["dynamodb"]["SequenceNumber"]
-    with pytest.raises(MalformedRecord, match="DynamoDB stream record 0 has no sequence number"):
+    with pytest.raises(InboxError, match="DynamoDB stream record 0 has no sequence number"):
         parse_dynamodb_stream_event({"Records": [record]})
 
 
@@ -154,7 +153,7 @@ def test_a_remove_has_no_new_image_and_a_broken_image_is_poison() -> None:
     )
     assert first.json["eventName"] == "REMOVE" and first.json["NewImage"] is None
     for poison in (second, third):
-        with pytest.raises(UndecodableBody, match="NewImage is not DynamoDB JSON"):
+        with pytest.raises(PoisonMessage, match="NewImage is not DynamoDB JSON"):
             _ = poison.json
 
 
@@ -223,5 +222,5 @@ def test_an_sqs_message_carrying_a_stream_record_is_read_as_the_stream_consumer_
         "userIdentity": None,
     }
     assert replayed.redelivered  # sent again by an operator: read first
-    with pytest.raises(UndecodableBody, match="not a DynamoDB stream record's JSON"):
+    with pytest.raises(PoisonMessage, match="not a DynamoDB stream record's JSON"):
         _ = broken.json

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
 from lambda_inbox import Observability, Outcome, UnitOfWork
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox.wire import parse_sqs_event
 
 SECRET = "4111-1111-1111-1111"
 

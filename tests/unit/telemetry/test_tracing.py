@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
 from lambda_inbox import Observability, Outcome, UnitOfWork
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox.wire import parse_sqs_event
 
 
 class Note(BaseModel):

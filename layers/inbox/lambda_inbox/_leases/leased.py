@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lambda_inbox._errors import DeadlineReached, ErrorCode, PoisonMessage, short_error
+from lambda_inbox._internal.deadline import Deadline
 from lambda_inbox._leases.policy import LeasePolicy, lease_policy
 from lambda_inbox._outcomes import MessageResult, Outcome
 from lambda_inbox._report import Pending, out_of_time, settled, skipped
@@ -40,7 +41,6 @@ from lambda_inbox.store._leases import Claim, ClaimState, LeaseWrites
 if TYPE_CHECKING:
     from lambda_inbox._commit.decision import Decision
     from lambda_inbox._dead_letter.queue import DeadLettering
-    from lambda_inbox._internal.deadline import Deadline
     from lambda_inbox._report import BatchView
     from lambda_inbox._telemetry import Telemetry
     from lambda_inbox._triage import Triage
@@ -57,6 +57,7 @@ __all__ = [
 ]
 
 M = TypeVar("M")
+_NO_DEADLINE = Deadline(None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +72,9 @@ class LeaseContext:
     """1 for the first claim of the message, 2 after a takeover, ..."""
     lease_expires_at: float
     """When the lease expires, epoch seconds: finish (or give up) before then."""
-    deadline: Deadline
-    """The invocation's deadline (`time_left` counts it too)."""
+    deadline: Deadline = _NO_DEADLINE
+    """The invocation's deadline (`time_left` counts it too); none by default, as for a side
+    effect a test calls itself."""
     clock: Callable[[], float] = time.time
     """The wall clock `time_left` reads (epoch seconds)."""
 

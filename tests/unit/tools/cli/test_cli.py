@@ -45,11 +45,6 @@ DESTINATION_ARN = "arn:aws:sqs:us-east-1:123456789012:orders"
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    return Cli(capsys)
-
-
-@pytest.fixture
 def aws() -> Iterator[None]:
     with mock_aws():
         yield

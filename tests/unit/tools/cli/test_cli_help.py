@@ -23,11 +23,6 @@ SINCE = "2026-01-01T00:00:00.000+00:00"
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    return Cli(capsys)
-
-
-@pytest.fixture
 def inbox(cli: Cli) -> Iterator[None]:
     with mock_aws():
         assert cli("create-table", *TABLE).code == 0

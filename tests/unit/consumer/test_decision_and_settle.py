@@ -7,18 +7,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from lambda_inbox import ErrorCode, PoisonMessage, UnitOfWork
 from lambda_inbox._commit.actions import ConditionFailures
 from lambda_inbox._commit.decision import Decider, Decision
 from lambda_inbox._commit.send import CancellationReason, CommitAttempt, CommitStatus
 from lambda_inbox._commit.settle import INBOX_ACTION, VerdictKind, settle
-from lambda_inbox._commit.unit_of_work import UnitOfWork
-from lambda_inbox._errors import (
-    ErrorCode,
-    HandlerFailed,
-    InvalidPayload,
-    PoisonMessage,
-    UndecodableBody,
-)
+from lambda_inbox._errors import HandlerFailed, InvalidPayload
 from lambda_inbox._sources.identity import Delivery
 from lambda_inbox.store._attribute_values import item_identity
 from tests.unit.consumer.fakes import delivery, msg
@@ -58,8 +52,8 @@ def test_a_decision_names_every_item_it_touches() -> None:
     ("body", "error", "code"),
     [
         ('{"account": "a"}', InvalidPayload, ErrorCode.INVALID_PAYLOAD),
-        ("{not json", UndecodableBody, ErrorCode.MALFORMED_JSON),
-        ("[" * 100_000 + "]" * 100_000, UndecodableBody, ErrorCode.MALFORMED_JSON),
+        ("{not json", PoisonMessage, ErrorCode.MALFORMED_JSON),
+        ("[" * 100_000 + "]" * 100_000, PoisonMessage, ErrorCode.MALFORMED_JSON),
     ],
 )
 def test_unreadable_payloads_are_poison(body: str, error: type[Exception], code: str) -> None:

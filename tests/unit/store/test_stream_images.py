@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from devkit.app_state import AppState
-from lambda_inbox._errors import UndecodableBody
-from lambda_inbox._sources.streams import parse_dynamodb_stream_event
+from lambda_inbox import PoisonMessage
 from lambda_inbox.store._attribute_values import MalformedAttributeValue, read_attribute_value
+from lambda_inbox.wire import parse_dynamodb_stream_event
 from lambda_inbox_tools.testing import dynamodb_stream_event, dynamodb_stream_record
 
 #: Each attribute value that is not DynamoDB JSON, and why.
@@ -89,7 +89,7 @@ def test_a_record_with_a_malformed_value_is_poison_malformed_json() -> None:
     bad = _record(1, {"BOOL": "false"})
     first, second = parse_dynamodb_stream_event(dynamodb_stream_event([good, bad]))
     assert type(first.json["NewImage"]["raw"]) is bytes
-    with pytest.raises(UndecodableBody, match=r"NewImage is not DynamoDB JSON") as caught:
+    with pytest.raises(PoisonMessage, match=r"NewImage is not DynamoDB JSON") as caught:
         _ = second.json
     assert caught.value.code == "malformed_json"
 

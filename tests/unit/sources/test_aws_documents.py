@@ -22,8 +22,7 @@ from moto import mock_aws
 from devkit.app_state import AppState
 from devkit.aws_documents import AWS_FIXTURES, aws_document, shape_problems
 from devkit.handlers import load_function
-from lambda_inbox import OutboxRelay
-from lambda_inbox._outcomes import MessageResult, Outcome
+from lambda_inbox import MessageResult, OutboxRelay, Outcome
 from lambda_inbox._sources import DynamoDBStreamsSource, KinesisSource, is_kafka_event
 from lambda_inbox._sources.kafka import kafka_response, parse_kafka_event
 from lambda_inbox._sources.kinesis import parse_kinesis_event
