@@ -208,9 +208,8 @@ class Workload:
 
     def stuck_lease(self) -> None:
         """A delivery claimed a notification an hour ago, then died; the message never returns."""
-        from lambda_inbox._messages import InboundMessage
-        from lambda_inbox._sources.identity import KeyStrategy
-        from lambda_inbox.store._leases import LeaseWrites
+        from devkit.leases import crashed_claim
+        from lambda_inbox import InboundMessage, KeyStrategy
 
         notification = {
             "event_id": "evt-ntf-stuck",
@@ -222,13 +221,14 @@ class Workload:
         message = InboundMessage(
             "m-stuck", "m-stuck", json.dumps(notification).encode(), "arn:local:notifications", 0
         )
-        leases = LeaseWrites(
+        crashed_claim(
             self.local.dynamodb,
             table=self.local.stack.table("InboxTable").name,
             consumer="customer-notifications",
+            message=message,
+            keys=KeyStrategy.from_body("event_id"),
+            claimed_at=time.time() - 3600,
         )
-        key = KeyStrategy.from_body("event_id").message_key(message)
-        leases.claim(message, key, "", now=time.time() - 3600)
 
     def publish(self) -> None:
         self.seed_stock()

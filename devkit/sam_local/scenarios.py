@@ -23,12 +23,13 @@ from devkit.demo.invariants import (
 from devkit.demo.invariants import check_orders as check_orders_invariants
 from devkit.demo.invariants import check_payments as check_payments_invariants
 from devkit.handlers import load_function
+from devkit.leases import crashed_claim
 from devkit.tables import seed_stock
+from lambda_inbox import KeyStrategy
 from lambda_inbox._errors import PoisonMessage
 from lambda_inbox._messages import InboundMessage
 from lambda_inbox._sources import detect
 from lambda_inbox.store import InboxRecord, Status
-from lambda_inbox.store._leases import LeaseWrites
 from lambda_inbox.store._outbox_item import outbox_message_of
 from lambda_inbox_tools.services.items import scan_items, scan_plain
 from lambda_inbox_tools.services.offline import patched_environ
@@ -258,8 +259,14 @@ def seed_reaper(context: CheckContext) -> None:
     )
     table = context.stack.variable(context.function, "INBOX_TABLE")
     # A delivery claimed it, then never finished: its lease is claimed as leased mode claims it.
-    leases = LeaseWrites(context.dynamodb, table=table, consumer=STUCK_CONSUMER, lease_seconds=60)
-    leases.claim(message, STUCK_KEY, "", now=expired - 60)
+    crashed_claim(
+        context.dynamodb,
+        table=table,
+        consumer=STUCK_CONSUMER,
+        message=message,
+        keys=KeyStrategy.from_body("event_id"),
+        claimed_at=expired - 60,
+    )
     context.stack.extra_dead_letters[_reaper_queue(context, STUCK_CONSUMER)] += 1
 
 

@@ -10,13 +10,11 @@ import threading
 import time
 from collections.abc import Iterator
 
-import boto3
 import pytest
 
 from devkit.events import sqs_event, sqs_record
 from devkit.tables import LocalTables
 from lambda_inbox import Clients, InboxConfig, InboxConsumer, UnitOfWork
-from lambda_inbox._internal.aws_clients import CLIENT_CONFIG
 from lambda_inbox_tools.services.offline import local_client
 from lambda_inbox_tools.testing.context import FakeLambdaContext
 
@@ -75,16 +73,16 @@ def put_item(body: dict[str, str], uow: UnitOfWork) -> None:
 @pytest.mark.integration
 @pytest.mark.parametrize("timeout", [3, 8])
 def test_a_hostile_dynamodb_endpoint_cannot_hold_the_function_past_its_deadline(
-    hostile_endpoint: str, timeout: int
+    hostile_endpoint: str, timeout: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client = boto3.client("dynamodb", endpoint_url=hostile_endpoint, config=CLIENT_CONFIG)
+    # The consumer makes its own client (its own timeouts and retries), pointed at the endpoint.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", hostile_endpoint)
     inbox = InboxConsumer(
         "hostile-infra",
         model=dict,
         decide=put_item,
         key="id",
         config=InboxConfig("hostile-infra", "inbox"),
-        clients=Clients(dynamodb=client),
     )
     records = [sqs_record(json.dumps({"id": f"r-{n}"})) for n in range(5)]
     started = time.monotonic()
@@ -98,8 +96,9 @@ def test_a_hostile_dynamodb_endpoint_cannot_hold_the_function_past_its_deadline(
 
 @pytest.mark.integration
 def test_a_hostile_dead_letter_queue_is_reported_in_time_and_nothing_is_lost(
-    local_tables: LocalTables, hostile_endpoint: str
+    local_tables: LocalTables, hostile_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", hostile_endpoint)  # the consumer's own client
     inbox = InboxConsumer(
         "hostile-dlq",
         model=dict,
@@ -110,7 +109,6 @@ def test_a_hostile_dead_letter_queue_is_reported_in_time_and_nothing_is_lost(
         config=InboxConfig("hostile-dlq", local_tables.inbox, f"{hostile_endpoint}/q/dlq"),
         clients=Clients(
             dynamodb=local_client("dynamodb", local_tables.endpoint),
-            sqs=boto3.client("sqs", endpoint_url=hostile_endpoint, config=CLIENT_CONFIG),
         ),
     )
     good = sqs_record(json.dumps({"id": "good"}))

@@ -30,8 +30,7 @@ from devkit.handlers import load_function
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
 from devkit.tables import create_domain_table
-from lambda_inbox._outbox.relay import MESSAGE_ID_ATTRIBUTE
-from lambda_inbox.store._outbox_item import outbox_put
+from lambda_inbox import UnitOfWork
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
 from lambda_inbox_tools.replay import Clusters, Replay
 from lambda_inbox_tools.replay import cluster as cluster_module
@@ -45,6 +44,9 @@ confluent_kafka = pytest.importorskip("confluent_kafka")
 
 AVSC = FUNCTIONS_DIR / "payment_events" / "schemas" / "payment_captured.avsc"
 TOPIC = "payments-held-eu"  # hyphens: AWS names partitions "<topic>-<partition>"
+
+#: The attribute the relay names a message by: a wire contract (docs/concepts.md, "The outbox").
+OUTBOX_MESSAGE_ID = "outbox-message-id"
 
 
 @pytest.fixture
@@ -293,22 +295,17 @@ def outbox_table(dynamodb: Any) -> tuple[str, str]:
     return table, dynamodb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
 
 
-def put_outbox(dynamodb: Any, table: str, n: int, now: float) -> str:
-    message_id, item, _, _ = outbox_put(
+def put_outbox(dynamodb: Any, table: str, n: int) -> str:
+    """An outbox item as a handler's `UnitOfWork.outbox` writes it (its own transaction aside)."""
+    uow = UnitOfWork()
+    message_id = uow.outbox(
+        table,
         destination="notifications",
         body={"event_id": f"ntf-{n}", "customer_id": "c-1", "order_id": f"o-{n}", "template": "t"},
         message_id=f"ntf-{n}",
-        attributes=None,
-        group_id=None,
-        key_attributes=("pk", "sk"),
-        ttl_attribute="expires_at",
         ttl_seconds=3600,
-        now=now,
     )
-    from boto3.dynamodb.types import TypeSerializer
-
-    serializer = TypeSerializer()
-    dynamodb.put_item(TableName=table, Item={k: serializer.serialize(v) for k, v in item.items()})
+    dynamodb.put_item(TableName=table, Item=uow.actions[0].request["Item"])
     return message_id
 
 
@@ -347,7 +344,7 @@ def test_an_outbox_relays_stream_failure_is_replayed_from_the_stream_or_else_the
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
     table, stream_arn = outbox_table(dynamodb)
     now = time.time()
-    sent = [put_outbox(dynamodb, table, n, now) for n in range(3)]
+    sent = [put_outbox(dynamodb, table, n) for n in range(3)]
     dynamodb.put_item(TableName=table, Item={"pk": {"S": "ORDER#1"}, "sk": {"S": "SHIPMENT"}})
     failures = create_queue(aws.sqs, f"relay-failures-{uuid.uuid4().hex[:8]}")
     notifications = create_queue(aws.sqs, f"notifications-{uuid.uuid4().hex[:8]}")
@@ -369,7 +366,7 @@ def test_an_outbox_relays_stream_failure_is_replayed_from_the_stream_or_else_the
         "sent 3 outbox items" in run.err and "from the stream, named for notifications" in run.err
     )
     relayed = receive_all(aws.sqs, notifications, delete=True)
-    ids = sorted(m["MessageAttributes"][MESSAGE_ID_ATTRIBUTE]["StringValue"] for m in relayed)
+    ids = sorted(m["MessageAttributes"][OUTBOX_MESSAGE_ID]["StringValue"] for m in relayed)
     assert ids == sent
     assert visible(aws.sqs, failures) == 0
 
@@ -456,7 +453,7 @@ def test_an_outbox_relays_failure_replays_to_a_fifo_topic_or_a_bus_by_its_arn(
     batch replayed as records cannot go to a topic, and is kept with one line."""
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
     table, stream_arn = outbox_table(dynamodb)
-    sent = [put_outbox(dynamodb, table, n, time.time()) for n in range(3)]
+    sent = [put_outbox(dynamodb, table, n) for n in range(3)]
     sns: Any = boto3.client("sns", endpoint_url=moto_server_endpoint, region_name=REGION)
     events: Any = boto3.client("events", endpoint_url=moto_server_endpoint, region_name=REGION)
     suffix = uuid.uuid4().hex[:8]
@@ -503,9 +500,7 @@ def test_an_outbox_relays_failure_replays_to_a_fifo_topic_or_a_bus_by_its_arn(
     assert "sent 3 outbox items" in run.err
     relayed = receive_all(aws.sqs, subscribed, delete=True)
     assert sorted(m["Attributes"]["MessageDeduplicationId"] for m in relayed) == sent
-    assert (
-        sorted(m["MessageAttributes"][MESSAGE_ID_ATTRIBUTE]["StringValue"] for m in relayed) == sent
-    )
+    assert sorted(m["MessageAttributes"][OUTBOX_MESSAGE_ID]["StringValue"] for m in relayed) == sent
 
     aws.sqs.send_message(QueueUrl=failures, MessageBody=failure)
     run = cli("replay", "--from", failures, "--to", bus)

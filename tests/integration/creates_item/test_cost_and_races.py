@@ -25,7 +25,7 @@ from devkit.app_state import AppState
 from devkit.events import sqs_event, sqs_record
 from devkit.meters import RequestMeter, computed_wcu
 from lambda_inbox import CreatesItem, InboxConsumer, MessageResult
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox.wire import parse_sqs_event
 
 pytestmark = pytest.mark.integration
 

@@ -16,12 +16,19 @@ import pytest
 from devkit.emf import emf_records
 from devkit.events import delivered_again, failed_ids, sqs_event, sqs_record
 from devkit.handlers import load_function
+from devkit.leases import crashed_claim
 from devkit.tables import LocalTables
-from lambda_inbox import InboxConfig, InboxConsumer, LeaseContext, Leased, LeasePolicy, Outcome
-from lambda_inbox._sources.identity import KeyStrategy, identify
-from lambda_inbox._sources.sqs import SqsSource
+from lambda_inbox import (
+    InboxConfig,
+    InboxConsumer,
+    KeyStrategy,
+    LeaseContext,
+    Leased,
+    LeasePolicy,
+    Outcome,
+)
 from lambda_inbox.store import Status, get_record
-from lambda_inbox.store._leases import ClaimState, LeaseWrites
+from lambda_inbox.wire import parse_sqs_event
 from lambda_inbox_tools.services.offline import local_client
 from tests.integration.leased.helpers import attribute, drain, scan
 from tests.integration.leased.webhook import Webhook, running_webhook
@@ -90,19 +97,21 @@ def test_lease_takeover_after_expiry(leased_env: LocalTables) -> None:
     consumer = leased_consumer(tables, side_effect, lease=1.0)
     record = sqs_record(notification("evt-1"))
     # A first delivery claimed the message, then its process died (no side effect, no commit).
-    crashed = LeaseWrites(consumer.dynamodb, table=tables.inbox, consumer=CONSUMER)
-    message = SqsSource("stop").messages(sqs_event(record))[0]
-    delivery = identify(message, KeyStrategy.from_body("event_id"))
-    claim = crashed.claim(
-        delivery.message, delivery.key, delivery.fingerprint, now=time.time() - 30
+    (message,) = parse_sqs_event(sqs_event(record))
+    crashed_claim(
+        consumer.dynamodb,
+        table=tables.inbox,
+        consumer=CONSUMER,
+        message=message,
+        keys=KeyStrategy.from_body("event_id"),
+        claimed_at=time.time() - 30,
     )  # a 60 s lease, 30 s left
-    assert claim.state is ClaimState.CLAIMED
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-1")
     assert stored is not None and stored.status is Status.IN_PROGRESS and stored.attempts == 1
     assert stored.payload_snapshot == record["body"].encode()
 
     # While the lease lives, a redelivery is reported in_progress and calls nothing.
-    [result] = consumer.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
+    [result] = consumer.process(parse_sqs_event(sqs_event(delivered_again(record))))
     assert (result.outcome, result.error_code) == (Outcome.FAILED, "in_progress")
     assert side_effect.calls == []
 
@@ -134,13 +143,11 @@ def test_late_completion_after_losing_the_lease_commits_nothing(
 
     def stall_then_lose(payload: dict[str, Any], lease: LeaseContext) -> None:
         time.sleep(0.7)  # past our lease: another delivery takes over and completes
-        takeover.extend(
-            second.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
-        )
+        takeover.extend(second.process(parse_sqs_event(sqs_event(delivered_again(record)))))
 
     slow.before = stall_then_lose
     capsys.readouterr()
-    [late] = first.process(SqsSource("stop").messages(sqs_event(record)))
+    [late] = first.process(parse_sqs_event(sqs_event(record)))
 
     assert [r.outcome for r in takeover] == [Outcome.COMMITTED]
     assert fast.calls == [("evt-late", 2)]
@@ -153,7 +160,7 @@ def test_late_completion_after_losing_the_lease_commits_nothing(
     metrics = [r for r in emf_records(output) if "LeasesLost" in r]
     assert metrics and metrics[0]["LeasesLost"] == [1.0]
     # The redelivery of the late one is now a plain duplicate: no side effect.
-    [again] = first.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
+    [again] = first.process(parse_sqs_event(sqs_event(delivered_again(record))))
     assert again.outcome is Outcome.DUPLICATE
     assert len(slow.calls) == 1
 
@@ -170,7 +177,7 @@ def test_attempts_exhausted_dead_letters_and_marks_failed(
     consumer = leased_consumer(tables, side_effect, lease=0.3, max_attempts=2)
     record = sqs_record(notification("evt-doomed"))
     side_effect.before = boom
-    [first] = consumer.process(SqsSource("stop").messages(sqs_event(record)))
+    [first] = consumer.process(parse_sqs_event(sqs_event(record)))
     assert (first.outcome, first.error_code) == (Outcome.FAILED, "side_effect_failed")
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-doomed")
     assert stored is not None and stored.status is Status.IN_PROGRESS
@@ -180,7 +187,7 @@ def test_attempts_exhausted_dead_letters_and_marks_failed(
 
     time.sleep(0.4)
     side_effect.before = boom
-    [second] = consumer.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
+    [second] = consumer.process(parse_sqs_event(sqs_event(delivered_again(record))))
     assert (second.outcome, second.error_code) == (Outcome.DEAD_LETTERED, "attempts_exhausted")
     assert side_effect.calls == [("evt-doomed", 1), ("evt-doomed", 2)]
     stored = get_record(tables.client, tables.inbox, CONSUMER, "evt-doomed")
@@ -208,9 +215,9 @@ def test_release_on_failure_makes_the_message_claimable_at_once(leased_env: Loca
     )
     record = sqs_record(notification("evt-release"))
     side_effect.before = boom
-    [first] = consumer.process(SqsSource("stop").messages(sqs_event(record)))
+    [first] = consumer.process(parse_sqs_event(sqs_event(record)))
     assert first.error_code == "side_effect_failed"
-    [second] = consumer.process(SqsSource("stop").messages(sqs_event(delivered_again(record))))
+    [second] = consumer.process(parse_sqs_event(sqs_event(delivered_again(record))))
     assert second.outcome is Outcome.COMMITTED
     assert side_effect.calls == [("evt-release", 1), ("evt-release", 2)]
 
@@ -221,12 +228,10 @@ def test_duplicate_filter_and_batch_followers_keep_working(leased_env: LocalTabl
     consumer = leased_consumer(tables, side_effect, lease=30)
     a, b = sqs_record(notification("evt-a")), sqs_record(notification("evt-b", "cust-2"))
     a_again = sqs_record(notification("evt-a"))  # a producer retry: new messageId, same key
-    results = consumer.process(SqsSource("stop").messages(sqs_event(a, b, a_again)))
+    results = consumer.process(parse_sqs_event(sqs_event(a, b, a_again)))
     assert [r.outcome for r in results] == [Outcome.COMMITTED, Outcome.COMMITTED, Outcome.DUPLICATE]
     assert sorted(side_effect.calls) == [("evt-a", 1), ("evt-b", 1)]
-    again = consumer.process(
-        SqsSource("stop").messages(sqs_event(delivered_again(a), delivered_again(b)))
-    )
+    again = consumer.process(parse_sqs_event(sqs_event(delivered_again(a), delivered_again(b))))
     assert [r.outcome for r in again] == [Outcome.DUPLICATE, Outcome.DUPLICATE]
     assert len(side_effect.calls) == 2
     assert len(notifications(tables)) == 2

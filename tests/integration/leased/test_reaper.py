@@ -16,9 +16,9 @@ import pytest
 from devkit.emf import emf_records, metric_value
 from devkit.events import sqs_event, sqs_record
 from devkit.handlers import load_function
+from devkit.leases import crashed_claim, identity_of
 from devkit.tables import LocalTables
-from lambda_inbox._sources.identity import KeyStrategy, identify
-from lambda_inbox._sources.sqs import SqsSource
+from lambda_inbox import InboundMessage, KeyStrategy
 from lambda_inbox.reaper import Reaper, ReaperSettings, ReapSummary
 from lambda_inbox.store import (
     OPEN_INDEX_SHARDS,
@@ -30,40 +30,44 @@ from lambda_inbox.store import (
     open_index_pk,
     utc_iso,
 )
-from lambda_inbox.store._leases import ClaimState, LeaseWrites
+from lambda_inbox.wire import parse_sqs_event
 from lambda_inbox_tools.services.offline import local_client
 from tests.integration.leased.helpers import attribute, drain
 
 CONSUMER = "customer-notifications"
 HOUR = 3600.0
+KEYS = KeyStrategy.from_body("event_id")
 
 
 def payload(key: str) -> dict[str, str]:
     return {"event_id": key, "customer_id": "c-1", "order_id": f"o-{key}", "template": "t"}
 
 
-def delivery_of(key: str) -> Any:
-    message = SqsSource("stop").messages(sqs_event(sqs_record(payload(key))))[0]
-    return identify(message, KeyStrategy.from_body("event_id"))
+def message_of(key: str) -> InboundMessage:
+    (message,) = parse_sqs_event(sqs_event(sqs_record(payload(key))))
+    return message
 
 
 def stuck_lease(tables: LocalTables, key: str, *, expired_ago: float = HOUR) -> None:
     """A claim whose process died: IN_PROGRESS with a lease that expired `expired_ago` ago."""
-    leases = LeaseWrites(tables.client, table=tables.inbox, consumer=CONSUMER)
-    delivery = delivery_of(key)
-    claim = leases.claim(
-        delivery.message, delivery.key, delivery.fingerprint, now=time.time() - 60 - expired_ago
+    crashed_claim(
+        tables.client,
+        table=tables.inbox,
+        consumer=CONSUMER,
+        message=message_of(key),
+        keys=KEYS,
+        claimed_at=time.time() - 60 - expired_ago,
     )
-    assert claim.state is ClaimState.CLAIMED
 
 
 def failed_record(tables: LocalTables, key: str, *, dead_lettered: bool) -> None:
     store = InboxStore(tables.client, table=tables.inbox, consumer=CONSUMER, retention_seconds=60)
-    delivery = delivery_of(key)
+    message = message_of(key)
+    _, fingerprint = identity_of(message, KEYS)
     assert store.mark_failed(
-        delivery.message,
+        message,
         key,
-        delivery.fingerprint,
+        fingerprint,
         error_code="lease_expired",
         error="test",
         now=time.time() - HOUR,
@@ -83,10 +87,7 @@ def test_reaper_transitions(
     leased_env: LocalTables, dlq_url: str, moto_server_endpoint: str
 ) -> None:
     tables = leased_env
-    live = delivery_of("live")
-    LeaseWrites(tables.client, table=tables.inbox, consumer=CONSUMER).claim(
-        live.message, live.key, live.fingerprint, now=time.time()
-    )
+    stuck_lease(tables, "live", expired_ago=-60)  # claimed now: its lease lives a minute
     stuck_lease(tables, "recent", expired_ago=10)  # within the grace: the redelivery claims it
     stuck_lease(tables, "stuck")
     failed_record(tables, "sent-by-consumer", dead_lettered=True)

@@ -14,6 +14,7 @@ import boto3
 import pytest
 
 from devkit.aws_documents import aws_document, shape_problems
+from devkit.paths import FUNCTIONS_DIR
 from lambda_inbox_tools.local import kafka_poller
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
 from lambda_inbox_tools.local.invoker import InProcessInvoker, Invocation
@@ -424,10 +425,9 @@ def test_a_kafka_identifier_of_another_spelling_fails_the_whole_batch() -> None:
 def test_schedule_invokes_the_reaper_which_reaps_a_stuck_lease(
     dynamodb_local_endpoint: str, sqs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from devkit.leases import crashed_claim
     from devkit.tables import create_inbox_table
-    from lambda_inbox._messages import InboundMessage
-    from lambda_inbox._sources.identity import KeyStrategy
-    from lambda_inbox.store._leases import LeaseWrites
+    from lambda_inbox import InboundMessage, KeyStrategy
 
     dynamodb = boto3.client("dynamodb", endpoint_url=dynamodb_local_endpoint)
     table = f"inbox-{uuid.uuid4().hex[:8]}"
@@ -435,16 +435,21 @@ def test_schedule_invokes_the_reaper_which_reaps_a_stuck_lease(
     dlq = sqs.create_queue(QueueName=f"ntf-dlq-{uuid.uuid4().hex[:6]}")["QueueUrl"]
     body = json.dumps({"event_id": "evt-1", "customer_id": "c", "order_id": "o", "template": "t"})
     message = InboundMessage("m-1", "m-1", body.encode(), "arn:aws:sqs:local:ntf", 0)
-    leases = LeaseWrites(dynamodb, table=table, consumer="customer-notifications")
-    key = KeyStrategy.from_body("event_id").message_key(message)
-    leases.claim(message, key, "", now=time.time() - 3600)
+    crashed_claim(
+        dynamodb,
+        table=table,
+        consumer="customer-notifications",
+        message=message,
+        keys=KeyStrategy.from_body("event_id"),
+        claimed_at=time.time() - 3600,
+    )
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_endpoint)
     monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqs.meta.endpoint_url)
     reaper = FunctionSpec(
         "InboxReaperFunction",
         "reaper",
-        Path(__file__).resolve().parents[3] / "functions" / "inbox_reaper",
+        FUNCTIONS_DIR / "inbox_reaper",
         "app.handler",
         120,
         512,

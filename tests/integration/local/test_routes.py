@@ -142,7 +142,7 @@ def test_an_eventbridge_fed_consumer_reads_a_routed_event(
     local_app: Any, moto_server_endpoint: str, tmp_path: Path
 ) -> None:
     """What failed before the patch: a routed event refused as `envelope_mismatch`."""
-    from lambda_inbox._sources.sqs import parse_sqs_event
+    from lambda_inbox.wire import parse_sqs_event
 
     template = tmp_path / "template.yaml"
     template.write_text(ROUTES_TEMPLATE)

@@ -24,7 +24,7 @@ from devkit.handlers import load_function
 from devkit.meters import WRITE_OPERATIONS, RequestMeter
 from devkit.payloads import order
 from lambda_inbox import Outcome
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox.wire import parse_sqs_event
 from lambda_inbox_tools.testing.events import delivered_again
 
 pytestmark = pytest.mark.integration

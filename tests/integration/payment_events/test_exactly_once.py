@@ -16,8 +16,8 @@ from devkit.events import event_after, failed_offsets, kafka_event, kafka_record
 from devkit.handlers import deliver_until_acknowledged, load_function, run_concurrently
 from devkit.meters import RequestMeter, assert_no_item_twice_per_transaction
 from devkit.payloads import payment
-from lambda_inbox._outcomes import Outcome
-from lambda_inbox._sources.kafka import parse_kafka_event
+from lambda_inbox import Outcome
+from lambda_inbox.wire import parse_kafka_event
 from lambda_inbox_tools.testing.faults import (
     FaultInjector,
     LambdaCrashed,

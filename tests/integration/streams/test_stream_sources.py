@@ -12,10 +12,10 @@ import pytest
 from pydantic import BaseModel, Field
 
 from devkit.app_state import AppState
+from devkit.events import replayed
 from devkit.meters import RequestMeter
 from lambda_inbox import InboxConsumer, UnitOfWork
-from lambda_inbox._sources.kinesis import parse_kinesis_event
-from lambda_inbox._sources.redriven import body_bytes
+from lambda_inbox.wire import parse_kinesis_event
 from lambda_inbox_tools.testing import (
     deliver_until_acknowledged,
     dynamodb_stream_event,
@@ -147,7 +147,7 @@ def test_poison_is_dead_lettered_with_its_bytes_and_coordinates_and_the_shard_go
     assert {a["kinesis-shard-id"] for a in attributes} == {"shardId-000000000000"}
     assert [a["inbox-error-code"] for a in attributes] == ["undecodable_body", "invalid_payload"]
     # The original bytes, whatever they are (what is not text travels as base64).
-    sent = [body_bytes(m["Body"], a)[0] for m, a in zip(dead, attributes, strict=True)]
+    sent = [replayed(m).body for m in dead]
     assert sent == [base64.b64decode(records[n]["kinesis"]["data"]) for n in (1, 3)]
     # Delivered again (the whole batch, after a crash): nothing commits twice; the poison is
     # dead-lettered again under the same keys (dead letters are at least once, as for SQS).

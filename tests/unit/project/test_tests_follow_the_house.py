@@ -2,7 +2,9 @@
 one per stage of the processing model or one of the declared others, and a test reaches past the
 public names only where its folder says it may: a stage's folder into that stage (and the shared
 internals: `_internal`, `_errors`, `_messages`), `consumer/` (the pipeline that assembles every
-stage) into any of them. A redesign of a stage then rewrites its own folder and nothing else.
+stage) into any of them; the integration tests and the suite's own helpers import public names
+only (what they need of the internals, such as a lease whose worker died, devkit gives them). A
+redesign of a stage then rewrites its own folder and nothing else.
 Each check is proven on the input it must refuse."""
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from devkit.doc_snippets import private_imports, public_names
 from devkit.paths import REPO_ROOT
 
-UNIT = REPO_ROOT / "tests" / "unit"
+TESTS = REPO_ROOT / "tests"
+UNIT = TESTS / "unit"
 LIBRARY = REPO_ROOT / "layers" / "inbox" / "lambda_inbox"
 #: A stage's folder and the private modules of its own stage.
 STAGES = {
@@ -78,6 +81,16 @@ def test_the_tests_reach_past_public_names_only_where_their_folder_may() -> None
     assert found == {}
 
 
+def test_the_other_tests_import_public_names_only() -> None:
+    found = {}
+    for path in sorted(TESTS.rglob("*.py")):
+        if UNIT in path.parents:
+            continue
+        if imports := stray_imports("integration", path.read_text()):
+            found[path.relative_to(TESTS).as_posix()] = imports
+    assert found == {}
+
+
 def test_a_stray_import_is_found() -> None:
     reach = "from lambda_inbox._commit.send import CommitStatus\n"
     assert stray_imports("commit", reach) == []
@@ -87,3 +100,5 @@ def test_a_stray_import_is_found() -> None:
     assert stray_imports("sources", "from lambda_inbox import _errors\n") == []
     assert stray_imports("store", "from lambda_inbox.store._inbox import InboxStore\n") == []
     assert stray_imports("docs", "from lambda_inbox import InboxConsumer\n") == []
+    leases = "def f():\n    from lambda_inbox.store._leases import LeaseWrites\n"
+    assert stray_imports("integration", leases) != []
