@@ -18,7 +18,7 @@ from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
-from lambda_inbox.store import claims_lease
+from lambda_inbox.store._record import claims_lease
 from lambda_inbox_tools.testing.faults import dynamodb_error
 
 from .meters import Stats, read_half_units, write_units

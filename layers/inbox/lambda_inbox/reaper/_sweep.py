@@ -22,8 +22,8 @@ from lambda_inbox.store import (
     InboxRecord,
     Status,
     epoch_of,
-    open_records_of_shard,
 )
+from lambda_inbox.store._open_index import open_records_of_shard
 from lambda_inbox.store._reaper_claims import ReaperClaims
 
 if TYPE_CHECKING:

@@ -60,17 +60,14 @@ of AWS's rule), and an item's (`item_size`), for the 400 KB item and 4 MB transa
 from typing import TYPE_CHECKING, Any
 
 from lambda_inbox.store._attribute_values import item_size
-from lambda_inbox.store._inbox import BATCH_GET_LIMIT, InboxStore, get_record
+from lambda_inbox.store._inbox import InboxStore, get_record
 from lambda_inbox.store._record import (
-    OPEN_INDEX_PK,
     OPEN_INDEX_SHARDS,
-    OPEN_INDEX_SK,
     OPEN_RECORDS_INDEX,
     PARTITION_KEY,
     TTL_ATTRIBUTE,
     InboxRecord,
     Status,
-    claims_lease,
     epoch_of,
     open_index_pk,
     open_index_shard,
@@ -79,10 +76,7 @@ from lambda_inbox.store._record import (
 )
 
 __all__ = [
-    "BATCH_GET_LIMIT",
-    "OPEN_INDEX_PK",
     "OPEN_INDEX_SHARDS",
-    "OPEN_INDEX_SK",
     "OPEN_RECORDS_INDEX",
     "PARTITION_KEY",
     "TTL_ATTRIBUTE",
@@ -91,7 +85,6 @@ __all__ = [
     "OutboxMessage",
     "Status",
     "attention_records",
-    "claims_lease",
     "create_inbox_table",
     "epoch_of",
     "get_record",
@@ -99,7 +92,6 @@ __all__ = [
     "open_index_pk",
     "open_index_shard",
     "open_records",
-    "open_records_of_shard",
     "outbox_message_of",
     "outbox_messages_written",
     "record_pk",
@@ -111,7 +103,6 @@ if TYPE_CHECKING:
         attention_records,
         create_inbox_table,
         open_records,
-        open_records_of_shard,
     )
     from lambda_inbox.store._outbox_item import (
         OutboxMessage,
@@ -125,7 +116,7 @@ def __getattr__(name: str) -> Any:
         from lambda_inbox.store import _outbox_item
 
         return getattr(_outbox_item, name)
-    if name in ("attention_records", "create_inbox_table", "open_records", "open_records_of_shard"):
+    if name in ("attention_records", "create_inbox_table", "open_records"):
         from lambda_inbox.store import _open_index
 
         return getattr(_open_index, name)
