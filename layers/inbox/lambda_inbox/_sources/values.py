@@ -28,12 +28,13 @@ from __future__ import annotations
 import base64
 import functools
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from lambda_inbox._errors import ConfigurationError, ErrorCode, UndecodableBody, truncate
+from lambda_inbox._internal import _Settings
 from lambda_inbox._messages import UNCHECKED_BYTES
 
 Format = Literal["JSON", "AVRO", "PROTOBUF"]
@@ -47,6 +48,14 @@ _MAGIC = 0
 _PREFIX = 5
 
 
+@functools.cache
+def _message_class(given: Any) -> type[Any]:
+    """The class a `protobuf_message` names: itself, or what its function returns (called
+    once per function: classes and functions are hashable)."""
+    message_class: type[Any] = given if isinstance(given, type) else given()
+    return message_class
+
+
 @dataclass(frozen=True, slots=True)
 class EncodedValue:
     """One value as delivered: its format, the encoded record (prefix stripped) and schema id."""
@@ -58,36 +67,43 @@ class EncodedValue:
     """The Protobuf message indexes are still in front of the record (Confluent framing)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ValueFormats:
+class ValueFormats(_Settings):
     """The formats a consumer reads. `avro_schema` is the schema's JSON text (or a path to an
     `.avsc` file); `protobuf_message` the generated message class, or a function returning it
     (called on the first Protobuf value, so that a cold start does not load the Protobuf
     runtime); `default` the format of a value that neither metadata nor a Confluent prefix
     describes."""
 
-    avro_schema: str | Path | None = None
-    protobuf_message: type[Any] | Callable[[], type[Any]] | None = None
-    default: Format = "JSON"
-    _resolved: dict[str, type[Any]] = field(default_factory=dict, init=False, repr=False)
+    __slots__ = ("avro_schema", "default", "protobuf_message")
+    avro_schema: str | None
+    protobuf_message: type[Any] | Callable[[], type[Any]] | None
+    default: Format
 
-    def __post_init__(self) -> None:
-        if isinstance(self.avro_schema, Path):
-            object.__setattr__(self, "avro_schema", self.avro_schema.read_text(encoding="utf-8"))
-        if self.default not in FORMATS:
-            raise ConfigurationError(f"default must be one of {FORMATS}, not {self.default!r}")
-        if self.default == "AVRO" and self.avro_schema is None:
+    def __init__(
+        self,
+        avro_schema: str | Path | None = None,
+        protobuf_message: type[Any] | Callable[[], type[Any]] | None = None,
+        default: Format = "JSON",
+    ) -> None:
+        if isinstance(avro_schema, Path):
+            avro_schema = avro_schema.read_text(encoding="utf-8")
+        if default not in FORMATS:
+            raise ConfigurationError(f"default must be one of {FORMATS}, not {default!r}")
+        if default == "AVRO" and avro_schema is None:
             raise ConfigurationError("default 'AVRO' needs avro_schema")
-        if self.default == "PROTOBUF" and self.protobuf_message is None:
+        if default == "PROTOBUF" and protobuf_message is None:
             raise ConfigurationError("default 'PROTOBUF' needs protobuf_message")
-        if self.avro_schema is not None:
+        if avro_schema is not None:
             _require("avro", "kafka-consumer-avro")
             try:
-                json.loads(str(self.avro_schema))
+                json.loads(str(avro_schema))
             except json.JSONDecodeError as error:
                 raise ConfigurationError(f"avro_schema is not JSON: {error}") from None
-        if self.protobuf_message is not None:
+        if protobuf_message is not None:
             _require("google.protobuf", "kafka-consumer-protobuf")
+        self.avro_schema = avro_schema
+        self.protobuf_message = protobuf_message
+        self.default = default
 
     def classify(self, value: bytes, metadata: object = None) -> EncodedValue:
         """Which format `value` is in, and its record bytes (see the module docstring)."""
@@ -116,12 +132,9 @@ class ValueFormats:
 
     def protobuf_class(self) -> type[Any]:
         """The Protobuf message class, resolved once."""
-        if "protobuf" not in self._resolved:
-            given = self.protobuf_message
-            if given is None:
-                raise ConfigurationError("no protobuf_message (ValueFormats)")
-            self._resolved["protobuf"] = given if isinstance(given, type) else given()
-        return self._resolved["protobuf"]
+        if self.protobuf_message is None:
+            raise ConfigurationError("no protobuf_message (ValueFormats)")
+        return _message_class(cast("Hashable", self.protobuf_message))
 
     def decode(self, encoded: EncodedValue) -> Any:
         """The payload document of a Kafka value or Kinesis data in JSON, Avro or Protobuf;
