@@ -176,6 +176,28 @@ def test_configuration_errors_are_clear() -> None:
         ValueFormats(default="XML")  # type: ignore[arg-type]
 
 
+def test_value_formats_are_settings_equal_by_value_frozen_and_replaced_with_checks() -> None:
+    from google.protobuf.struct_pb2 import Struct
+
+    made: list[int] = []
+
+    def message_class() -> type[Any]:
+        made.append(1)
+        return Struct
+
+    formats = ValueFormats(protobuf_message=message_class)
+    assert formats == ValueFormats(protobuf_message=message_class)
+    assert hash(formats) == hash(ValueFormats(protobuf_message=message_class))
+    assert formats.protobuf_class() is Struct
+    assert formats.protobuf_class() is Struct
+    assert made == [1]  # the function is called once
+    with pytest.raises(AttributeError, match="frozen"):
+        formats.default = "PROTOBUF"
+    assert formats.replace(default="PROTOBUF").default == "PROTOBUF"
+    with pytest.raises(ConfigurationError, match="needs avro_schema"):
+        formats.replace(default="AVRO")
+
+
 def test_the_formats_sample_event_commits_four_payments_and_dead_letters_one(
     aws: AppState, payment_events: ModuleType
 ) -> None:
