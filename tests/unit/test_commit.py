@@ -8,7 +8,13 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from lambda_inbox._commit.send import CommitStatus, PreparedTransaction, classify_client_error, send
+from lambda_inbox._commit.send import (
+    CommitStatus,
+    PreparedTransaction,
+    classify_client_error,
+    reason_code,
+    send,
+)
 
 
 def client_error(code: str, **extra: Any) -> ClientError:
@@ -27,9 +33,10 @@ def test_cancellation_reasons_are_kept_per_action() -> None:
     )
     attempt = classify_client_error(error, 12.5)
     assert attempt.status is CommitStatus.CANCELLED
-    assert [reason.code for reason in attempt.reasons] == ["None", "ConditionalCheckFailed", "None"]
-    assert attempt.reasons[1].item == {"pk": {"S": "x"}}
-    assert attempt.reasons[1].message == "failed"
+    codes = [reason_code(reason) for reason in attempt.reasons]
+    assert codes == ["None", "ConditionalCheckFailed", "None"]
+    assert attempt.reasons[1]["Item"] == {"pk": {"S": "x"}}
+    assert attempt.reasons[1]["Message"] == "failed"
     assert attempt.latency_ms == 12.5
     assert attempt.error.startswith("TransactionCanceledException")
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from lambda_inbox._commit.actions import ConditionFailures
 from lambda_inbox._commit.decision import Decider, Decision
-from lambda_inbox._commit.send import CancellationReason, CommitAttempt, CommitStatus
+from lambda_inbox._commit.send import CommitAttempt, CommitStatus
 from lambda_inbox._commit.settle import INBOX_ACTION, VerdictKind, settle
 from lambda_inbox._commit.unit_of_work import UnitOfWork
 from lambda_inbox._errors import (
@@ -111,7 +111,7 @@ def two_decisions() -> tuple[list[Decision[Credit]], list[tuple[int, int]]]:
 
 def cancelled(*codes: str, item: dict[str, Any] | None = None) -> CommitAttempt:
     reasons = tuple(
-        CancellationReason(code, "m", item if code != "None" else None) for code in codes
+        {"Code": code, "Message": "m", "Item": item if code != "None" else None} for code in codes
     )
     return CommitAttempt(CommitStatus.CANCELLED, reasons, "TransactionCanceledException")
 

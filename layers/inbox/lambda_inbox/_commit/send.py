@@ -10,7 +10,7 @@ and meets the inbox condition.
 # compiles each string annotation into a ForwardRef, which costs more at cold start.
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -56,15 +56,20 @@ class CommitStatus(StrEnum):
     REJECTED = "rejected"
 
 
-class CancellationReason(NamedTuple):
-    code: str
-    message: str = ""
-    item: dict[str, Any] | None = None
+#: One of a cancelled request's `CancellationReasons`, as DynamoDB answers it: `Code` ("None"
+#: for an action that did not fail), `Message`, and `Item` (the stored item, `ALL_OLD`).
+Reason = Mapping[str, Any]
+
+
+def reason_code(reason: Reason) -> str:
+    """A reason's code; "None" also where DynamoDB left it out."""
+    return str(reason.get("Code") or "None")
 
 
 class CommitAttempt(NamedTuple):
     status: CommitStatus
-    reasons: tuple[CancellationReason, ...] = ()
+    #: One reason per action of a cancelled request, in order.
+    reasons: tuple[Reason, ...] = ()
     error: str = ""
     latency_ms: float = 0.0
 
@@ -138,8 +143,8 @@ def classify_client_error(error: ClientError, latency_ms: float = 0.0) -> Commit
     if (
         code == "ConditionalCheckFailedException"
     ):  # a put sent alone: one reason, as a transaction's
-        stored: dict[str, Any] | None = dict(error.response).get("Item")  # type: ignore[assignment]
-        reason = CancellationReason("ConditionalCheckFailed", message, stored)
+        stored = dict(error.response).get("Item")
+        reason = {"Code": "ConditionalCheckFailed", "Message": message, "Item": stored}
         return CommitAttempt(CommitStatus.CANCELLED, (reason,), message, latency_ms)
     if code in UNAVAILABLE_ERRORS:
         return CommitAttempt(CommitStatus.UNAVAILABLE, error=message, latency_ms=latency_ms)
@@ -149,13 +154,5 @@ def classify_client_error(error: ClientError, latency_ms: float = 0.0) -> Commit
     return CommitAttempt(CommitStatus.TRANSIENT, error=message, latency_ms=latency_ms)
 
 
-def _reasons(response: dict[str, Any]) -> tuple[CancellationReason, ...]:
-    raw: Sequence[dict[str, Any]] = response.get("CancellationReasons") or []
-    return tuple(
-        CancellationReason(
-            code=str(reason.get("Code") or "None"),
-            message=str(reason.get("Message") or ""),
-            item=reason.get("Item"),
-        )
-        for reason in raw
-    )
+def _reasons(response: dict[str, Any]) -> tuple[Reason, ...]:
+    return tuple(response.get("CancellationReasons") or ())

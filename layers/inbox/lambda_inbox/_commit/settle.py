@@ -14,9 +14,10 @@ from lambda_inbox._commit.actions import ConditionFailures, FailedCondition, Wri
 from lambda_inbox._commit.send import (
     REJECTED_REASONS,
     TRANSIENT_REASONS,
-    CancellationReason,
     CommitAttempt,
     CommitStatus,
+    Reason,
+    reason_code,
 )
 from lambda_inbox.store._attribute_values import deserialize_item
 
@@ -74,15 +75,15 @@ def settle(
         return [Verdict(kind, attempt.error)] * count
     if status is CommitStatus.TRANSIENT:
         return [Verdict(VerdictKind.TRANSIENT, attempt.error)] * count
-    per_message: list[list[tuple[int, CancellationReason]]] = [[] for _ in range(count)]
+    per_message: list[list[tuple[int, Reason]]] = [[] for _ in range(count)]
     #: Messages that own a merged action DynamoDB refused: only alone can they be told apart.
     merged_refused: set[int] = set()
     for slot, (owner, reason) in enumerate(zip(owners, attempt.reasons, strict=False)):
         for index, position in shared.get(slot) or (owner,):
             per_message[index].append((position, reason))
-            if slot in shared and reason.code in REJECTED_REASONS:
+            if slot in shared and reason_code(reason) in REJECTED_REASONS:
                 merged_refused.add(index)
-    if all(reason.code == "None" for reasons in per_message for _, reason in reasons):
+    if all(reason_code(reason) == "None" for reasons in per_message for _, reason in reasons):
         return [Verdict(VerdictKind.TRANSIENT, attempt.error)] * count  # no usable reasons
     return [
         _message_verdict(reasons, message_actions, attempt.error, index in merged_refused)
@@ -91,29 +92,33 @@ def settle(
 
 
 def _message_verdict(
-    reasons: list[tuple[int, CancellationReason]],
+    reasons: list[tuple[int, Reason]],
     actions: Sequence[WriteAction],
     error: str,
     merged_refused: bool = False,
 ) -> Verdict:
-    codes = {reason.code for _, reason in reasons}
-    inbox = next((reason for position, reason in reasons if position == INBOX_ACTION), None)
-    if inbox is not None and inbox.code == CONDITION_FAILED:
-        return Verdict(VerdictKind.INBOX_TAKEN, stored=inbox.item or None)
+    coded = [(position, reason_code(reason), reason) for position, reason in reasons]
+    codes = {code for _, code, _ in coded}
+    inbox = next((reason for position, code, reason in coded if position == INBOX_ACTION), None)
+    if inbox is not None and reason_code(inbox) == CONDITION_FAILED:
+        return Verdict(VerdictKind.INBOX_TAKEN, stored=inbox.get("Item") or None)
     if codes & REJECTED_REASONS:
         if merged_refused:  # a sum may be refused where each update alone is not
             detail = "a merged update was refused; retried alone"
             return Verdict(VerdictKind.SPLIT, detail)
-        detail = "; ".join(reason.message for _, reason in reasons if reason.code != "None")
+        detail = "; ".join(
+            str(reason.get("Message") or "") for _, code, reason in coded if code != "None"
+        )
         return Verdict(VerdictKind.REJECTED, detail)
     if CONDITION_FAILED in codes:
         failures = ConditionFailures(
             tuple(
                 FailedCondition(
-                    actions[position], deserialize_item(reason.item) if reason.item else None
+                    actions[position],
+                    deserialize_item(reason["Item"]) if reason.get("Item") else None,
                 )
-                for position, reason in reasons
-                if reason.code == CONDITION_FAILED
+                for position, code, reason in coded
+                if code == CONDITION_FAILED
             )
         )
         return Verdict(VerdictKind.CONDITION_FAILED, failures=failures)
