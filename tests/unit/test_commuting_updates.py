@@ -189,7 +189,7 @@ def actions() -> list[tuple[WriteAction, ...]]:
     return made
 
 
-def kinds(*codes: str) -> list[VerdictKind]:
+def kinds(*codes: str) -> list[str]:
     attempt = CommitAttempt(
         CommitStatus.CANCELLED, tuple({"Code": code} for code in codes), "cancelled"
     )

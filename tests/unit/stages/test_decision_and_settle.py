@@ -116,7 +116,7 @@ def cancelled(*codes: str, item: dict[str, Any] | None = None) -> CommitAttempt:
     return CommitAttempt(CommitStatus.CANCELLED, reasons, "TransactionCanceledException")
 
 
-def kinds(attempt: CommitAttempt) -> list[VerdictKind]:
+def kinds(attempt: CommitAttempt) -> list[str]:
     decisions, owners = two_decisions()
     return [v.kind for v in settle(attempt, [d.actions for d in decisions], owners)]
 

@@ -11,7 +11,6 @@ and meets the inbox condition.
 import os
 import time
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
@@ -44,7 +43,10 @@ UNAVAILABLE_ERRORS = frozenset(
 )
 
 
-class CommitStatus(StrEnum):
+class CommitStatus:
+    """What became of one sending (`CommitAttempt.status`): text constants, not an enum (an
+    enum class costs cold start, and a status never leaves the library)."""
+
     COMMITTED = "committed"
     #: DynamoDB cancelled the transaction; `reasons` has one entry per action.
     CANCELLED = "cancelled"
@@ -67,7 +69,8 @@ def reason_code(reason: Reason) -> str:
 
 
 class CommitAttempt(NamedTuple):
-    status: CommitStatus
+    #: A `CommitStatus`.
+    status: str
     #: One reason per action of a cancelled request, in order.
     reasons: tuple[Reason, ...] = ()
     error: str = ""
@@ -114,7 +117,7 @@ def send(client: "DynamoDBClient", prepared: PreparedTransaction | PreparedPut) 
             )
     except ClientError as error:
         attempt = classify_client_error(error, elapsed())
-        if attempt.status is CommitStatus.UNAVAILABLE:  # name the tables of a missing one
+        if attempt.status == CommitStatus.UNAVAILABLE:  # name the tables of a missing one
             from lambda_inbox._internal.table_names import described, tables_of
 
             tables = (

@@ -7,7 +7,6 @@ Pure: from the attempt's status and `CancellationReasons` (one per action, in or
 # Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
 # compiles each string annotation into a ForwardRef, which costs more at cold start.
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from typing import Any, NamedTuple
 
 from lambda_inbox._commit.actions import ConditionFailures, FailedCondition, WriteAction
@@ -26,7 +25,10 @@ INBOX_ACTION = -1
 CONDITION_FAILED = "ConditionalCheckFailed"
 
 
-class VerdictKind(StrEnum):
+class VerdictKind:
+    """What one message's verdict says (`Verdict.kind`): text constants, not an enum (an enum
+    class costs cold start, and a verdict never leaves the library)."""
+
     COMMITTED = "committed"
     #: The inbox put's condition failed: another delivery completed the key (or holds a lease).
     INBOX_TAKEN = "inbox_taken"
@@ -45,7 +47,8 @@ class VerdictKind(StrEnum):
 
 
 class Verdict(NamedTuple):
-    kind: VerdictKind
+    #: A `VerdictKind`.
+    kind: str
     detail: str = ""
     failures: ConditionFailures | None = None
     #: The stored item that won (INBOX_TAKEN: the inbox record, or a `CreatesItem` item), as
@@ -66,14 +69,14 @@ def settle(
     shared = shared or {}
     count = len(actions)
     status = attempt.status
-    if status is CommitStatus.COMMITTED:
+    if status == CommitStatus.COMMITTED:
         return [Verdict(VerdictKind.COMMITTED, f"{attempt.latency_ms:.1f} ms")] * count
-    if status is CommitStatus.UNAVAILABLE:
+    if status == CommitStatus.UNAVAILABLE:
         return [Verdict(VerdictKind.UNAVAILABLE, attempt.error)] * count
-    if status is CommitStatus.REJECTED:
+    if status == CommitStatus.REJECTED:
         kind = VerdictKind.SPLIT if count > 1 else VerdictKind.REJECTED
         return [Verdict(kind, attempt.error)] * count
-    if status is CommitStatus.TRANSIENT:
+    if status == CommitStatus.TRANSIENT:
         return [Verdict(VerdictKind.TRANSIENT, attempt.error)] * count
     per_message: list[list[tuple[int, Reason]]] = [[] for _ in range(count)]
     #: Messages that own a merged action DynamoDB refused: only alone can they be told apart.

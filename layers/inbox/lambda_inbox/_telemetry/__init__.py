@@ -34,7 +34,7 @@ class TransactionAttempt(Protocol):
     """What the metrics read of one `TransactWriteItems` attempt."""
 
     @property
-    def status(self) -> Any: ...
+    def status(self) -> str: ...
     @property
     def error(self) -> str: ...
     @property
@@ -129,12 +129,12 @@ class Telemetry:
             self.logger.warning(f"message {outcome.value}: {detail}", extra=extra)
 
     def transaction_done(self, attempt: TransactionAttempt, messages: int) -> None:
-        if attempt.status.value != "committed":
+        if attempt.status != "committed":
             self.logger.info(
                 "transaction not committed",
                 extra={
                     "consumer": self.consumer,
-                    "status": attempt.status.value,
+                    "status": attempt.status,
                     "messages": messages,
                     "error": attempt.error[:500],
                 },
@@ -175,7 +175,7 @@ class Telemetry:
                 metric_set[name] = _counts(count)
         total = len(attempts)
         if total:
-            statuses = [attempt.status.value for attempt in attempts]
+            statuses = [attempt.status for attempt in attempts]
             metric_set["Transactions"] = _counts(total)
             metric_set["TransactionsCancelled"] = _counts(statuses.count("cancelled"))
             metric_set["TransactionsTransient"] = _counts(statuses.count("transient"))
