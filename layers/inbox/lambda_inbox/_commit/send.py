@@ -6,12 +6,12 @@ committed in the last 10 minutes), while a redelivery builds a new request, with
 and meets the inbox condition.
 """
 
-# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
-# compiles each string annotation into a ForwardRef, which costs more at cold start.
+from __future__ import annotations
+
 import os
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
@@ -68,13 +68,23 @@ def reason_code(reason: Reason) -> str:
     return str(reason.get("Code") or "None")
 
 
-class CommitAttempt(NamedTuple):
-    #: A `CommitStatus`.
-    status: str
-    #: One reason per action of a cancelled request, in order.
-    reasons: tuple[Reason, ...] = ()
-    error: str = ""
-    latency_ms: float = 0.0
+class CommitAttempt:
+    """What one sending came to: its `status` (a `CommitStatus`), a cancelled request's
+    `reasons` (one per action, in order), the error and the time it took."""
+
+    __slots__ = ("error", "latency_ms", "reasons", "status")
+
+    def __init__(
+        self,
+        status: str,
+        reasons: tuple[Reason, ...] = (),
+        error: str = "",
+        latency_ms: float = 0.0,
+    ) -> None:
+        self.status = status
+        self.reasons = reasons
+        self.error = error
+        self.latency_ms = latency_ms
 
 
 class PreparedTransaction:
@@ -100,7 +110,7 @@ class PreparedPut:
         self.request = request
 
 
-def send(client: "DynamoDBClient", prepared: PreparedTransaction | PreparedPut) -> CommitAttempt:
+def send(client: DynamoDBClient, prepared: PreparedTransaction | PreparedPut) -> CommitAttempt:
     """Send one transaction (or one put); never raises for DynamoDB or network errors."""
     started = time.perf_counter()
 
@@ -125,7 +135,8 @@ def send(client: "DynamoDBClient", prepared: PreparedTransaction | PreparedPut) 
                 if isinstance(prepared, PreparedPut)
                 else tables_of(prepared.transact_items)
             )
-            attempt = attempt._replace(error=described(error, tables))
+            named = described(error, tables)
+            attempt = CommitAttempt(attempt.status, attempt.reasons, named, attempt.latency_ms)
         return attempt
     except ParamValidationError as error:  # refused before sending: resending cannot help
         return CommitAttempt(CommitStatus.REJECTED, error=str(error), latency_ms=elapsed())

@@ -4,10 +4,10 @@ Pure: from the attempt's status and `CancellationReasons` (one per action, in or
 `Verdict` per message. The committer acts on the verdicts; nothing here talks to DynamoDB.
 """
 
-# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
-# compiles each string annotation into a ForwardRef, which costs more at cold start.
+from __future__ import annotations
+
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from lambda_inbox._commit.actions import ConditionFailures, FailedCondition, WriteAction
 from lambda_inbox._commit.send import (
@@ -46,14 +46,25 @@ class VerdictKind:
     UNAVAILABLE = "unavailable"
 
 
-class Verdict(NamedTuple):
-    #: A `VerdictKind`.
-    kind: str
-    detail: str = ""
-    failures: ConditionFailures | None = None
-    #: The stored item that won (INBOX_TAKEN: the inbox record, or a `CreatesItem` item), as
-    #: DynamoDB returned it (`ALL_OLD`), for the store to read.
-    stored: Mapping[str, Any] | None = None
+class Verdict:
+    """What one attempt means for one message: its `kind` (a `VerdictKind`), a `detail`, the
+    domain conditions that failed, and `stored`, the item that won (INBOX_TAKEN: the inbox
+    record, or a `CreatesItem` item) as DynamoDB returned it (`ALL_OLD`), for the store to read.
+    """
+
+    __slots__ = ("detail", "failures", "kind", "stored")
+
+    def __init__(
+        self,
+        kind: str,
+        detail: str = "",
+        failures: ConditionFailures | None = None,
+        stored: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.detail = detail
+        self.failures = failures
+        self.stored = stored
 
 
 def settle(
