@@ -28,7 +28,6 @@ from lambda_inbox._pipeline import Pipeline
 from lambda_inbox._sources import (
     ENVELOPES,
     DynamoDBStreamsSource,
-    EventSource,
     KafkaSource,
     KinesisSource,
     detect,
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
     from lambda_inbox._commit.creates import CreatedItems
     from lambda_inbox._leases.leased import Leases
     from lambda_inbox._options import Clients, CreatesItem, Decide, Leased, Observability
-    from lambda_inbox._sources import EnvelopeName
+    from lambda_inbox._sources import EnvelopeName, EventSource
 
 
 class InboxConsumer(Generic[M]):

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lambda_inbox._errors import DeadlineReached
 from lambda_inbox._internal import RetryPolicy
@@ -33,10 +33,13 @@ from lambda_inbox._internal import RetryPolicy
 T = TypeVar("T")
 
 
-class Clock(Protocol):
-    def monotonic(self) -> float: ...
+if TYPE_CHECKING:  # protocols type the code only: nothing checks them at run time
+    from typing import Protocol
 
-    def sleep(self, seconds: float) -> None: ...
+    class Clock(Protocol):
+        def monotonic(self) -> float: ...
+
+        def sleep(self, seconds: float) -> None: ...
 
 
 class SystemClock:

@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from logging import DEBUG, INFO
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import EphemeralMetrics
@@ -26,19 +26,20 @@ from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from lambda_inbox._messages import InboundMessage
 from lambda_inbox._outcomes import ALWAYS_LOGGED, MessageResult, Outcome
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # protocols type the code only: nothing checks them at run time
+    from typing import Protocol
+
     from aws_lambda_powertools import Tracer
 
+    class TransactionAttempt(Protocol):
+        """What the metrics read of one `TransactWriteItems` attempt."""
 
-class TransactionAttempt(Protocol):
-    """What the metrics read of one `TransactWriteItems` attempt."""
-
-    @property
-    def status(self) -> str: ...
-    @property
-    def error(self) -> str: ...
-    @property
-    def latency_ms(self) -> float: ...
+        @property
+        def status(self) -> str: ...
+        @property
+        def error(self) -> str: ...
+        @property
+        def latency_ms(self) -> float: ...
 
 
 #: EMF carries at most 100 values per metric and record, and Powertools publishes on its own
