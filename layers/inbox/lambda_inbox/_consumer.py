@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
 
-from lambda_inbox._commit.decision import DecideFunction, Decider, M, OnConditionFailed
+from lambda_inbox._commit.decision import Decider, M
 from lambda_inbox._config import InboxConfig
 from lambda_inbox._dead_letter.queue import DeadLetterQueue
 from lambda_inbox._errors import ConfigurationError
@@ -28,7 +28,6 @@ from lambda_inbox._pipeline import Pipeline
 from lambda_inbox._sources import (
     ENVELOPES,
     DynamoDBStreamsSource,
-    EventSource,
     KafkaSource,
     KinesisSource,
     detect,
@@ -48,9 +47,10 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from lambda_inbox._commit.creates import CreatedItems
+    from lambda_inbox._commit.decision import DecideFunction, OnConditionFailed
     from lambda_inbox._leases.leased import Leases
     from lambda_inbox._options import Clients, CreatesItem, Decide, Leased, Observability
-    from lambda_inbox._sources import EnvelopeName
+    from lambda_inbox._sources import EnvelopeName, EventSource
 
 
 class InboxConsumer(Generic[M]):

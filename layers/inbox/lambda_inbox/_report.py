@@ -13,15 +13,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from lambda_inbox._errors import ErrorCode
 from lambda_inbox._messages import InboundMessage
 from lambda_inbox._outcomes import ALWAYS_LOGGED, DEADLINE_DETAIL, MessageResult, Outcome
 from lambda_inbox._sources.identity import Delivery
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # protocols type the code only: nothing checks them at run time
+    from typing import Protocol
+
     from lambda_inbox._telemetry import Telemetry
+
+    class BatchView(Protocol):
+        """What a stage may read of the batch's report."""
+
+        def outcome_of(self, delivery: Delivery) -> Outcome | None: ...
+
+        def blocked(self, delivery: Delivery) -> bool: ...
+
 
 BLOCKED_DETAIL = "an earlier record of its ordering scope failed"
 
@@ -54,14 +64,6 @@ def out_of_time(delivery: Delivery) -> MessageResult:
 def skipped(delivery: Delivery) -> MessageResult:
     """The result of a delivery its ordering scope blocks."""
     return settled(delivery, Outcome.SKIPPED, detail=BLOCKED_DETAIL)
-
-
-class BatchView(Protocol):
-    """What a stage may read of the batch's report."""
-
-    def outcome_of(self, delivery: Delivery) -> Outcome | None: ...
-
-    def blocked(self, delivery: Delivery) -> bool: ...
 
 
 class BatchReport:

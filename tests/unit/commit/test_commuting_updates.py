@@ -11,7 +11,7 @@ import pytest
 from lambda_inbox import UnitOfWorkError
 from lambda_inbox._commit.actions import WriteAction, merge_commuting
 from lambda_inbox._commit.planner import chunk_wave, plan_waves
-from lambda_inbox._commit.send import CancellationReason, CommitAttempt, CommitStatus
+from lambda_inbox._commit.send import CommitAttempt, CommitStatus
 from lambda_inbox._commit.settle import INBOX_ACTION, VerdictKind, settle
 from lambda_inbox._commit.unit_of_work import UnitOfWork
 
@@ -189,9 +189,9 @@ def actions() -> list[tuple[WriteAction, ...]]:
     return made
 
 
-def kinds(*codes: str) -> list[VerdictKind]:
+def kinds(*codes: str) -> list[str]:
     attempt = CommitAttempt(
-        CommitStatus.CANCELLED, tuple(CancellationReason(code) for code in codes), "cancelled"
+        CommitStatus.CANCELLED, tuple({"Code": code} for code in codes), "cancelled"
     )
     return [verdict.kind for verdict in settle(attempt, actions(), OWNERS, SHARED)]
 
@@ -209,10 +209,7 @@ def test_a_message_own_condition_is_still_its_own() -> None:
     assert verdicts == [VerdictKind.BYSTANDER, VerdictKind.CONDITION_FAILED]
     attempt = CommitAttempt(
         CommitStatus.CANCELLED,
-        tuple(
-            CancellationReason(c)
-            for c in ("None", "None", "None", "ConditionalCheckFailed", "None")
-        ),
+        tuple({"Code": c} for c in ("None", "None", "None", "ConditionalCheckFailed", "None")),
         "cancelled",
     )
     failed = settle(attempt, actions(), OWNERS, SHARED)[1].failures

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from lambda_inbox import ErrorCode, PoisonMessage, UnitOfWork
 from lambda_inbox._commit.actions import ConditionFailures
 from lambda_inbox._commit.decision import Decider, Decision
-from lambda_inbox._commit.send import CancellationReason, CommitAttempt, CommitStatus
+from lambda_inbox._commit.send import CommitAttempt, CommitStatus
 from lambda_inbox._commit.settle import INBOX_ACTION, VerdictKind, settle
 from lambda_inbox._errors import HandlerFailed, InvalidPayload
 from lambda_inbox._sources.identity import Delivery
@@ -105,12 +105,12 @@ def two_decisions() -> tuple[list[Decision[Credit]], list[tuple[int, int]]]:
 
 def cancelled(*codes: str, item: dict[str, Any] | None = None) -> CommitAttempt:
     reasons = tuple(
-        CancellationReason(code, "m", item if code != "None" else None) for code in codes
+        {"Code": code, "Message": "m", "Item": item if code != "None" else None} for code in codes
     )
     return CommitAttempt(CommitStatus.CANCELLED, reasons, "TransactionCanceledException")
 
 
-def kinds(attempt: CommitAttempt) -> list[VerdictKind]:
+def kinds(attempt: CommitAttempt) -> list[str]:
     decisions, owners = two_decisions()
     return [v.kind for v in settle(attempt, [d.actions for d in decisions], owners)]
 

@@ -190,11 +190,11 @@ class Committer(Generic[M]):
             if verdict.kind in _UNSETTLED and self._batch.blocked(decision.delivery):
                 yield skipped(decision.delivery)  # an earlier record of its scope just failed
                 continue
-            if verdict.kind is VerdictKind.SPLIT:  # owned a refused merged update
+            if verdict.kind == VerdictKind.SPLIT:  # owned a refused merged update
                 alone.append(self._alone(decision))
                 continue
             result: MessageResult | Pending | None
-            if verdict.kind is VerdictKind.TRANSIENT:
+            if verdict.kind == VerdictKind.TRANSIENT:
                 backoff = True
                 result = self._count_attempt(decision, attempt)
             else:

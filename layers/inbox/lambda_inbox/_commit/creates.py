@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from lambda_inbox._commit.decision import INBOX_RECORD_BYTES, Decision
 from lambda_inbox._errors import UnitOfWorkError
 from lambda_inbox.store._created_item import (
     RETURN_STORED_ITEM,
@@ -22,6 +23,7 @@ from lambda_inbox.store._created_item import (
 if TYPE_CHECKING:
     from lambda_inbox._commit.unit_of_work import UnitOfWork
     from lambda_inbox._sources.identity import Delivery
+    from lambda_inbox.store._attribute_values import ItemIdentity
 
 M = TypeVar("M")
 #: How the put is named in `ConditionFailures` (`on_condition_failed`'s `failures`).
@@ -64,3 +66,27 @@ class CreatedItems(Generic[M]):
         )
         (action,) = uow.actions
         action.transact["Put"].update(RETURN_STORED_ITEM)
+
+    def decision(
+        self, delivery: Delivery, payload: M, uow: UnitOfWork, inbox_item: ItemIdentity
+    ) -> CreatedDecision[M]:
+        """The decision of `delivery`'s put (`put`), in `uow`."""
+        return CreatedDecision(delivery, payload, uow, inbox_item)
+
+
+class CreatedDecision(Decision[M]):
+    """A `CreatesItem` put: its one action is the item, which is its own inbox record. A
+    business outcome decided after the item was found not made by this consumer commits with
+    an inbox record: the decision becomes a plain `Decision` (the same slots)."""
+
+    __slots__ = ()
+    creates = True
+
+    def _take(self, uow: UnitOfWork) -> None:
+        super()._take(uow)
+        self.action_count -= 1
+        self.size -= INBOX_RECORD_BYTES
+
+    def replace_writes(self, uow: UnitOfWork) -> None:
+        self.__class__ = Decision  # type: ignore[assignment]
+        Decision.replace_writes(self, uow)

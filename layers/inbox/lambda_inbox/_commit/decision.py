@@ -26,14 +26,15 @@ from lambda_inbox._messages import CURRENT_ENVELOPE
 from lambda_inbox._sources.identity import Delivery
 from lambda_inbox.store._attribute_values import ItemIdentity
 
-if TYPE_CHECKING:
-    from lambda_inbox._commit.creates import CreatedItems
+M = TypeVar("M")
+
+if TYPE_CHECKING:  # the aliases type the code only
+    from lambda_inbox._commit.creates import CreatedDecision, CreatedItems
     from lambda_inbox._messages import InboundMessage
 
-M = TypeVar("M")
-Parse = Callable[[Any], M]
-DecideFunction = Callable[[M, UnitOfWork], object]
-OnConditionFailed = Callable[[M, ConditionFailures, UnitOfWork], object]
+    Parse = Callable[[Any], M]
+    DecideFunction = Callable[[M, UnitOfWork], object]
+    OnConditionFailed = Callable[[M, ConditionFailures, UnitOfWork], object]
 
 #: What a model raises when it refuses a payload (`invalid_payload`): pydantic's
 #: `ValidationError` is a `ValueError`; plain callables (`Order(**raw)`, `int(raw["qty"])`) raise
@@ -134,24 +135,6 @@ class Decision(Generic[M]):
         self.commuting_items = commuting
 
 
-class CreatedDecision(Decision[M]):
-    """A `CreatesItem` put: its one action is the item, which is its own inbox record. A
-    business outcome decided after the item was found not made by this consumer commits with
-    an inbox record: the decision becomes a plain `Decision` (the same slots)."""
-
-    __slots__ = ()
-    creates = True
-
-    def _take(self, uow: UnitOfWork) -> None:
-        super()._take(uow)
-        self.action_count -= 1
-        self.size -= INBOX_RECORD_BYTES
-
-    def replace_writes(self, uow: UnitOfWork) -> None:
-        self.__class__ = Decision  # type: ignore[assignment]
-        Decision.replace_writes(self, uow)
-
-
 class Decider(Generic[M]):
     def __init__(
         self,
@@ -188,7 +171,7 @@ class Decider(Generic[M]):
         self, delivery: Delivery, payload: M, creates: CreatedItems[M]
     ) -> CreatedDecision[M]:
         uow = self._run(creates.put, payload, delivery, envelope=delivery.message.envelope)
-        return CreatedDecision(delivery, payload, uow, self._inbox_item(delivery.key))
+        return creates.decision(delivery, payload, uow, self._inbox_item(delivery.key))
 
     def canonical_form(self, document: Any) -> Any:
         """`document` as the model reads it, in plain JSON values, when the model is a pydantic

@@ -16,23 +16,25 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lambda_inbox._config import MAX_TRANSACTION_BYTES
 
+if TYPE_CHECKING:  # protocols type the code only: nothing checks them at run time
+    from typing import Protocol
 
-class Plannable(Protocol):
-    @property
-    def items(self) -> frozenset[Hashable]: ...
+    class Plannable(Protocol):
+        @property
+        def items(self) -> frozenset[Hashable]: ...
 
-    @property
-    def action_count(self) -> int: ...
+        @property
+        def action_count(self) -> int: ...
 
-    @property
-    def size(self) -> int: ...
+        @property
+        def size(self) -> int: ...
 
 
-P = TypeVar("P", bound=Plannable)
+P = TypeVar("P", bound="Plannable")
 #: No commuting items: one shared empty mapping, not a new dict for every message.
 _NONE: Mapping[Hashable, str] = MappingProxyType({})
 

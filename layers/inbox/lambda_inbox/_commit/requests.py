@@ -131,7 +131,7 @@ def _serialized_attributes(
     for name, value in attributes.items():
         if type(name) is not str:
             raise UnitOfWorkError(f"{where(kind, table)}: attribute name {name!r} is not a string")
-        if key:
+        if key and type(value) is not str:  # text, the usual key, is always a valid one
             _check_key_value(kind, table, name, value)
         try:
             serialized[name], value_size = sized(value)

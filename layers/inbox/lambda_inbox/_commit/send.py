@@ -6,13 +6,12 @@ committed in the last 10 minutes), while a redelivery builds a new request, with
 and meets the inbox condition.
 """
 
-# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
-# compiles each string annotation into a ForwardRef, which costs more at cold start.
+from __future__ import annotations
+
 import os
 import time
-from collections.abc import Mapping, Sequence
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
@@ -44,7 +43,10 @@ UNAVAILABLE_ERRORS = frozenset(
 )
 
 
-class CommitStatus(StrEnum):
+class CommitStatus:
+    """What became of one sending (`CommitAttempt.status`): text constants, not an enum (an
+    enum class costs cold start, and a status never leaves the library)."""
+
     COMMITTED = "committed"
     #: DynamoDB cancelled the transaction; `reasons` has one entry per action.
     CANCELLED = "cancelled"
@@ -56,17 +58,33 @@ class CommitStatus(StrEnum):
     REJECTED = "rejected"
 
 
-class CancellationReason(NamedTuple):
-    code: str
-    message: str = ""
-    item: dict[str, Any] | None = None
+#: One of a cancelled request's `CancellationReasons`, as DynamoDB answers it: `Code` ("None"
+#: for an action that did not fail), `Message`, and `Item` (the stored item, `ALL_OLD`).
+Reason = Mapping[str, Any]
 
 
-class CommitAttempt(NamedTuple):
-    status: CommitStatus
-    reasons: tuple[CancellationReason, ...] = ()
-    error: str = ""
-    latency_ms: float = 0.0
+def reason_code(reason: Reason) -> str:
+    """A reason's code; "None" also where DynamoDB left it out."""
+    return str(reason.get("Code") or "None")
+
+
+class CommitAttempt:
+    """What one sending came to: its `status` (a `CommitStatus`), a cancelled request's
+    `reasons` (one per action, in order), the error and the time it took."""
+
+    __slots__ = ("error", "latency_ms", "reasons", "status")
+
+    def __init__(
+        self,
+        status: str,
+        reasons: tuple[Reason, ...] = (),
+        error: str = "",
+        latency_ms: float = 0.0,
+    ) -> None:
+        self.status = status
+        self.reasons = reasons
+        self.error = error
+        self.latency_ms = latency_ms
 
 
 class PreparedTransaction:
@@ -92,7 +110,7 @@ class PreparedPut:
         self.request = request
 
 
-def send(client: "DynamoDBClient", prepared: PreparedTransaction | PreparedPut) -> CommitAttempt:
+def send(client: DynamoDBClient, prepared: PreparedTransaction | PreparedPut) -> CommitAttempt:
     """Send one transaction (or one put); never raises for DynamoDB or network errors."""
     started = time.perf_counter()
 
@@ -109,7 +127,7 @@ def send(client: "DynamoDBClient", prepared: PreparedTransaction | PreparedPut) 
             )
     except ClientError as error:
         attempt = classify_client_error(error, elapsed())
-        if attempt.status is CommitStatus.UNAVAILABLE:  # name the tables of a missing one
+        if attempt.status == CommitStatus.UNAVAILABLE:  # name the tables of a missing one
             from lambda_inbox._internal.table_names import described, tables_of
 
             tables = (
@@ -117,7 +135,8 @@ def send(client: "DynamoDBClient", prepared: PreparedTransaction | PreparedPut) 
                 if isinstance(prepared, PreparedPut)
                 else tables_of(prepared.transact_items)
             )
-            attempt = attempt._replace(error=described(error, tables))
+            named = described(error, tables)
+            attempt = CommitAttempt(attempt.status, attempt.reasons, named, attempt.latency_ms)
         return attempt
     except ParamValidationError as error:  # refused before sending: resending cannot help
         return CommitAttempt(CommitStatus.REJECTED, error=str(error), latency_ms=elapsed())
@@ -138,8 +157,8 @@ def classify_client_error(error: ClientError, latency_ms: float = 0.0) -> Commit
     if (
         code == "ConditionalCheckFailedException"
     ):  # a put sent alone: one reason, as a transaction's
-        stored: dict[str, Any] | None = dict(error.response).get("Item")  # type: ignore[assignment]
-        reason = CancellationReason("ConditionalCheckFailed", message, stored)
+        stored = dict(error.response).get("Item")
+        reason = {"Code": "ConditionalCheckFailed", "Message": message, "Item": stored}
         return CommitAttempt(CommitStatus.CANCELLED, (reason,), message, latency_ms)
     if code in UNAVAILABLE_ERRORS:
         return CommitAttempt(CommitStatus.UNAVAILABLE, error=message, latency_ms=latency_ms)
@@ -149,13 +168,5 @@ def classify_client_error(error: ClientError, latency_ms: float = 0.0) -> Commit
     return CommitAttempt(CommitStatus.TRANSIENT, error=message, latency_ms=latency_ms)
 
 
-def _reasons(response: dict[str, Any]) -> tuple[CancellationReason, ...]:
-    raw: Sequence[dict[str, Any]] = response.get("CancellationReasons") or []
-    return tuple(
-        CancellationReason(
-            code=str(reason.get("Code") or "None"),
-            message=str(reason.get("Message") or ""),
-            item=reason.get("Item"),
-        )
-        for reason in raw
-    )
+def _reasons(response: dict[str, Any]) -> tuple[Reason, ...]:
+    return tuple(response.get("CancellationReasons") or ())

@@ -45,18 +45,18 @@ class FinalVerdicts(Generic[M]):
         dead letters); None when it goes back for another attempt."""
         delivery = decision.delivery
         kind = verdict.kind
-        if kind is VerdictKind.COMMITTED:
+        if kind == VerdictKind.COMMITTED:
             outcome = Outcome.BUSINESS_OUTCOME if decision.rounds else Outcome.COMMITTED
             return settled(delivery, outcome, detail=verdict.detail)
-        if kind is VerdictKind.UNAVAILABLE:
+        if kind == VerdictKind.UNAVAILABLE:
             code = ErrorCode.DYNAMODB_UNAVAILABLE
             return settled(delivery, Outcome.FAILED, code, verdict.detail)
-        if kind is VerdictKind.REJECTED:
+        if kind == VerdictKind.REJECTED:
             poison = PoisonMessage(verdict.detail, code=ErrorCode.WRITE_REJECTED)
             return self._dead_letters.defer(delivery, poison)
-        if kind is VerdictKind.INBOX_TAKEN:
+        if kind == VerdictKind.INBOX_TAKEN:
             return self._inbox_taken(decision, verdict)
-        if kind is VerdictKind.CONDITION_FAILED:
+        if kind == VerdictKind.CONDITION_FAILED:
             return self._redecide(decision, verdict.failures)
         return None  # BYSTANDER of another message's failure
 

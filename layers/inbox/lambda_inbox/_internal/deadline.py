@@ -17,15 +17,15 @@ commits are conditional on the inbox record, reads change nothing, and a dead le
 is a duplicate in the DLQ, never a loss.
 """
 
-# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
-# compiles each string annotation into a ForwardRef, which costs more at cold start.
+from __future__ import annotations
+
 import contextvars
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lambda_inbox._errors import DeadlineReached
 from lambda_inbox._internal import RetryPolicy
@@ -33,10 +33,13 @@ from lambda_inbox._internal import RetryPolicy
 T = TypeVar("T")
 
 
-class Clock(Protocol):
-    def monotonic(self) -> float: ...
+if TYPE_CHECKING:  # protocols type the code only: nothing checks them at run time
+    from typing import Protocol
 
-    def sleep(self, seconds: float) -> None: ...
+    class Clock(Protocol):
+        def monotonic(self) -> float: ...
+
+        def sleep(self, seconds: float) -> None: ...
 
 
 class SystemClock:
@@ -71,15 +74,25 @@ class BoundedCalls:
 SHARED_CALLS = BoundedCalls(4, "inbox-shared-call")
 
 
-class Deadline(NamedTuple):
-    """When this invocation stops starting work; `None` means no deadline (tests, scripts)."""
+class Deadline:
+    """When this invocation stops starting work (`ends_at`; `None` means no deadline: tests,
+    scripts), on `clock`; `grace`, the seconds past `ends_at` a call already under way may
+    still take (half the margin: the other half is for answering Lambda); `calls`, the threads
+    that make the bounded calls."""
 
-    ends_at: float | None
-    clock: Clock = SYSTEM_CLOCK
-    #: Seconds past `ends_at` a call already under way may still take (half the margin: the
-    #: other half is for answering Lambda).
-    grace: float = 0.0
-    calls: BoundedCalls = SHARED_CALLS
+    __slots__ = ("calls", "clock", "ends_at", "grace")
+
+    def __init__(
+        self,
+        ends_at: float | None,
+        clock: Clock = SYSTEM_CLOCK,
+        grace: float = 0.0,
+        calls: BoundedCalls = SHARED_CALLS,
+    ) -> None:
+        self.ends_at = ends_at
+        self.clock = clock
+        self.grace = grace
+        self.calls = calls
 
     @classmethod
     def from_context(
@@ -88,7 +101,7 @@ class Deadline(NamedTuple):
         policy: RetryPolicy,
         clock: Clock = SYSTEM_CLOCK,
         calls: BoundedCalls = SHARED_CALLS,
-    ) -> "Deadline":
+    ) -> Deadline:
         remaining = getattr(context, "get_remaining_time_in_millis", None)
         if not callable(remaining):
             return cls(None, clock, calls=calls)

@@ -12,7 +12,7 @@ them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from lambda_inbox._errors import UnsupportedEvent
 from lambda_inbox._messages import InboundMessage
@@ -22,9 +22,28 @@ from lambda_inbox._outcomes import MessageResult
 EnvelopeName = Literal["sns", "eventbridge", "s3"]
 ENVELOPES: tuple[EnvelopeName, ...] = get_args(EnvelopeName)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # protocols type the code only: nothing checks them at run time
+    from typing import Protocol
+
     from lambda_inbox._sources.kinesis import AggregateProgress, KinesisBatch
     from lambda_inbox._sources.values import ValueFormats
+
+    class EventSource(Protocol):
+        #: Short name for logs ("sqs", "kafka").
+        name: str
+
+        def matches(self, event: Mapping[str, Any]) -> bool:
+            """True when `event` comes from this source."""
+            ...
+
+        def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
+            """The event's records, in the order the source delivered them."""
+            ...
+
+        def response(self, results: Sequence[MessageResult]) -> BatchResponse:
+            """The partial batch response: the records the source must deliver again."""
+            ...
+
 
 BatchResponse = dict[str, list[dict[str, Any]]]
 #: Lambda sends "aws:kafka" (MSK) and "SelfManagedKafka"; some sample events spell the latter
@@ -32,23 +51,6 @@ BatchResponse = dict[str, list[dict[str, Any]]]
 KAFKA_EVENT_SOURCES = ("aws:kafka", "SelfManagedKafka", "aws:SelfManagedKafka")
 KINESIS_EVENT_SOURCE = "aws:kinesis"
 DYNAMODB_EVENT_SOURCE = "aws:dynamodb"
-
-
-class EventSource(Protocol):
-    #: Short name for logs ("sqs", "kafka").
-    name: str
-
-    def matches(self, event: Mapping[str, Any]) -> bool:
-        """True when `event` comes from this source."""
-        ...
-
-    def messages(self, event: Mapping[str, Any]) -> list[InboundMessage]:
-        """The event's records, in the order the source delivered them."""
-        ...
-
-    def response(self, results: Sequence[MessageResult]) -> BatchResponse:
-        """The partial batch response: the records the source must deliver again."""
-        ...
 
 
 class KafkaSource:

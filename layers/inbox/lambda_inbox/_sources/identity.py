@@ -17,14 +17,14 @@ The stage's output is a `Delivery`: the message with its key and fingerprint. A 
 cannot be read is still a `Delivery` (under a fallback key) that carries the poison it is.
 """
 
-# Annotations are evaluated at import (no `from __future__ import annotations`): a NamedTuple
-# compiles each string annotation into a ForwardRef, which costs more at cold start.
+from __future__ import annotations
+
 import base64
 import contextlib
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from lambda_inbox._errors import ErrorCode, MissingMessageKey, PoisonMessage, UndecodableBody
 from lambda_inbox._messages import CURRENT_ENVELOPE, InboundMessage
@@ -47,14 +47,24 @@ KeyExtractor = Callable[[Any], object]
 CanonicalForm = Callable[[Any], Any]
 
 
-class Delivery(NamedTuple):
-    """One delivered message with its identity; every stage after `identify` works on this."""
+class Delivery:
+    """One delivered message with its identity (`key`, `fingerprint`); every stage after
+    `identify` works on this. `poison` is set when the message can never succeed, found while
+    identifying it."""
 
-    message: InboundMessage
-    key: str
-    fingerprint: str
-    poison: PoisonMessage | None = None
-    """Set when the message can never succeed, found while identifying it."""
+    __slots__ = ("fingerprint", "key", "message", "poison")
+
+    def __init__(
+        self,
+        message: InboundMessage,
+        key: str,
+        fingerprint: str,
+        poison: PoisonMessage | None = None,
+    ) -> None:
+        self.message = message
+        self.key = key
+        self.fingerprint = fingerprint
+        self.poison = poison
 
     def matches(self, stored_fingerprint: str | None) -> bool:
         """The payload of a stored record is this one (a record without a fingerprint matches)."""
@@ -93,7 +103,7 @@ class KeyStrategy:
         self._description = description or "extractor"
 
     @classmethod
-    def from_body(cls, expression_or_callable: str | KeyExtractor) -> "KeyStrategy":
+    def from_body(cls, expression_or_callable: str | KeyExtractor) -> KeyStrategy:
         """Key from the JSON body: a JMESPath expression (`"event_id"`) or a callable."""
         if isinstance(expression_or_callable, str):
             description = f"jmespath:{expression_or_callable}"

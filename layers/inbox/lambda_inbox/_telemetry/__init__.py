@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from logging import DEBUG, INFO
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import EphemeralMetrics
@@ -26,19 +26,20 @@ from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 from lambda_inbox._messages import InboundMessage
 from lambda_inbox._outcomes import ALWAYS_LOGGED, MessageResult, Outcome
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # protocols type the code only: nothing checks them at run time
+    from typing import Protocol
+
     from aws_lambda_powertools import Tracer
 
+    class TransactionAttempt(Protocol):
+        """What the metrics read of one `TransactWriteItems` attempt."""
 
-class TransactionAttempt(Protocol):
-    """What the metrics read of one `TransactWriteItems` attempt."""
-
-    @property
-    def status(self) -> Any: ...
-    @property
-    def error(self) -> str: ...
-    @property
-    def latency_ms(self) -> float: ...
+        @property
+        def status(self) -> str: ...
+        @property
+        def error(self) -> str: ...
+        @property
+        def latency_ms(self) -> float: ...
 
 
 #: EMF carries at most 100 values per metric and record, and Powertools publishes on its own
@@ -129,12 +130,12 @@ class Telemetry:
             self.logger.warning(f"message {outcome.value}: {detail}", extra=extra)
 
     def transaction_done(self, attempt: TransactionAttempt, messages: int) -> None:
-        if attempt.status.value != "committed":
+        if attempt.status != "committed":
             self.logger.info(
                 "transaction not committed",
                 extra={
                     "consumer": self.consumer,
-                    "status": attempt.status.value,
+                    "status": attempt.status,
                     "messages": messages,
                     "error": attempt.error[:500],
                 },
@@ -175,7 +176,7 @@ class Telemetry:
                 metric_set[name] = _counts(count)
         total = len(attempts)
         if total:
-            statuses = [attempt.status.value for attempt in attempts]
+            statuses = [attempt.status for attempt in attempts]
             metric_set["Transactions"] = _counts(total)
             metric_set["TransactionsCancelled"] = _counts(statuses.count("cancelled"))
             metric_set["TransactionsTransient"] = _counts(statuses.count("transient"))

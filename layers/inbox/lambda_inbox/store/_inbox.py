@@ -38,25 +38,8 @@ _BATCH_GET_ROUNDS = 8
 _FILTER_ATTRIBUTES = ("message_key", "status", "fingerprint", TTL_ATTRIBUTE)
 
 
-#: The handler's result as stored.
-_result_json = json.JSONEncoder(sort_keys=True, default=str).encode
-
-
-def result_text(result: Mapping[str, Any]) -> str:
-    """The handler's result as stored. The usual result, one text value (`outcome="reserved"`),
-    is encoded once per value, not once per message: a second path that saves 0.25% of a batch,
-    under the 1% that keeps one, kept only because the 0.60 M instructions per message guard
-    has no room for its cost (docs/PERFORMANCE.md, "One persistence layer")."""
-    if len(result) == 1:
-        ((name, value),) = result.items()
-        if type(value) is str and type(name) is str:
-            return _one_text_result(name, value)
-    return _result_json(result)
-
-
-@lru_cache(maxsize=256)
-def _one_text_result(name: str, value: str) -> str:
-    return _result_json({name: value})
+#: The handler's result as stored: its JSON, keys sorted.
+result_text = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 #: A completion put's condition, names and values (`_claim`).
