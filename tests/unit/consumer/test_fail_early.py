@@ -117,12 +117,16 @@ def test_a_missing_inbox_table_is_named_with_its_environment_variable(
     record = sqs_record({"a": 1})
     lines = Lines()
     logger = consumer.telemetry.logger
+    # The service's logger is process-wide: an earlier test may have quietened it.
+    level = logger.log_level
+    logger.setLevel("INFO")
     logger.addHandler(lines)
     try:
         (new,) = consumer.process(parse_sqs_event(sqs_event(record)))
         (again,) = consumer.process(parse_sqs_event(sqs_event(delivered_again(record))))
     finally:
         logger.removeHandler(lines)  # type: ignore[attr-defined]  # passed to logging.Logger
+        logger.setLevel(level)
     assert (new.outcome, new.error_code) == (Outcome.FAILED, "dynamodb_unavailable")
     assert (again.outcome, again.error_code) == (Outcome.FAILED, "inbox_unavailable")
     assert named in new.detail
