@@ -1,6 +1,6 @@
 """This repository's events: the sample events of `events/`, the example application's queue
 and cluster ARNs as defaults of the kit's builders (`lambda_inbox_tools.testing.events`, every
-other name of which is re-exported here), and parsed messages for the engine's unit tests."""
+other name of which is re-exported here), parsed messages for the engine's unit tests, and outbox items as a table's stream shows them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from devkit.paths import EVENTS_DIR
-from lambda_inbox import InboundMessage
-from lambda_inbox._sources.sqs import parse_sqs_event
+from lambda_inbox import InboundMessage, UnitOfWork
+from lambda_inbox.wire import parse_sqs_event
 from lambda_inbox_tools.services.offline import ACCOUNT, REGION
 from lambda_inbox_tools.testing import events
 from lambda_inbox_tools.testing.delivery import event_after, failed_ids, failed_offsets
@@ -126,3 +126,14 @@ def inbound_message(
         deduplication_id=deduplication_id,
         **fields,
     )
+
+
+def outbox_image(
+    message_id: str, destination: str, body: str | Mapping[str, Any] = '{"n":1}', **fields: Any
+) -> dict[str, Any]:
+    """The outbox item (DynamoDB JSON) a handler's `UnitOfWork.outbox` writes for these fields,
+    as the table stores it and its stream shows it."""
+    uow = UnitOfWork()
+    uow.outbox("domain", destination=destination, body=body, message_id=message_id, **fields)
+    item: dict[str, Any] = uow.actions[0].request["Item"]
+    return item

@@ -23,6 +23,7 @@ from devkit.events import (
     PAYMENT_REPLAY_QUEUE_ARN,
     kafka_event,
     kafka_record,
+    outbox_image,
     sqs_event,
     sqs_record_from,
 )
@@ -30,7 +31,6 @@ from devkit.handlers import load_function
 from devkit.paths import FUNCTIONS_DIR
 from devkit.payloads import payment
 from devkit.tables import create_domain_table
-from lambda_inbox import UnitOfWork
 from lambda_inbox_tools.local.backends import kafka_mock_cluster
 from lambda_inbox_tools.replay import Clusters, Replay
 from lambda_inbox_tools.replay import cluster as cluster_module
@@ -297,16 +297,10 @@ def outbox_table(dynamodb: Any) -> tuple[str, str]:
 
 def put_outbox(dynamodb: Any, table: str, n: int) -> str:
     """An outbox item as a handler's `UnitOfWork.outbox` writes it (its own transaction aside)."""
-    uow = UnitOfWork()
-    message_id = uow.outbox(
-        table,
-        destination="notifications",
-        body={"event_id": f"ntf-{n}", "customer_id": "c-1", "order_id": f"o-{n}", "template": "t"},
-        message_id=f"ntf-{n}",
-        ttl_seconds=3600,
-    )
-    dynamodb.put_item(TableName=table, Item=uow.actions[0].request["Item"])
-    return message_id
+    body = {"event_id": f"ntf-{n}", "customer_id": "c-1", "order_id": f"o-{n}", "template": "t"}
+    item = outbox_image(f"ntf-{n}", "notifications", body, ttl_seconds=3600)
+    dynamodb.put_item(TableName=table, Item=item)
+    return f"ntf-{n}"
 
 
 def stream_failure(dynamodb: Any, stream_arn: str, arrivals: tuple[str, str] | None) -> str:

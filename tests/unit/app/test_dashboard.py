@@ -22,7 +22,7 @@ from devkit.dashboard import (
     dashboard_problems,
 )
 from devkit.emf import emf_records
-from devkit.events import sqs_event, sqs_record
+from devkit.events import outbox_image, sqs_event, sqs_record
 from devkit.paths import REPO_ROOT
 from lambda_inbox import OutboxRelay, UnitOfWork
 from lambda_inbox.reaper import ReapSummary, emit_metrics
@@ -32,7 +32,6 @@ from lambda_inbox_tools.testing import (
     dynamodb_stream_event,
     dynamodb_stream_record,
 )
-from tests.unit.outbox.images import outbox_image
 
 TEMPLATE = load_template(REPO_ROOT / "template.yaml")
 DEFAULTS: dict[str, str] = {}

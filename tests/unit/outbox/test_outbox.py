@@ -13,9 +13,9 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from devkit.events import outbox_image
 from lambda_inbox import OutboxMessage, OutboxRelay, UnitOfWork, UnitOfWorkError
 from lambda_inbox_tools.testing import FakeLambdaContext
-from tests.unit.outbox.images import outbox_image
 
 SERIALIZER = TypeSerializer()
 DESERIALIZER = TypeDeserializer()

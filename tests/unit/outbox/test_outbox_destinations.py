@@ -17,11 +17,11 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from devkit.aws_documents import aws_document, shape_problems
+from devkit.events import outbox_image
 from lambda_inbox import OutboxMessage, OutboxRelay, UnitOfWork, UnitOfWorkError
 from lambda_inbox._outbox.destinations import destination_of, resolve
 from lambda_inbox._outbox.eventbridge import EventBridgeSender, event_entry
 from lambda_inbox_tools.testing import FakeLambdaContext
-from tests.unit.outbox.images import outbox_image
 
 REGION = "us-east-1"
 DESERIALIZER = TypeDeserializer()
